@@ -1,0 +1,45 @@
+//! bmk's benchmark engine: runs a benchmark on worker threads and measures it.
+//!
+//! The engine owns the run's mechanics — one OS thread per worker, the time and event
+//! limits, warm-up, the open-loop arrival scheduler (`--rate`), checkpoints, and the
+//! statistics (lock-free per-thread latency recorders merged into HdrHistograms,
+//! counters, fairness, schedule lag) — plus the typed option values and the per-thread
+//! random generators that benchmarks draw from. It knows nothing about SQL, Lua, or
+//! output formats: a benchmark implements [`Test`] and [`Worker`], a front end
+//! implements [`Observer`] and prints the [`IntervalStats`] and [`CumulativeStats`] it
+//! receives.
+//!
+//! ```
+//! use std::sync::{atomic::AtomicUsize, Arc};
+//! use bmk_engine::{run, EventFlow, RunConfig, Test, Worker, WorkerContext, WorkerError};
+//!
+//! struct Spin;
+//! impl Worker for Spin {
+//!     fn event(&mut self, _: &WorkerContext) -> Result<EventFlow, WorkerError> {
+//!         Ok(EventFlow::Continue)
+//!     }
+//! }
+//! struct SpinTest;
+//! impl Test for SpinTest {
+//!     fn create_worker(&self, _tid: u32) -> Result<Box<dyn Worker>, WorkerError> {
+//!         Ok(Box::new(Spin))
+//!     }
+//! }
+//! let config = RunConfig { threads: 2, events: 1000, time: None, ..RunConfig::default() };
+//! struct Quiet;
+//! impl bmk_engine::Observer for Quiet {}
+//! let outcome = run(config, Arc::new(SpinTest), &mut Quiet, &AtomicUsize::new(0));
+//! assert_eq!(outcome.stats.events, 1000);
+//! ```
+#![deny(missing_docs)]
+
+pub mod latency;
+pub mod options;
+pub mod rand;
+mod run;
+pub mod stats;
+mod worker;
+
+pub use run::{run, Observer, RunConfig, RunOutcome, RunStatus, STRICT_QUEUE_LIMIT};
+pub use stats::{Counter, Counters, CumulativeStats, IntervalStats, LagStats, ThreadTotals};
+pub use worker::{with_current, EventFlow, Test, Worker, WorkerContext, WorkerError};

@@ -1,0 +1,699 @@
+//! One benchmark run: start the workers, keep time, collect and hand out statistics.
+//!
+//! The calling thread is the run's controller: it spawns one OS thread per worker,
+//! waits for every `thread_init` (with `--thread-init-timeout`), releases them
+//! together, and then sleeps until the next thing due — an intermediate report, a
+//! checkpoint, the end of warm-up, the time limit, a signal, or the last worker
+//! finishing. Statistics are pulled from the workers' [`ThreadSlot`]s without
+//! stopping them. Printing is the [`Observer`]'s job; nothing here formats output.
+
+use std::collections::VecDeque;
+use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+use std::sync::{Arc, Condvar, Mutex};
+use std::thread;
+use std::time::{Duration, Instant};
+
+use hdrhistogram::Histogram;
+
+use crate::latency::{new_histogram, LatencyRecorder};
+use crate::stats::{
+    Counters, CumulativeStats, IntervalStats, LagStats, ThreadTotals, COUNTER_COUNT,
+};
+use crate::worker::{Test, WorkerContext, WorkerError};
+
+/// The arrival queue limit at which sysbench aborts in rate mode.
+pub const STRICT_QUEUE_LIMIT: usize = 131_072;
+
+/// How a run is limited and reported (the general options of spec 1 §2).
+#[derive(Debug, Clone)]
+pub struct RunConfig {
+    /// Worker threads.
+    pub threads: u32,
+    /// Total events after warm-up (0 = no limit).
+    pub events: u64,
+    /// Measured duration (None = no limit).
+    pub time: Option<Duration>,
+    /// Warm-up before measuring.
+    pub warmup: Duration,
+    /// Grace after the time limit before giving up on workers.
+    pub forced_shutdown: Option<Duration>,
+    /// Worker stack size in bytes.
+    pub thread_stack_size: usize,
+    /// How long workers may take to initialise.
+    pub thread_init_timeout: Duration,
+    /// Open-loop arrival rate per second (0 = closed loop).
+    pub rate: f64,
+    /// Abort when the arrival queue reaches [`STRICT_QUEUE_LIMIT`] (sysbench behaviour).
+    pub strict_queue_limit: bool,
+    /// Intermediate report period.
+    pub report_interval: Option<Duration>,
+    /// Seconds (after the measured start) at which to report cumulatively and reset.
+    pub checkpoints: Vec<Duration>,
+}
+
+impl Default for RunConfig {
+    fn default() -> Self {
+        RunConfig {
+            threads: 1,
+            events: 0,
+            time: Some(Duration::from_secs(10)),
+            warmup: Duration::ZERO,
+            forced_shutdown: None,
+            thread_stack_size: 64 * 1024,
+            thread_init_timeout: Duration::from_secs(30),
+            rate: 0.0,
+            strict_queue_limit: false,
+            report_interval: None,
+            checkpoints: Vec::new(),
+        }
+    }
+}
+
+/// Receives the run's progress on the controlling thread.
+pub trait Observer {
+    /// All workers initialised and released.
+    fn threads_started(&mut self) {}
+    /// Warm-up is over; measuring starts now.
+    fn warmup_finished(&mut self) {}
+    /// An intermediate report is due.
+    fn interval(&mut self, _stats: &IntervalStats) {}
+    /// A checkpoint is due; counters restart after it.
+    fn checkpoint(&mut self, _stats: &CumulativeStats) {}
+}
+
+/// How a run ended.
+#[derive(Debug, Clone, PartialEq)]
+pub enum RunStatus {
+    /// Limits reached or every worker finished.
+    Completed,
+    /// Stopped by a signal (its number).
+    Interrupted(i32),
+    /// A worker failed; its messages.
+    Fatal(Vec<String>),
+    /// Workers did not stop within `--forced-shutdown` after the time limit.
+    ForcedShutdown,
+    /// Workers did not initialise within `--thread-init-timeout`.
+    InitTimeout,
+    /// Rate mode fell [`STRICT_QUEUE_LIMIT`] arrivals behind in strict mode.
+    QueueFull,
+}
+
+/// The result of [`run`].
+#[derive(Debug, Clone)]
+pub struct RunOutcome {
+    /// How it ended.
+    pub status: RunStatus,
+    /// What was measured since the start (or the last checkpoint).
+    pub stats: CumulativeStats,
+}
+
+/// Per-worker statistics, written by the worker only and read by the controller.
+#[repr(align(128))]
+pub(crate) struct ThreadSlot {
+    pub(crate) events: AtomicU64,
+    pub(crate) latency_sum: AtomicU64,
+    pub(crate) latency_min: AtomicU64,
+    pub(crate) latency_max: AtomicU64,
+    pub(crate) lag_sum: AtomicU64,
+    pub(crate) lag_max: AtomicU64,
+    pub(crate) counters: [AtomicU64; COUNTER_COUNT],
+    pub(crate) recorder: LatencyRecorder,
+    finished: AtomicBool,
+}
+
+impl ThreadSlot {
+    fn new() -> ThreadSlot {
+        ThreadSlot {
+            events: AtomicU64::new(0),
+            latency_sum: AtomicU64::new(0),
+            latency_min: AtomicU64::new(u64::MAX),
+            latency_max: AtomicU64::new(0),
+            lag_sum: AtomicU64::new(0),
+            lag_max: AtomicU64::new(0),
+            counters: Default::default(),
+            recorder: LatencyRecorder::new(),
+            finished: AtomicBool::new(false),
+        }
+    }
+
+    fn counters(&self) -> Counters {
+        let mut out = [0; COUNTER_COUNT];
+        for (o, c) in out.iter_mut().zip(&self.counters) {
+            *o = c.load(Ordering::Relaxed);
+        }
+        Counters(out)
+    }
+}
+
+/// Arrivals generated by the rate scheduler, waiting for a worker.
+pub(crate) struct ArrivalQueue {
+    queue: Mutex<VecDeque<u64>>,
+    ready: Condvar,
+}
+
+impl ArrivalQueue {
+    /// Blocks until an arrival is due or the run stops.
+    pub(crate) fn take(&self, stop: &AtomicBool) -> Option<u64> {
+        let mut q = self.queue.lock().unwrap_or_else(|p| p.into_inner());
+        loop {
+            if stop.load(Ordering::Relaxed) {
+                return None;
+            }
+            if let Some(at) = q.pop_front() {
+                return Some(at);
+            }
+            q = self
+                .ready
+                .wait_timeout(q, Duration::from_millis(100))
+                .unwrap_or_else(|p| p.into_inner())
+                .0;
+        }
+    }
+
+    fn len(&self) -> usize {
+        self.queue.lock().unwrap_or_else(|p| p.into_inner()).len()
+    }
+}
+
+#[derive(Default)]
+struct Control {
+    initialized: u32,
+    started: bool,
+    finished: u32,
+    fatal: Vec<String>,
+    queue_full: bool,
+}
+
+/// State shared by the controller, the workers and the scheduler.
+pub(crate) struct Shared {
+    pub(crate) config: RunConfig,
+    epoch: Instant,
+    pub(crate) slots: Vec<ThreadSlot>,
+    pub(crate) stop: AtomicBool,
+    pub(crate) measuring: AtomicBool,
+    pub(crate) events_claimed: AtomicU64,
+    pub(crate) arrivals: Option<ArrivalQueue>,
+    pub(crate) concurrency: AtomicU64,
+    control: Mutex<Control>,
+    changed: Condvar,
+}
+
+impl Shared {
+    #[inline]
+    pub(crate) fn now_ns(&self) -> u64 {
+        self.epoch.elapsed().as_nanos() as u64
+    }
+
+    fn control(&self) -> std::sync::MutexGuard<'_, Control> {
+        self.control.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    fn stop(&self) {
+        self.stop.store(true, Ordering::SeqCst);
+        if let Some(q) = &self.arrivals {
+            let _guard = q.queue.lock();
+            q.ready.notify_all();
+        }
+        self.changed.notify_all();
+    }
+
+    fn fail(&self, message: String) {
+        self.control().fatal.push(message);
+        self.stop();
+    }
+}
+
+/// Runs `test` under `config`, reporting progress to `observer`.
+///
+/// `interrupt` holds the number of a signal that asks the run to stop (0 = none); the
+/// caller installs the signal handlers. Returns when every worker has finished, or
+/// earlier for a forced shutdown or an initialisation timeout (then the workers are
+/// left running and the caller is expected to exit).
+pub fn run(
+    config: RunConfig,
+    test: Arc<dyn Test>,
+    observer: &mut dyn Observer,
+    interrupt: &AtomicUsize,
+) -> RunOutcome {
+    let threads = config.threads.max(1);
+    let shared = Arc::new(Shared {
+        arrivals: (config.rate > 0.0).then(|| ArrivalQueue {
+            queue: Mutex::new(VecDeque::new()),
+            ready: Condvar::new(),
+        }),
+        config,
+        epoch: Instant::now(),
+        slots: (0..threads).map(|_| ThreadSlot::new()).collect(),
+        stop: AtomicBool::new(false),
+        measuring: AtomicBool::new(false),
+        events_claimed: AtomicU64::new(0),
+        concurrency: AtomicU64::new(0),
+        control: Mutex::new(Control::default()),
+        changed: Condvar::new(),
+    });
+    let mut controller = Controller::new(shared.clone());
+
+    let mut handles = Vec::with_capacity(threads as usize);
+    for tid in 0..threads {
+        let worker_shared = shared.clone();
+        let test = test.clone();
+        // Rust code, LuaJIT and database clients need more than sysbench's 64K
+        // default; stacks are virtual memory, so a floor costs nothing resident.
+        let stack = shared.config.thread_stack_size.max(1 << 20);
+        let spawned = thread::Builder::new()
+            .name(format!("bmk-worker-{tid}"))
+            .stack_size(stack)
+            .spawn(move || worker_main(tid, worker_shared, test));
+        match spawned {
+            Ok(h) => handles.push(h),
+            Err(e) => {
+                shared.fail(format!("failed to create worker thread {tid}: {e}"));
+                break;
+            }
+        }
+    }
+
+    // Wait for every thread_init.
+    let init_deadline = Instant::now() + shared.config.thread_init_timeout;
+    {
+        let mut ctl = shared.control();
+        while ctl.initialized < threads && ctl.fatal.is_empty() {
+            let now = Instant::now();
+            if now >= init_deadline {
+                drop(ctl);
+                shared.stop();
+                return controller.outcome(RunStatus::InitTimeout);
+            }
+            if interrupt.load(Ordering::Relaxed) != 0 {
+                break;
+            }
+            let wait = (init_deadline - now).min(Duration::from_millis(50));
+            ctl = shared
+                .changed
+                .wait_timeout(ctl, wait)
+                .unwrap_or_else(|p| p.into_inner())
+                .0;
+        }
+        // Without warm-up, measuring starts at the release itself, so no event can
+        // slip in unclaimed between the release and the start of the event limit.
+        if shared.config.warmup.is_zero() {
+            controller.rebase();
+            shared.measuring.store(true, Ordering::SeqCst);
+        }
+        ctl.started = true;
+    }
+    shared.changed.notify_all();
+    let status = controller.drive(observer, interrupt, &mut handles);
+    controller.outcome(status)
+}
+
+fn worker_main(tid: u32, shared: Arc<Shared>, test: Arc<dyn Test>) {
+    crate::rand::seed_thread(tid);
+    let ctx = WorkerContext::new(tid, shared.clone());
+    let _installed = ctx.install();
+    let body = catch_unwind(AssertUnwindSafe(|| -> Result<(), WorkerError> {
+        let worker = test.create_worker(tid);
+        {
+            let mut ctl = shared.control();
+            ctl.initialized += 1;
+            shared.changed.notify_all();
+            if worker.is_ok() {
+                while !ctl.started && !shared.stop.load(Ordering::Relaxed) {
+                    ctl = shared
+                        .changed
+                        .wait_timeout(ctl, Duration::from_millis(100))
+                        .unwrap_or_else(|p| p.into_inner())
+                        .0;
+                }
+            }
+        }
+        let mut worker = worker?;
+        worker.run(&ctx)?;
+        worker.finish(&ctx)
+    }));
+    let failure = match body {
+        Ok(Ok(())) => None,
+        Ok(Err(e)) => Some(e.message),
+        Err(panic) => Some(format!(
+            "worker thread {tid} panicked: {}",
+            panic
+                .downcast_ref::<&str>()
+                .map(|s| s.to_string())
+                .or_else(|| panic.downcast_ref::<String>().cloned())
+                .unwrap_or_else(|| "unknown cause".into())
+        )),
+    };
+    if let Some(message) = failure {
+        shared.fail(message);
+    }
+    shared.slots[tid as usize]
+        .finished
+        .store(true, Ordering::Release);
+    shared.control().finished += 1;
+    shared.changed.notify_all();
+}
+
+/// Rate-mode scheduler: Poisson arrivals, independent of how fast workers are.
+fn schedule_arrivals(shared: Arc<Shared>) {
+    let queue = shared.arrivals.as_ref().expect("rate mode");
+    let mean_gap_ns = 1e9 / shared.config.rate;
+    let mut next = shared.now_ns() as f64;
+    while !shared.stop.load(Ordering::Relaxed) {
+        let now = shared.now_ns();
+        if (next as u64) > now {
+            thread::sleep(Duration::from_nanos((next as u64 - now).min(50_000_000)));
+            continue;
+        }
+        let mut q = queue.queue.lock().unwrap_or_else(|p| p.into_inner());
+        let mut pushed = 0;
+        while next as u64 <= now {
+            q.push_back(next as u64);
+            pushed += 1;
+            // Exponential gaps: -ln(U) * mean, U in (0, 1].
+            let u = 1.0 - crate::rand::uniform_double();
+            next += -u.ln() * mean_gap_ns;
+        }
+        let full = shared.config.strict_queue_limit && q.len() >= STRICT_QUEUE_LIMIT;
+        drop(q);
+        if pushed == 1 {
+            queue.ready.notify_one();
+        } else {
+            queue.ready.notify_all();
+        }
+        if full {
+            shared.control().queue_full = true;
+            shared.stop();
+        }
+    }
+}
+
+/// Snapshot of one worker's cumulative counters, for differences.
+#[derive(Clone, Copy, Default)]
+struct SlotMark {
+    events: u64,
+    latency_sum: u64,
+    lag_sum: u64,
+    counters: Counters,
+}
+
+impl SlotMark {
+    fn of(slot: &ThreadSlot) -> SlotMark {
+        SlotMark {
+            events: slot.events.load(Ordering::Relaxed),
+            latency_sum: slot.latency_sum.load(Ordering::Relaxed),
+            lag_sum: slot.lag_sum.load(Ordering::Relaxed),
+            counters: slot.counters(),
+        }
+    }
+}
+
+/// The controller's side of the statistics: what it has already taken from workers.
+struct Controller {
+    shared: Arc<Shared>,
+    /// Per-worker bucket counts already drained.
+    seen: Vec<Vec<u64>>,
+    /// Marks at the last interval report and at the cumulative baseline.
+    interval_marks: Vec<SlotMark>,
+    base_marks: Vec<SlotMark>,
+    cumulative: Histogram<u64>,
+    base_ns: u64,
+    last_interval_ns: u64,
+    end_ns: Option<u64>,
+}
+
+impl Controller {
+    fn new(shared: Arc<Shared>) -> Controller {
+        let n = shared.slots.len();
+        Controller {
+            seen: vec![Vec::new(); n],
+            interval_marks: vec![SlotMark::default(); n],
+            base_marks: vec![SlotMark::default(); n],
+            cumulative: new_histogram(),
+            base_ns: shared.now_ns(),
+            last_interval_ns: shared.now_ns(),
+            end_ns: None,
+            shared,
+        }
+    }
+
+    /// Moves new samples from every worker into `into` (and into the cumulative one).
+    fn drain(&mut self, into: &mut Histogram<u64>) {
+        for (slot, seen) in self.shared.slots.iter().zip(self.seen.iter_mut()) {
+            slot.recorder.drain_into(seen, into);
+        }
+        self.cumulative
+            .add(&*into)
+            .expect("same histogram geometry");
+    }
+
+    /// Starts a new measured span: cumulative statistics restart from here.
+    fn rebase(&mut self) {
+        let mut discard = new_histogram();
+        self.drain(&mut discard);
+        self.cumulative.reset();
+        let now = self.shared.now_ns();
+        for (i, slot) in self.shared.slots.iter().enumerate() {
+            self.base_marks[i] = SlotMark::of(slot);
+            self.interval_marks[i] = self.base_marks[i];
+            slot.latency_min.swap(u64::MAX, Ordering::Relaxed);
+            slot.latency_max.swap(0, Ordering::Relaxed);
+            slot.lag_max.swap(0, Ordering::Relaxed);
+        }
+        self.base_ns = now;
+        self.last_interval_ns = now;
+    }
+
+    fn interval(&mut self) -> IntervalStats {
+        let mut hist = new_histogram();
+        self.drain(&mut hist);
+        let now = self.shared.now_ns();
+        let mut events = 0;
+        let mut counters = Counters::default();
+        let mut running = 0;
+        for (i, slot) in self.shared.slots.iter().enumerate() {
+            let mark = SlotMark::of(slot);
+            events += mark.events - self.interval_marks[i].events;
+            counters.add(&mark.counters.since(&self.interval_marks[i].counters));
+            self.interval_marks[i] = mark;
+            if !slot.finished.load(Ordering::Relaxed) {
+                running += 1;
+            }
+        }
+        let stats = IntervalStats {
+            time_total: (now - self.base_ns) as f64 / 1e9,
+            time_interval: (now - self.last_interval_ns) as f64 / 1e9,
+            threads_running: running,
+            events,
+            counters,
+            histogram: hist,
+            queue_length: self.shared.arrivals.as_ref().map_or(0, |q| q.len() as u64),
+            concurrency: self.shared.concurrency.load(Ordering::Relaxed),
+            rate_mode: self.shared.arrivals.is_some(),
+        };
+        self.last_interval_ns = now;
+        stats
+    }
+
+    fn cumulative(&mut self) -> CumulativeStats {
+        let mut hist = new_histogram();
+        self.drain(&mut hist);
+        let now = self.end_ns.unwrap_or_else(|| self.shared.now_ns());
+        let mut stats = CumulativeStats {
+            time_total: now.saturating_sub(self.base_ns) as f64 / 1e9,
+            events: 0,
+            counters: Counters::default(),
+            histogram: self.cumulative.clone(),
+            min_ns: u64::MAX,
+            max_ns: 0,
+            sum_ns: 0,
+            threads: Vec::with_capacity(self.shared.slots.len()),
+            lag: None,
+        };
+        let mut lag_sum = 0;
+        let mut lag_max = 0;
+        for (i, slot) in self.shared.slots.iter().enumerate() {
+            let mark = SlotMark::of(slot);
+            let base = self.base_marks[i];
+            let events = mark.events - base.events;
+            let busy = mark.latency_sum - base.latency_sum;
+            stats.events += events;
+            stats.sum_ns += busy;
+            stats.counters.add(&mark.counters.since(&base.counters));
+            stats.threads.push(ThreadTotals {
+                events,
+                busy_ns: busy,
+            });
+            if events > 0 {
+                stats.min_ns = stats.min_ns.min(slot.latency_min.load(Ordering::Relaxed));
+                stats.max_ns = stats.max_ns.max(slot.latency_max.load(Ordering::Relaxed));
+            }
+            lag_sum += mark.lag_sum - base.lag_sum;
+            lag_max = lag_max.max(slot.lag_max.load(Ordering::Relaxed));
+        }
+        if stats.events == 0 {
+            stats.min_ns = 0;
+        } else if !stats.histogram.is_empty() {
+            // A sample racing a checkpoint can miss the exact extremes; the histogram
+            // bounds them to within its precision.
+            if stats.min_ns == u64::MAX {
+                stats.min_ns = stats.histogram.min();
+            }
+            if stats.max_ns == 0 {
+                stats.max_ns = stats.histogram.max();
+            }
+        }
+        if self.shared.arrivals.is_some() {
+            stats.lag = Some(LagStats {
+                mean_ns: if stats.events > 0 {
+                    lag_sum as f64 / stats.events as f64
+                } else {
+                    0.0
+                },
+                max_ns: lag_max,
+            });
+        }
+        stats
+    }
+
+    fn outcome(&mut self, status: RunStatus) -> RunOutcome {
+        let stats = self.cumulative();
+        RunOutcome { status, stats }
+    }
+
+    /// The controller loop: from release to the last worker's exit.
+    fn drive(
+        &mut self,
+        observer: &mut dyn Observer,
+        interrupt: &AtomicUsize,
+        handles: &mut Vec<thread::JoinHandle<()>>,
+    ) -> RunStatus {
+        let shared = self.shared.clone();
+        let config = &shared.config;
+        let threads = shared.slots.len() as u32;
+        let released = shared.now_ns();
+        observer.threads_started();
+
+        let scheduler = shared.arrivals.as_ref().map(|_| {
+            let s = shared.clone();
+            thread::Builder::new()
+                .name("bmk-rate".into())
+                .spawn(move || schedule_arrivals(s))
+                .expect("spawn rate scheduler")
+        });
+
+        let measure_from = released + config.warmup.as_nanos() as u64;
+        let mut warming = !config.warmup.is_zero();
+        let mut time_limit = config.time.map(|t| measure_from + t.as_nanos() as u64);
+        let interval = config.report_interval.map(|d| d.as_nanos() as u64);
+        let mut next_report = interval.map(|i| measure_from + i);
+        let mut checkpoints: VecDeque<u64> = {
+            let mut c: Vec<u64> = config
+                .checkpoints
+                .iter()
+                .map(|d| measure_from + d.as_nanos() as u64)
+                .collect();
+            c.sort_unstable();
+            c.into()
+        };
+        let mut forced_deadline: Option<u64> = None;
+        let mut status = RunStatus::Completed;
+
+        loop {
+            let (finished, fatal, queue_full) = {
+                let ctl = shared.control();
+                (ctl.finished, !ctl.fatal.is_empty(), ctl.queue_full)
+            };
+            let now = shared.now_ns();
+            if finished >= threads {
+                break;
+            }
+            if status == RunStatus::Completed {
+                if queue_full {
+                    status = RunStatus::QueueFull;
+                } else if fatal {
+                    status = RunStatus::Fatal(Vec::new());
+                } else {
+                    let sig = interrupt.load(Ordering::Relaxed);
+                    if sig != 0 {
+                        status = RunStatus::Interrupted(sig as i32);
+                        shared.stop();
+                    }
+                }
+            }
+            if let Some(deadline) = forced_deadline {
+                if now >= deadline {
+                    self.end_ns = Some(now);
+                    return RunStatus::ForcedShutdown;
+                }
+            }
+            if warming && now >= measure_from {
+                warming = false;
+                self.rebase();
+                shared.measuring.store(true, Ordering::SeqCst);
+                observer.warmup_finished();
+            }
+            if !warming && !shared.stop.load(Ordering::Relaxed) {
+                if let Some(at) = next_report {
+                    if now >= at {
+                        let stats = self.interval();
+                        observer.interval(&stats);
+                        next_report = Some(at + interval.expect("set with next_report"));
+                    }
+                }
+                while checkpoints.front().is_some_and(|&c| now >= c) {
+                    checkpoints.pop_front();
+                    let stats = self.cumulative();
+                    observer.checkpoint(&stats);
+                    self.rebase();
+                }
+            }
+            if let Some(limit) = time_limit {
+                if now >= limit {
+                    time_limit = None;
+                    shared.stop();
+                    forced_deadline = config.forced_shutdown.map(|d| limit + d.as_nanos() as u64);
+                }
+            }
+
+            let mut wake = now + 50_000_000;
+            for t in [
+                time_limit,
+                next_report,
+                checkpoints.front().copied(),
+                forced_deadline,
+            ]
+            .into_iter()
+            .flatten()
+            {
+                wake = wake.min(t);
+            }
+            if warming {
+                wake = wake.min(measure_from);
+            }
+            let ctl = shared.control();
+            if ctl.finished < threads {
+                let _unused = shared
+                    .changed
+                    .wait_timeout(ctl, Duration::from_nanos(wake.saturating_sub(now).max(1)))
+                    .unwrap_or_else(|p| p.into_inner());
+            }
+        }
+        self.end_ns = Some(shared.now_ns());
+        shared.stop();
+        for h in handles.drain(..) {
+            let _ = h.join();
+        }
+        if let Some(s) = scheduler {
+            let _ = s.join();
+        }
+        let fatal = std::mem::take(&mut shared.control().fatal);
+        if !fatal.is_empty() {
+            return RunStatus::Fatal(fatal);
+        }
+        if matches!(status, RunStatus::Fatal(_)) {
+            return RunStatus::Completed;
+        }
+        status
+    }
+}

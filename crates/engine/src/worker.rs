@@ -1,0 +1,265 @@
+//! What a benchmark plugs into the engine: a [`Test`] that makes one [`Worker`] per
+//! thread, and the [`WorkerContext`] through which a worker asks for events, marks
+//! their start and end, and bumps counters.
+//!
+//! The context is also reachable from C (the `sb_*` FFI functions that Lua scripts
+//! call) through [`with_current`], because a worker's own thread is the only one that
+//! ever uses it. Everything here is on the per-event path: no locks, no allocation, no
+//! formatting, except the blocking wait for arrivals in rate mode.
+
+use std::cell::Cell;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+
+use crate::run::Shared;
+use crate::stats::Counter;
+
+/// A benchmark the engine can run: the built-in tests, Lua scripts, native workloads.
+pub trait Test: Send + Sync {
+    /// Creates the worker for thread `tid`, on that thread (sysbench's `thread_init`).
+    /// Runs before the start barrier; an error aborts the run.
+    fn create_worker(&self, tid: u32) -> Result<Box<dyn Worker>, WorkerError>;
+}
+
+/// What to do after an event.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum EventFlow {
+    /// Keep going.
+    Continue,
+    /// This worker is done (sysbench: `event()` returned a truthy value).
+    StopWorker,
+}
+
+/// One worker thread's benchmark state.
+pub trait Worker {
+    /// Executes one event. Latency is measured around this call by the default loop.
+    fn event(&mut self, ctx: &WorkerContext) -> Result<EventFlow, WorkerError>;
+
+    /// The worker's whole event loop. Override to take control of it (sysbench's
+    /// `thread_run`); an override must use `ctx.more_events()`, `ctx.event_start()` and
+    /// `ctx.event_stop()` itself.
+    fn run(&mut self, ctx: &WorkerContext) -> Result<(), WorkerError> {
+        while ctx.more_events() {
+            ctx.event_start();
+            let flow = self.event(ctx)?;
+            ctx.event_stop();
+            if flow == EventFlow::StopWorker {
+                break;
+            }
+        }
+        Ok(())
+    }
+
+    /// Called once after the loop (sysbench's `thread_done`).
+    fn finish(&mut self, _ctx: &WorkerContext) -> Result<(), WorkerError> {
+        Ok(())
+    }
+}
+
+/// A worker failure that stops the run (the message is already worded for the user).
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[error("{message}")]
+pub struct WorkerError {
+    /// What went wrong.
+    pub message: String,
+}
+
+impl WorkerError {
+    /// A new error.
+    pub fn new(message: impl Into<String>) -> WorkerError {
+        WorkerError {
+            message: message.into(),
+        }
+    }
+}
+
+/// A worker's handle on the engine. Not `Sync`: it belongs to its worker thread.
+pub struct WorkerContext {
+    pub(crate) tid: u32,
+    pub(crate) shared: Arc<Shared>,
+    /// Start of the current event (ns since the run epoch): the scheduled arrival in
+    /// rate mode, so that queueing time is part of the latency.
+    started_ns: Cell<u64>,
+    /// Arrival time taken from the queue by `more_events`, for `event_start`.
+    arrival_ns: Cell<Option<u64>>,
+    /// Events claimed from the global `--events` budget but not yet run.
+    budget: Cell<u64>,
+    in_event: Cell<bool>,
+}
+
+thread_local! {
+    static CURRENT: Cell<*const WorkerContext> = const { Cell::new(std::ptr::null()) };
+}
+
+/// Runs `f` with this thread's worker context, if this thread is a worker in a run.
+#[inline]
+pub fn with_current<R>(f: impl FnOnce(&WorkerContext) -> R) -> Option<R> {
+    CURRENT.with(|c| {
+        let ptr = c.get();
+        // SAFETY: the pointer is set by `WorkerContext::install` for the lifetime of
+        // the worker body and cleared by `Installed::drop` before the context goes away;
+        // only this thread reads it.
+        (!ptr.is_null()).then(|| f(unsafe { &*ptr }))
+    })
+}
+
+/// Clears the thread's current-context pointer when dropped.
+pub(crate) struct Installed;
+
+impl Drop for Installed {
+    fn drop(&mut self) {
+        CURRENT.with(|c| c.set(std::ptr::null()));
+    }
+}
+
+#[inline]
+fn bump(a: &AtomicU64, n: u64) {
+    // Single writer (the owning thread): no read-modify-write instruction needed.
+    a.store(a.load(Ordering::Relaxed).wrapping_add(n), Ordering::Relaxed);
+}
+
+impl WorkerContext {
+    pub(crate) fn new(tid: u32, shared: Arc<Shared>) -> WorkerContext {
+        WorkerContext {
+            tid,
+            shared,
+            started_ns: Cell::new(0),
+            arrival_ns: Cell::new(None),
+            budget: Cell::new(0),
+            in_event: Cell::new(false),
+        }
+    }
+
+    /// Makes this context the thread's current one (for the FFI entry points).
+    pub(crate) fn install(&self) -> Installed {
+        CURRENT.with(|c| c.set(self as *const WorkerContext));
+        Installed
+    }
+
+    /// This worker's thread id (0-based).
+    pub fn thread_id(&self) -> u32 {
+        self.tid
+    }
+
+    /// Number of worker threads in the run.
+    pub fn thread_count(&self) -> u32 {
+        self.shared.slots.len() as u32
+    }
+
+    /// Whether the run is stopping (time limit, signal, fatal error elsewhere).
+    #[inline]
+    pub fn stopping(&self) -> bool {
+        self.shared.stop.load(Ordering::Relaxed)
+    }
+
+    /// Whether another event is due; in rate mode blocks until the next arrival.
+    #[inline]
+    pub fn more_events(&self) -> bool {
+        if self.stopping() {
+            return false;
+        }
+        if self.shared.config.events > 0
+            && self.shared.measuring.load(Ordering::Relaxed)
+            && !self.claim_event()
+        {
+            return false;
+        }
+        if let Some(queue) = &self.shared.arrivals {
+            match queue.take(&self.shared.stop) {
+                Some(at) => self.arrival_ns.set(Some(at)),
+                None => return false,
+            }
+        }
+        true
+    }
+
+    fn claim_event(&self) -> bool {
+        let left = self.budget.get();
+        if left > 0 {
+            self.budget.set(left - 1);
+            return true;
+        }
+        let limit = self.shared.config.events;
+        let claimed = &self.shared.events_claimed;
+        let mut current = claimed.load(Ordering::Relaxed);
+        loop {
+            if current >= limit {
+                return false;
+            }
+            // Claim in small batches to keep the shared counter off the per-event path,
+            // shrinking them near the end so threads finish together.
+            let threads = self.thread_count() as u64;
+            let take = ((limit - current) / (threads * 8)).clamp(1, 64);
+            match claimed.compare_exchange_weak(
+                current,
+                current + take,
+                Ordering::Relaxed,
+                Ordering::Relaxed,
+            ) {
+                Ok(_) => {
+                    self.budget.set(take - 1);
+                    return true;
+                }
+                Err(now) => current = now,
+            }
+        }
+    }
+
+    /// Marks the start of an event.
+    #[inline]
+    pub fn event_start(&self) {
+        let now = self.shared.now_ns();
+        let start = match self.arrival_ns.take() {
+            Some(arrival) => {
+                let slot = &self.shared.slots[self.tid as usize];
+                let lag = now.saturating_sub(arrival);
+                bump(&slot.lag_sum, lag);
+                if lag > slot.lag_max.load(Ordering::Relaxed) {
+                    slot.lag_max.fetch_max(lag, Ordering::Relaxed);
+                }
+                self.shared.concurrency.fetch_add(1, Ordering::Relaxed);
+                arrival
+            }
+            None => now,
+        };
+        self.started_ns.set(start);
+        self.in_event.set(true);
+    }
+
+    /// Marks the end of an event: records its latency and counts it.
+    #[inline]
+    pub fn event_stop(&self) {
+        if !self.in_event.replace(false) {
+            return;
+        }
+        let latency = self.shared.now_ns().saturating_sub(self.started_ns.get());
+        let slot = &self.shared.slots[self.tid as usize];
+        slot.recorder.record(latency);
+        bump(&slot.events, 1);
+        bump(&slot.latency_sum, latency);
+        if latency < slot.latency_min.load(Ordering::Relaxed) {
+            slot.latency_min.fetch_min(latency, Ordering::Relaxed);
+        }
+        if latency > slot.latency_max.load(Ordering::Relaxed) {
+            slot.latency_max.fetch_max(latency, Ordering::Relaxed);
+        }
+        if self.shared.arrivals.is_some() {
+            self.shared.concurrency.fetch_sub(1, Ordering::Relaxed);
+        }
+    }
+
+    /// Adds one to a counter.
+    #[inline]
+    pub fn count(&self, counter: Counter) {
+        self.count_n(counter, 1);
+    }
+
+    /// Adds `n` to a counter.
+    #[inline]
+    pub fn count_n(&self, counter: Counter, n: u64) {
+        bump(
+            &self.shared.slots[self.tid as usize].counters[counter as usize],
+            n,
+        );
+    }
+}
