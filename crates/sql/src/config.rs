@@ -1,0 +1,747 @@
+//! Driver selection and the database options of spec 1 §3 (plus bmk's sqlite and
+//! pgsql additions): the static option table for the CLI and the parsed
+//! [`DriverConfig`].
+
+use std::fmt;
+use std::path::PathBuf;
+use std::str::FromStr;
+use std::time::Duration;
+
+use crate::error::SqlError;
+
+/// Which driver.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+pub enum DriverKind {
+    /// MySQL / MariaDB.
+    #[default]
+    Mysql,
+    /// PostgreSQL.
+    Pgsql,
+    /// Embedded SQLite.
+    Sqlite,
+}
+
+impl DriverKind {
+    /// Every driver, for `--db-driver=help`.
+    pub const ALL: [DriverKind; 3] = [DriverKind::Mysql, DriverKind::Pgsql, DriverKind::Sqlite];
+
+    /// The name used with `--db-driver`.
+    pub fn name(self) -> &'static str {
+        match self {
+            DriverKind::Mysql => "mysql",
+            DriverKind::Pgsql => "pgsql",
+            DriverKind::Sqlite => "sqlite",
+        }
+    }
+
+    /// One-line description for `--db-driver=help`.
+    pub fn description(self) -> &'static str {
+        match self {
+            DriverKind::Mysql => "MySQL driver",
+            DriverKind::Pgsql => "PostgreSQL driver",
+            DriverKind::Sqlite => "SQLite driver (embedded, no server needed)",
+        }
+    }
+}
+
+impl fmt::Display for DriverKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+impl FromStr for DriverKind {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        match s.trim().to_ascii_lowercase().as_str() {
+            "mysql" => Ok(DriverKind::Mysql),
+            "pgsql" => Ok(DriverKind::Pgsql),
+            "sqlite" | "sqlite3" => Ok(DriverKind::Sqlite),
+            other => Err(format!("invalid database driver name: '{other}'")),
+        }
+    }
+}
+
+/// `--db-ps-mode`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum PsMode {
+    /// Server-side prepared statements where the driver can.
+    #[default]
+    Auto,
+    /// Client-side emulation: text queries with parameters substituted and quoted.
+    Disable,
+}
+
+/// The kind of value an option takes (for the CLI's help and validation).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum OptKind {
+    /// `on`/`off` style flag.
+    Bool,
+    /// Integer.
+    Int,
+    /// Free text.
+    String,
+    /// Comma-separated list.
+    List,
+    /// File path.
+    File,
+    /// Size with optional K/M/G/T suffix.
+    Size,
+}
+
+/// One entry of the option table.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct OptionSpec {
+    /// Option name without the leading `--`, `-` separated.
+    pub name: &'static str,
+    /// Default value as text (`None` = no default / empty).
+    pub default: Option<&'static str>,
+    /// Help text.
+    pub help: &'static str,
+    /// Value kind.
+    pub kind: OptKind,
+}
+
+const fn opt(
+    name: &'static str,
+    default: Option<&'static str>,
+    help: &'static str,
+    kind: OptKind,
+) -> OptionSpec {
+    OptionSpec {
+        name,
+        default,
+        help,
+        kind,
+    }
+}
+
+static OPTION_SPECS: &[OptionSpec] = &[
+    opt("db-driver", Some("mysql"), "specifies database driver to use ('help' to get list of available drivers)", OptKind::String),
+    opt("db-ps-mode", Some("auto"), "prepared statements usage mode {auto, disable}", OptKind::String),
+    opt("db-debug", Some("off"), "print database-specific debug information", OptKind::Bool),
+    opt("db-connect-timeout", Some("10"), "connect timeout in seconds (all drivers)", OptKind::Int),
+    opt("mysql-host", Some("localhost"), "MySQL server host", OptKind::List),
+    opt("mysql-port", Some("3306"), "MySQL server port", OptKind::List),
+    opt("mysql-socket", None, "MySQL socket", OptKind::List),
+    opt("mysql-user", Some("sbtest"), "MySQL user", OptKind::String),
+    opt("mysql-password", None, "MySQL password", OptKind::String),
+    opt("mysql-db", Some("sbtest"), "MySQL database name", OptKind::String),
+    opt("mysql-ssl", Some("disabled"), "SSL mode. This accepts the same values as the --ssl-mode option in the MySQL client utilities (DISABLED, PREFERRED, REQUIRED, VERIFY_CA, VERIFY_IDENTITY; also on/off)", OptKind::String),
+    opt("mysql-ssl-key", None, "path name of the client private key file", OptKind::File),
+    opt("mysql-ssl-ca", None, "path name of the CA file", OptKind::File),
+    opt("mysql-ssl-cert", None, "path name of the client public key certificate file", OptKind::File),
+    opt("mysql-ssl-cipher", None, "use specific cipher for SSL connections", OptKind::String),
+    opt("mysql-compression", Some("off"), "use compression, if available in the client library", OptKind::Bool),
+    opt("mysql-compression-algorithms", Some("zlib"), "compression algorithms to use (only zlib is available)", OptKind::String),
+    opt("mysql-debug", Some("off"), "trace all client library calls", OptKind::Bool),
+    opt("mysql-ignore-errors", Some("1213,1020,1205"), "list of errors to ignore, or \"all\"", OptKind::List),
+    opt("mysql-dry-run", Some("off"), "Dry run, pretend that all MySQL client API calls are successful without executing them", OptKind::Bool),
+    opt("pgsql-host", Some("localhost"), "PostgreSQL server host", OptKind::String),
+    opt("pgsql-port", Some("5432"), "PostgreSQL server port", OptKind::Int),
+    opt("pgsql-user", Some("sbtest"), "PostgreSQL user", OptKind::String),
+    opt("pgsql-password", None, "PostgreSQL password", OptKind::String),
+    opt("pgsql-db", Some("sbtest"), "PostgreSQL database name", OptKind::String),
+    opt("pgsql-sslmode", Some("prefer"), "SSL mode {disable, allow, prefer, require, verify-ca, verify-full}", OptKind::String),
+    opt("pgsql-ignore-errors", Some("40P01,40001"), "list of SQLSTATEs (5 characters) or SQLSTATE classes (2 characters) to ignore, or \"all\"; class 08 (connection exceptions) triggers a reconnect", OptKind::List),
+    opt("sqlite-db", Some("./sbtest.db"), "SQLite database file", OptKind::File),
+    opt("sqlite-busy-timeout", Some("10000"), "SQLite busy timeout in milliseconds", OptKind::Int),
+    opt("sqlite-ignore-errors", Some("busy,locked"), "list of SQLite result codes (names such as busy, locked, constraint, or numbers) to ignore, or \"all\"", OptKind::List),
+];
+
+/// Static option table for the CLI's help and validation.
+pub fn option_specs() -> &'static [OptionSpec] {
+    OPTION_SPECS
+}
+
+/// `--mysql-ssl`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum MysqlSslMode {
+    /// No TLS (`DISABLED`, `off`).
+    #[default]
+    Disabled,
+    /// TLS when the server offers it.
+    Preferred,
+    /// TLS required, certificate not verified (`REQUIRED`, `on`).
+    Required,
+    /// TLS required, certificate verified against the CA, host name not checked.
+    VerifyCa,
+    /// TLS required, certificate and host name verified.
+    VerifyIdentity,
+}
+
+impl FromStr for MysqlSslMode {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        match s.trim().to_ascii_uppercase().as_str() {
+            "DISABLED" | "OFF" | "0" | "FALSE" | "NO" => Ok(MysqlSslMode::Disabled),
+            "PREFERRED" => Ok(MysqlSslMode::Preferred),
+            "REQUIRED" | "ON" | "1" | "TRUE" | "YES" => Ok(MysqlSslMode::Required),
+            "VERIFY_CA" => Ok(MysqlSslMode::VerifyCa),
+            "VERIFY_IDENTITY" => Ok(MysqlSslMode::VerifyIdentity),
+            _ => Err(format!("invalid value for --mysql-ssl: '{s}'")),
+        }
+    }
+}
+
+/// `--pgsql-sslmode`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum PgSslMode {
+    /// No TLS.
+    Disable,
+    /// Treated like `prefer` (the client library tries TLS first).
+    Allow,
+    /// TLS if the server supports it.
+    #[default]
+    Prefer,
+    /// TLS required, certificate not verified.
+    Require,
+    /// TLS required, certificate chain verified, host name not checked.
+    VerifyCa,
+    /// TLS required, certificate and host name verified.
+    VerifyFull,
+}
+
+impl FromStr for PgSslMode {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        match s.trim().to_ascii_lowercase().as_str() {
+            "disable" => Ok(PgSslMode::Disable),
+            "allow" => Ok(PgSslMode::Allow),
+            "prefer" => Ok(PgSslMode::Prefer),
+            "require" => Ok(PgSslMode::Require),
+            "verify-ca" => Ok(PgSslMode::VerifyCa),
+            "verify-full" => Ok(PgSslMode::VerifyFull),
+            _ => Err(format!("invalid value for --pgsql-sslmode: '{s}'")),
+        }
+    }
+}
+
+/// An ignore list: `all`, or a set of entries.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum IgnoreList<T> {
+    /// Every error is ignorable.
+    All,
+    /// Only these.
+    Some(Vec<T>),
+}
+
+impl<T> Default for IgnoreList<T> {
+    fn default() -> Self {
+        IgnoreList::Some(Vec::new())
+    }
+}
+
+impl<T: PartialEq> IgnoreList<T> {
+    /// True when `x` is in the list (or the list is `all`).
+    pub fn contains(&self, x: &T) -> bool {
+        match self {
+            IgnoreList::All => true,
+            IgnoreList::Some(v) => v.contains(x),
+        }
+    }
+}
+
+impl IgnoreList<String> {
+    /// For SQLSTATE lists: true when `all`, or `state` equals a 5-character entry, or
+    /// its class (first 2 characters) equals a 2-character entry.
+    pub fn matches_sqlstate(&self, state: &str) -> bool {
+        match self {
+            IgnoreList::All => true,
+            IgnoreList::Some(v) => v.iter().any(|e| {
+                if e.len() == 2 {
+                    state.len() >= 2 && state[..2].eq_ignore_ascii_case(e)
+                } else {
+                    state.eq_ignore_ascii_case(e)
+                }
+            }),
+        }
+    }
+}
+
+/// Options common to every driver.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CommonOptions {
+    /// `--db-ps-mode`.
+    pub ps_mode: PsMode,
+    /// `--db-debug`: print every query to stderr.
+    pub debug: bool,
+    /// `--db-connect-timeout` (seconds): connecting never hangs longer than this.
+    pub connect_timeout: Duration,
+}
+
+impl Default for CommonOptions {
+    fn default() -> Self {
+        CommonOptions {
+            ps_mode: PsMode::Auto,
+            debug: false,
+            connect_timeout: Duration::from_secs(10),
+        }
+    }
+}
+
+/// The `--mysql-*` options.
+#[derive(Clone, PartialEq)]
+pub struct MysqlOptions {
+    /// `--mysql-host`.
+    pub hosts: Vec<String>,
+    /// `--mysql-port`.
+    pub ports: Vec<u16>,
+    /// True when `--mysql-port` was given explicitly.
+    pub port_given: bool,
+    /// `--mysql-socket`.
+    pub sockets: Vec<String>,
+    /// `--mysql-user`.
+    pub user: String,
+    /// `--mysql-password` (never printed; `Debug` hides it).
+    pub password: String,
+    /// `--mysql-db`.
+    pub db: String,
+    /// `--mysql-ssl`.
+    pub ssl: MysqlSslMode,
+    /// `--mysql-ssl-key`.
+    pub ssl_key: Option<PathBuf>,
+    /// `--mysql-ssl-ca`.
+    pub ssl_ca: Option<PathBuf>,
+    /// `--mysql-ssl-cert`.
+    pub ssl_cert: Option<PathBuf>,
+    /// `--mysql-ssl-cipher` (colon- or comma-separated cipher suite names).
+    pub ssl_cipher: Option<String>,
+    /// `--mysql-compression`.
+    pub compression: bool,
+    /// `--mysql-compression-algorithms`.
+    pub compression_algorithms: Vec<String>,
+    /// `--mysql-debug`.
+    pub debug: bool,
+    /// `--mysql-ignore-errors`.
+    pub ignore_errors: IgnoreList<u32>,
+    /// `--mysql-dry-run`.
+    pub dry_run: bool,
+}
+
+impl fmt::Debug for MysqlOptions {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("MysqlOptions")
+            .field("hosts", &self.hosts)
+            .field("ports", &self.ports)
+            .field("sockets", &self.sockets)
+            .field("user", &self.user)
+            .field("password", &"<hidden>")
+            .field("db", &self.db)
+            .field("ssl", &self.ssl)
+            .field("compression", &self.compression)
+            .field("ignore_errors", &self.ignore_errors)
+            .field("dry_run", &self.dry_run)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Default for MysqlOptions {
+    fn default() -> Self {
+        MysqlOptions {
+            hosts: vec!["localhost".into()],
+            ports: vec![3306],
+            port_given: false,
+            sockets: Vec::new(),
+            user: "sbtest".into(),
+            password: String::new(),
+            db: "sbtest".into(),
+            ssl: MysqlSslMode::Disabled,
+            ssl_key: None,
+            ssl_ca: None,
+            ssl_cert: None,
+            ssl_cipher: None,
+            compression: false,
+            compression_algorithms: vec!["zlib".into()],
+            debug: false,
+            ignore_errors: IgnoreList::Some(vec![1213, 1020, 1205]),
+            dry_run: false,
+        }
+    }
+}
+
+/// The `--pgsql-*` options.
+#[derive(Clone, PartialEq)]
+pub struct PgsqlOptions {
+    /// `--pgsql-host`.
+    pub host: String,
+    /// `--pgsql-port`.
+    pub port: u16,
+    /// `--pgsql-user`.
+    pub user: String,
+    /// `--pgsql-password` (never printed; `Debug` hides it).
+    pub password: String,
+    /// `--pgsql-db`.
+    pub db: String,
+    /// `--pgsql-sslmode`.
+    pub sslmode: PgSslMode,
+    /// `--pgsql-ignore-errors`: SQLSTATEs or 2-character classes.
+    pub ignore_errors: IgnoreList<String>,
+}
+
+impl fmt::Debug for PgsqlOptions {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("PgsqlOptions")
+            .field("host", &self.host)
+            .field("port", &self.port)
+            .field("user", &self.user)
+            .field("password", &"<hidden>")
+            .field("db", &self.db)
+            .field("sslmode", &self.sslmode)
+            .field("ignore_errors", &self.ignore_errors)
+            .finish()
+    }
+}
+
+impl Default for PgsqlOptions {
+    fn default() -> Self {
+        PgsqlOptions {
+            host: "localhost".into(),
+            port: 5432,
+            user: "sbtest".into(),
+            password: String::new(),
+            db: "sbtest".into(),
+            sslmode: PgSslMode::Prefer,
+            ignore_errors: IgnoreList::Some(vec!["40P01".into(), "40001".into()]),
+        }
+    }
+}
+
+/// The `--sqlite-*` options.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SqliteOptions {
+    /// `--sqlite-db`.
+    pub db: PathBuf,
+    /// `--sqlite-busy-timeout`.
+    pub busy_timeout: Duration,
+    /// `--sqlite-ignore-errors`: primary result codes (`SQLITE_BUSY` = 5, ...).
+    pub ignore_errors: IgnoreList<u32>,
+}
+
+impl Default for SqliteOptions {
+    fn default() -> Self {
+        SqliteOptions {
+            db: PathBuf::from("./sbtest.db"),
+            busy_timeout: Duration::from_millis(10_000),
+            ignore_errors: IgnoreList::Some(vec![5, 6]),
+        }
+    }
+}
+
+/// Everything a [`crate::Driver`] needs.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct DriverConfig {
+    /// The selected driver.
+    pub kind: DriverKind,
+    /// `--db-*` options.
+    pub common: CommonOptions,
+    /// `--mysql-*` options (defaults unless `kind` is mysql).
+    pub mysql: MysqlOptions,
+    /// `--pgsql-*` options (defaults unless `kind` is pgsql).
+    pub pgsql: PgsqlOptions,
+    /// `--sqlite-*` options (defaults unless `kind` is sqlite).
+    pub sqlite: SqliteOptions,
+}
+
+/// Parses one option value, turning failures into a config [`SqlError`].
+struct Lookup<'a> {
+    kind: DriverKind,
+    get: &'a dyn Fn(&str) -> Option<String>,
+}
+
+impl Lookup<'_> {
+    fn raw(&self, name: &str) -> Option<String> {
+        (self.get)(name)
+    }
+
+    fn err(&self, name: &str, value: &str) -> SqlError {
+        SqlError::config(self.kind, format!("invalid value for --{name}: '{value}'"))
+    }
+
+    fn string(&self, name: &str, default: &str) -> String {
+        self.raw(name).unwrap_or_else(|| default.to_string())
+    }
+
+    fn opt_path(&self, name: &str) -> Option<PathBuf> {
+        self.raw(name).filter(|s| !s.is_empty()).map(PathBuf::from)
+    }
+
+    fn bool(&self, name: &str, default: bool) -> Result<bool, SqlError> {
+        match self.raw(name) {
+            None => Ok(default),
+            Some(v) => parse_bool(&v).ok_or_else(|| self.err(name, &v)),
+        }
+    }
+
+    fn int<T: FromStr>(&self, name: &str, default: T) -> Result<T, SqlError> {
+        match self.raw(name) {
+            None => Ok(default),
+            Some(v) => v.trim().parse().map_err(|_| self.err(name, &v)),
+        }
+    }
+
+    fn list(&self, name: &str, default: &str) -> Vec<String> {
+        split_list(&self.string(name, default))
+    }
+
+    fn parsed<T: FromStr<Err = String>>(&self, name: &str, default: T) -> Result<T, SqlError> {
+        match self.raw(name) {
+            None => Ok(default),
+            Some(v) => v
+                .parse()
+                .map_err(|e: String| SqlError::config(self.kind, e)),
+        }
+    }
+}
+
+/// Parse a sysbench boolean (`on/off`, `true/false`, `yes/no`, `1/0`).
+pub fn parse_bool(v: &str) -> Option<bool> {
+    match v.trim().to_ascii_lowercase().as_str() {
+        "on" | "true" | "yes" | "1" | "" => Some(true),
+        "off" | "false" | "no" | "0" => Some(false),
+        _ => None,
+    }
+}
+
+fn split_list(v: &str) -> Vec<String> {
+    v.split(',')
+        .map(str::trim)
+        .filter(|s| !s.is_empty())
+        .map(str::to_string)
+        .collect()
+}
+
+/// SQLite primary result codes by name, for `--sqlite-ignore-errors`.
+const SQLITE_CODES: &[(&str, u32)] = &[
+    ("error", 1),
+    ("internal", 2),
+    ("perm", 3),
+    ("abort", 4),
+    ("busy", 5),
+    ("locked", 6),
+    ("nomem", 7),
+    ("readonly", 8),
+    ("interrupt", 9),
+    ("ioerr", 10),
+    ("corrupt", 11),
+    ("notfound", 12),
+    ("full", 13),
+    ("cantopen", 14),
+    ("protocol", 15),
+    ("empty", 16),
+    ("schema", 17),
+    ("toobig", 18),
+    ("constraint", 19),
+    ("mismatch", 20),
+    ("misuse", 21),
+];
+
+fn ignore_list<T>(
+    entries: Vec<String>,
+    mut parse: impl FnMut(&str) -> Option<T>,
+    err: impl Fn(&str) -> SqlError,
+) -> Result<IgnoreList<T>, SqlError> {
+    if entries.iter().any(|e| e.eq_ignore_ascii_case("all")) {
+        return Ok(IgnoreList::All);
+    }
+    let mut out = Vec::with_capacity(entries.len());
+    for e in &entries {
+        if e.eq_ignore_ascii_case("none") {
+            continue;
+        }
+        out.push(parse(e).ok_or_else(|| err(e))?);
+    }
+    Ok(IgnoreList::Some(out))
+}
+
+impl DriverConfig {
+    /// Build the configuration of driver `kind` from a lookup of option values
+    /// (option name with `-` separators, e.g. `mysql-host`, → the raw value given by
+    /// the user, or `None` for the default). Only the selected driver's options are
+    /// parsed; the other sections keep their defaults.
+    pub fn from_options(
+        kind: DriverKind,
+        get: &dyn Fn(&str) -> Option<String>,
+    ) -> Result<Self, SqlError> {
+        let l = Lookup { kind, get };
+        let ps_mode = match l
+            .string("db-ps-mode", "auto")
+            .trim()
+            .to_ascii_lowercase()
+            .as_str()
+        {
+            "auto" => PsMode::Auto,
+            "disable" => PsMode::Disable,
+            other => return Err(l.err("db-ps-mode", other)),
+        };
+        let common = CommonOptions {
+            ps_mode,
+            debug: l.bool("db-debug", false)?,
+            connect_timeout: Duration::from_secs(l.int("db-connect-timeout", 10u64)?.max(1)),
+        };
+        let mut cfg = DriverConfig {
+            kind,
+            common,
+            ..Default::default()
+        };
+        match kind {
+            DriverKind::Mysql => {
+                let ports_raw = l.raw("mysql-port");
+                let ports = split_list(ports_raw.as_deref().unwrap_or("3306"))
+                    .iter()
+                    .map(|p| p.parse::<u16>().map_err(|_| l.err("mysql-port", p)))
+                    .collect::<Result<Vec<_>, _>>()?;
+                let mut hosts = l.list("mysql-host", "localhost");
+                if hosts.is_empty() {
+                    hosts.push("localhost".into());
+                }
+                cfg.mysql = MysqlOptions {
+                    hosts,
+                    ports: if ports.is_empty() { vec![3306] } else { ports },
+                    port_given: ports_raw.is_some(),
+                    sockets: l.list("mysql-socket", ""),
+                    user: l.string("mysql-user", "sbtest"),
+                    password: l.string("mysql-password", ""),
+                    db: l.string("mysql-db", "sbtest"),
+                    ssl: l.parsed("mysql-ssl", MysqlSslMode::Disabled)?,
+                    ssl_key: l.opt_path("mysql-ssl-key"),
+                    ssl_ca: l.opt_path("mysql-ssl-ca"),
+                    ssl_cert: l.opt_path("mysql-ssl-cert"),
+                    ssl_cipher: l.raw("mysql-ssl-cipher").filter(|s| !s.is_empty()),
+                    compression: l.bool("mysql-compression", false)?,
+                    compression_algorithms: l.list("mysql-compression-algorithms", "zlib"),
+                    debug: l.bool("mysql-debug", false)?,
+                    ignore_errors: ignore_list(
+                        l.list("mysql-ignore-errors", "1213,1020,1205"),
+                        |e| e.parse().ok(),
+                        |e| l.err("mysql-ignore-errors", e),
+                    )?,
+                    dry_run: l.bool("mysql-dry-run", false)?,
+                };
+            }
+            DriverKind::Pgsql => {
+                cfg.pgsql = PgsqlOptions {
+                    host: l.string("pgsql-host", "localhost"),
+                    port: l.int("pgsql-port", 5432u16)?,
+                    user: l.string("pgsql-user", "sbtest"),
+                    password: l.string("pgsql-password", ""),
+                    db: l.string("pgsql-db", "sbtest"),
+                    sslmode: l.parsed("pgsql-sslmode", PgSslMode::Prefer)?,
+                    ignore_errors: ignore_list(
+                        l.list("pgsql-ignore-errors", "40P01,40001"),
+                        |e| {
+                            (matches!(e.len(), 2 | 5)
+                                && e.bytes().all(|b| b.is_ascii_alphanumeric()))
+                            .then(|| e.to_ascii_uppercase())
+                        },
+                        |e| l.err("pgsql-ignore-errors", e),
+                    )?,
+                };
+            }
+            DriverKind::Sqlite => {
+                cfg.sqlite = SqliteOptions {
+                    db: PathBuf::from(l.string("sqlite-db", "./sbtest.db")),
+                    busy_timeout: Duration::from_millis(l.int("sqlite-busy-timeout", 10_000u64)?),
+                    ignore_errors: ignore_list(
+                        l.list("sqlite-ignore-errors", "busy,locked"),
+                        |e| {
+                            let lower = e.to_ascii_lowercase();
+                            let name = lower.strip_prefix("sqlite_").unwrap_or(&lower);
+                            SQLITE_CODES
+                                .iter()
+                                .find(|(n, _)| *n == name)
+                                .map(|(_, c)| *c)
+                                .or_else(|| e.parse().ok())
+                        },
+                        |e| l.err("sqlite-ignore-errors", e),
+                    )?,
+                };
+            }
+        }
+        Ok(cfg)
+    }
+
+    /// The default configuration of driver `kind` (every option at its default).
+    pub fn defaults(kind: DriverKind) -> Self {
+        DriverConfig::from_options(kind, &|_| None).expect("defaults parse")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::collections::HashMap;
+
+    fn cfg(kind: DriverKind, opts: &[(&str, &str)]) -> Result<DriverConfig, SqlError> {
+        let m: HashMap<String, String> = opts
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect();
+        DriverConfig::from_options(kind, &move |k| m.get(k).cloned())
+    }
+
+    #[test]
+    fn defaults_match_table() {
+        let c = DriverConfig::defaults(DriverKind::Mysql);
+        assert_eq!(c.mysql.hosts, vec!["localhost"]);
+        assert_eq!(c.mysql.ports, vec![3306]);
+        assert!(!c.mysql.port_given);
+        assert_eq!(
+            c.mysql.ignore_errors,
+            IgnoreList::Some(vec![1213, 1020, 1205])
+        );
+        assert_eq!(c.common.ps_mode, PsMode::Auto);
+        for spec in option_specs() {
+            assert!(!spec.help.is_empty(), "{}", spec.name);
+        }
+        let p = DriverConfig::defaults(DriverKind::Pgsql);
+        assert!(p.pgsql.ignore_errors.matches_sqlstate("40P01"));
+        assert!(!p.pgsql.ignore_errors.matches_sqlstate("08006"));
+        let s = DriverConfig::defaults(DriverKind::Sqlite);
+        assert_eq!(s.sqlite.ignore_errors, IgnoreList::Some(vec![5, 6]));
+    }
+
+    #[test]
+    fn parses_values() {
+        let c = cfg(
+            DriverKind::Mysql,
+            &[
+                ("mysql-host", "a,b"),
+                ("mysql-port", "1,2"),
+                ("mysql-ssl", "on"),
+                ("mysql-ignore-errors", "all"),
+                ("db-ps-mode", "disable"),
+                ("mysql-dry-run", "on"),
+            ],
+        )
+        .unwrap();
+        assert_eq!(c.mysql.hosts, vec!["a", "b"]);
+        assert_eq!(c.mysql.ports, vec![1, 2]);
+        assert!(c.mysql.port_given);
+        assert_eq!(c.mysql.ssl, MysqlSslMode::Required);
+        assert_eq!(c.mysql.ignore_errors, IgnoreList::All);
+        assert_eq!(c.common.ps_mode, PsMode::Disable);
+        assert!(c.mysql.dry_run);
+        assert!(cfg(DriverKind::Mysql, &[("mysql-port", "x")]).is_err());
+        assert!(cfg(DriverKind::Mysql, &[("mysql-ssl", "bogus")]).is_err());
+        assert!(cfg(DriverKind::Mysql, &[("mysql-ignore-errors", "12a")]).is_err());
+        let p = cfg(DriverKind::Pgsql, &[("pgsql-ignore-errors", "08,23505")]).unwrap();
+        assert!(p.pgsql.ignore_errors.matches_sqlstate("08006"));
+        assert!(p.pgsql.ignore_errors.matches_sqlstate("23505"));
+        assert!(!p.pgsql.ignore_errors.matches_sqlstate("23503"));
+        let s = cfg(
+            DriverKind::Sqlite,
+            &[("sqlite-ignore-errors", "SQLITE_BUSY,19")],
+        )
+        .unwrap();
+        assert_eq!(s.sqlite.ignore_errors, IgnoreList::Some(vec![5, 19]));
+    }
+
+    #[test]
+    fn debug_hides_password() {
+        let c = cfg(DriverKind::Mysql, &[("mysql-password", "s3cret")]).unwrap();
+        assert!(!format!("{c:?}").contains("s3cret"));
+        let c = cfg(DriverKind::Pgsql, &[("pgsql-password", "s3cret")]).unwrap();
+        assert!(!format!("{c:?}").contains("s3cret"));
+    }
+}

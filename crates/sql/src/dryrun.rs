@@ -1,0 +1,77 @@
+//! `--mysql-dry-run`: a connection whose every call succeeds without a server, to
+//! measure pure client overhead.
+
+use crate::config::DriverConfig;
+use crate::error::SqlError;
+use crate::resultset::ResultSet;
+use crate::trace::trace;
+use crate::value::Value;
+use crate::{Connection, StatementId};
+
+/// A connection that pretends every call succeeded.
+pub(crate) struct DryRunConnection {
+    next_stmt: u32,
+    debug: bool,
+}
+
+impl DryRunConnection {
+    pub(crate) fn new(cfg: &DriverConfig) -> Self {
+        DryRunConnection {
+            next_stmt: 0,
+            debug: cfg.common.debug || cfg.mysql.debug,
+        }
+    }
+
+    fn trace(&self, what: &str, detail: &str) {
+        if self.debug {
+            trace("mysql(dry-run)", what, detail);
+        }
+    }
+}
+
+impl Connection for DryRunConnection {
+    fn query(&mut self, sql: &str) -> Result<Option<ResultSet>, SqlError> {
+        self.trace("query", sql);
+        Ok(None)
+    }
+
+    fn prepare(&mut self, sql: &str) -> Result<StatementId, SqlError> {
+        self.trace("prepare", sql);
+        self.next_stmt += 1;
+        Ok(StatementId(self.next_stmt))
+    }
+
+    fn execute(&mut self, stmt: StatementId, _: &[Value]) -> Result<Option<ResultSet>, SqlError> {
+        self.trace("execute", &stmt.0.to_string());
+        Ok(None)
+    }
+
+    fn close_statement(&mut self, _: StatementId) {}
+
+    fn bulk_insert_init(&mut self, prefix: &str) -> Result<(), SqlError> {
+        self.trace("bulk_insert_init", prefix);
+        Ok(())
+    }
+
+    fn bulk_insert_next(&mut self, _: &str) -> Result<(), SqlError> {
+        Ok(())
+    }
+
+    fn bulk_insert_done(&mut self) -> Result<(), SqlError> {
+        Ok(())
+    }
+
+    fn reconnect(&mut self) -> Result<(), SqlError> {
+        Ok(())
+    }
+
+    fn more_results(&mut self) -> bool {
+        false
+    }
+
+    fn next_result(&mut self) -> Result<Option<ResultSet>, SqlError> {
+        Ok(None)
+    }
+
+    fn disconnect(&mut self) {}
+}

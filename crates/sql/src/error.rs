@@ -1,0 +1,217 @@
+//! SQL errors, their ignorable/fatal classification and the exact message lines the
+//! Lua layer prints (spec 2 §5 "Errors").
+
+use crate::config::DriverKind;
+
+/// How the caller must react to an error.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SqlErrorKind {
+    /// The error is in the driver's ignore list: count it and restart the event.
+    /// `reconnected` is true when it was a lost connection and the driver reconnected
+    /// (the caller counts a reconnect).
+    Ignorable {
+        /// The connection was re-established after a lost-connection error.
+        reconnected: bool,
+    },
+    /// Abort the run (unless a `sql_error_ignorable` hook says otherwise).
+    Fatal,
+    /// The connection could not be established.
+    Connect,
+}
+
+/// Which driver operation failed; selects the function name in the FATAL line.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SqlOp {
+    /// Connecting (or reconnecting).
+    Connect,
+    /// A text query (`con:query`, bulk insert flushes, emulated statements).
+    Query,
+    /// Preparing a statement.
+    Prepare,
+    /// Executing a prepared statement.
+    Execute,
+}
+
+/// Where a connection was going: used for the connect-failure lines.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct Endpoint {
+    /// Host name, when connecting over TCP.
+    pub host: Option<String>,
+    /// TCP port.
+    pub port: Option<u16>,
+    /// UNIX socket path, or the database file for SQLite.
+    pub socket: Option<String>,
+    /// The user name (never the password).
+    pub user: Option<String>,
+}
+
+/// An error from a driver. `Display` gives the Lua error text
+/// `SQL error, errno = N, state = 'S': message`.
+#[derive(Debug, Clone, thiserror::Error)]
+#[error("SQL error, errno = {errno}, state = '{sqlstate}': {message}")]
+pub struct SqlError {
+    /// Ignorable, fatal or connect failure.
+    pub kind: SqlErrorKind,
+    /// Server (or client library) error number; MySQL error numbers for mysql,
+    /// SQLite extended result codes for sqlite, 0 for pgsql (see `sqlstate`).
+    pub errno: u32,
+    /// SQLSTATE (5 characters) when known, else empty.
+    pub sqlstate: String,
+    /// The server's or client's message. Never contains a password.
+    pub message: String,
+    /// The failing query text, when there is one.
+    pub query: Option<String>,
+    /// The driver that produced the error.
+    pub driver: DriverKind,
+    /// The failing operation.
+    pub op: SqlOp,
+    /// Connection target, for connect errors.
+    pub endpoint: Option<Box<Endpoint>>,
+}
+
+impl SqlError {
+    /// A new fatal error with no query attached.
+    pub fn new(
+        driver: DriverKind,
+        op: SqlOp,
+        errno: u32,
+        sqlstate: impl Into<String>,
+        message: impl Into<String>,
+    ) -> Self {
+        SqlError {
+            kind: SqlErrorKind::Fatal,
+            errno,
+            sqlstate: sqlstate.into(),
+            message: message.into(),
+            query: None,
+            driver,
+            op,
+            endpoint: None,
+        }
+    }
+
+    /// A configuration (option value) error.
+    pub fn config(driver: DriverKind, message: impl Into<String>) -> Self {
+        SqlError::new(driver, SqlOp::Connect, 0, "", message)
+    }
+
+    /// Attach the failing query text.
+    pub fn with_query(mut self, sql: &str) -> Self {
+        self.query = Some(sql.to_string());
+        self
+    }
+
+    /// True when the caller should restart the event rather than abort.
+    pub fn is_ignorable(&self) -> bool {
+        matches!(self.kind, SqlErrorKind::Ignorable { .. })
+    }
+
+    /// True when the driver reconnected after this (lost-connection) error.
+    pub fn reconnected(&self) -> bool {
+        matches!(self.kind, SqlErrorKind::Ignorable { reconnected: true })
+    }
+
+    /// The driver function name used in the FATAL query line, e.g. `mysql_drv_query()`.
+    pub fn function_name(&self) -> &'static str {
+        match (self.driver, self.op) {
+            (DriverKind::Mysql, SqlOp::Execute) => "mysql_stmt_execute()",
+            (DriverKind::Mysql, SqlOp::Prepare) => "mysql_stmt_prepare()",
+            (DriverKind::Mysql, _) => "mysql_drv_query()",
+            (DriverKind::Pgsql, SqlOp::Execute) => "pgsql_drv_execute()",
+            (DriverKind::Pgsql, SqlOp::Prepare) => "pgsql_drv_prepare()",
+            (DriverKind::Pgsql, _) => "pgsql_drv_query()",
+            (DriverKind::Sqlite, SqlOp::Execute) => "sqlite_drv_execute()",
+            (DriverKind::Sqlite, SqlOp::Prepare) => "sqlite_drv_prepare()",
+            (DriverKind::Sqlite, _) => "sqlite_drv_query()",
+        }
+    }
+
+    /// The `FATAL: ...` lines to print for this error (without trailing newlines).
+    ///
+    /// Query errors:
+    /// `FATAL: mysql_drv_query() returned error 1146 (Table 'sbtest.sbtest9' doesn't exist) for query 'SELECT ...'`.
+    /// Connect errors:
+    /// `FATAL: unable to connect to MySQL server on host 'H', port P, aborting...` (or
+    /// `on socket 'S'`), then `FATAL: error N: message`, then `FATAL: user 'U'`.
+    pub fn fatal_lines(&self) -> Vec<String> {
+        if self.kind == SqlErrorKind::Connect {
+            let ep = self.endpoint.as_deref().cloned().unwrap_or_default();
+            let server = match self.driver {
+                DriverKind::Mysql => "MySQL server",
+                DriverKind::Pgsql => "PostgreSQL server",
+                DriverKind::Sqlite => "SQLite database",
+            };
+            let target = match (&ep.socket, &ep.host) {
+                (Some(s), _) if self.driver == DriverKind::Sqlite => format!("file '{s}'"),
+                (Some(s), _) => format!("socket '{s}'"),
+                (None, Some(h)) => format!("host '{h}', port {}", ep.port.unwrap_or(0)),
+                (None, None) => "(unknown)".to_string(),
+            };
+            let mut lines = vec![
+                format!("FATAL: unable to connect to {server} on {target}, aborting..."),
+                format!("FATAL: error {}: {}", self.errno, self.message),
+            ];
+            if let Some(u) = &ep.user {
+                lines.push(format!("FATAL: connecting as user '{u}'"));
+            }
+            return lines;
+        }
+        let mut line = format!(
+            "FATAL: {} returned error {} ({})",
+            self.function_name(),
+            self.errno,
+            self.message
+        );
+        if let Some(q) = &self.query {
+            line.push_str(" for query '");
+            line.push_str(q);
+            line.push('\'');
+        }
+        vec![line]
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn query_line() {
+        let e = SqlError::new(
+            DriverKind::Mysql,
+            SqlOp::Query,
+            1146,
+            "42S02",
+            "Table 'sbtest.sbtest9' doesn't exist",
+        )
+        .with_query("SELECT 1");
+        assert_eq!(
+            e.fatal_lines(),
+            vec!["FATAL: mysql_drv_query() returned error 1146 (Table 'sbtest.sbtest9' doesn't exist) for query 'SELECT 1'"]
+        );
+        assert_eq!(
+            e.to_string(),
+            "SQL error, errno = 1146, state = '42S02': Table 'sbtest.sbtest9' doesn't exist"
+        );
+    }
+
+    #[test]
+    fn connect_lines() {
+        let mut e = SqlError::new(DriverKind::Mysql, SqlOp::Connect, 2003, "HY000", "refused");
+        e.kind = SqlErrorKind::Connect;
+        e.endpoint = Some(Box::new(Endpoint {
+            host: Some("h".into()),
+            port: Some(1),
+            socket: None,
+            user: Some("u".into()),
+        }));
+        assert_eq!(
+            e.fatal_lines(),
+            vec![
+                "FATAL: unable to connect to MySQL server on host 'h', port 1, aborting...",
+                "FATAL: error 2003: refused",
+                "FATAL: connecting as user 'u'",
+            ]
+        );
+    }
+}

@@ -1,0 +1,151 @@
+//! bmk's SQL driver layer.
+//!
+//! This crate owns:
+//! * the three drivers — MySQL/MariaDB ([`mysql`](crate::DriverKind::Mysql) via the
+//!   pure-Rust `mysql` crate), PostgreSQL (the `postgres` crate) and embedded SQLite
+//!   (`rusqlite`, bundled) — behind one [`Connection`] trait: connect, query, prepare,
+//!   execute with bound [`Value`]s, result sets as text, bulk insert, reconnect;
+//! * the database options of spec 1 §3 ([`option_specs`], [`DriverConfig`]);
+//! * statement classification into read/write/other ([`classify`]);
+//! * error classification into ignorable (restart the event, maybe after a reconnect)
+//!   and fatal ([`SqlError`], [`SqlErrorKind`]) and the exact FATAL message lines.
+//!
+//! It must not: know about Lua or the engine, print reports, or print anything except
+//! the `--db-debug`/`--mysql-debug` query trace on stderr. Passwords are never printed
+//! or logged (the `Debug` impls of the option structs hide them; error messages never
+//! contain them).
+
+#![deny(missing_docs)]
+
+mod bulk;
+mod classify;
+mod config;
+mod dryrun;
+mod emulate;
+mod error;
+mod mysql;
+mod pgsql;
+mod resultset;
+mod sqlite;
+mod trace;
+mod value;
+
+pub use bulk::{BulkBuffer, BULK_MAX_BYTES};
+pub use classify::{classify, QueryKind};
+pub use config::{
+    option_specs, parse_bool, CommonOptions, DriverConfig, DriverKind, IgnoreList, MysqlOptions,
+    MysqlSslMode, OptKind, OptionSpec, PgSslMode, PgsqlOptions, PsMode, SqliteOptions,
+};
+pub use emulate::{push_literal, push_quoted, Dialect, Template};
+pub use error::{Endpoint, SqlError, SqlErrorKind, SqlOp};
+pub use resultset::ResultSet;
+pub use value::{SqlType, Value};
+
+/// Handle of a prepared statement within one [`Connection`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct StatementId(pub u32);
+
+/// One database connection. Not shared between threads (`Send` only).
+///
+/// Every method that talks to the server returns an [`SqlError`] whose
+/// [`kind`](SqlError::kind) says whether the caller may restart the event
+/// ([`SqlErrorKind::Ignorable`]) or must abort ([`SqlErrorKind::Fatal`]).
+pub trait Connection: Send {
+    /// Run a text query. `Ok(None)` for statements without a result set. When the text
+    /// holds several statements (MySQL, PostgreSQL), the first result is returned and the
+    /// others are available through [`more_results`](Connection::more_results) /
+    /// [`next_result`](Connection::next_result).
+    fn query(&mut self, sql: &str) -> Result<Option<ResultSet>, SqlError>;
+
+    /// Prepare a statement with MySQL-style `?` placeholders (for every driver). With
+    /// [`PsMode::Disable`] the statement is emulated client-side.
+    fn prepare(&mut self, sql: &str) -> Result<StatementId, SqlError>;
+
+    /// Execute a prepared statement with one value per placeholder.
+    fn execute(
+        &mut self,
+        stmt: StatementId,
+        params: &[Value],
+    ) -> Result<Option<ResultSet>, SqlError>;
+
+    /// Release a prepared statement (unknown ids are ignored).
+    fn close_statement(&mut self, stmt: StatementId);
+
+    /// Start a bulk insert; `prefix` is e.g. `INSERT INTO t (a,b) VALUES`.
+    fn bulk_insert_init(&mut self, prefix: &str) -> Result<(), SqlError>;
+
+    /// Add one tuple such as `(1,'x')`; a multi-row INSERT is sent whenever the next
+    /// tuple would make it exceed [`BULK_MAX_BYTES`].
+    fn bulk_insert_next(&mut self, values_tuple: &str) -> Result<(), SqlError>;
+
+    /// Send the remaining tuples and end the bulk insert.
+    fn bulk_insert_done(&mut self) -> Result<(), SqlError>;
+
+    /// Close and re-open the connection. Prepared statements stay valid: the driver
+    /// keeps their SQL and re-prepares them transparently on their next execution.
+    fn reconnect(&mut self) -> Result<(), SqlError>;
+
+    /// True when the last query produced further result sets not yet fetched.
+    fn more_results(&mut self) -> bool;
+
+    /// The next pending result set of the last query (`Ok(None)` when there is none or
+    /// it has no rows part).
+    fn next_result(&mut self) -> Result<Option<ResultSet>, SqlError>;
+
+    /// Rows affected by the last statement without a result set (0 if unknown).
+    fn affected_rows(&self) -> u64 {
+        0
+    }
+
+    /// Close the connection; later calls fail (or reconnect via
+    /// [`reconnect`](Connection::reconnect)).
+    fn disconnect(&mut self);
+}
+
+/// A configured driver: creates connections.
+#[derive(Debug, Clone)]
+pub struct Driver {
+    config: std::sync::Arc<DriverConfig>,
+}
+
+impl Driver {
+    /// A driver for `config.kind`.
+    pub fn new(config: DriverConfig) -> Driver {
+        Driver {
+            config: std::sync::Arc::new(config),
+        }
+    }
+
+    /// The driver's name (`mysql`, `pgsql`, `sqlite`).
+    pub fn name(&self) -> &'static str {
+        self.config.kind.name()
+    }
+
+    /// The driver kind.
+    pub fn kind(&self) -> DriverKind {
+        self.config.kind
+    }
+
+    /// The configuration.
+    pub fn config(&self) -> &DriverConfig {
+        &self.config
+    }
+
+    /// Open a connection. `connection_index` picks the host/port/socket round-robin
+    /// (MySQL: hosts × ports, or sockets when given).
+    pub fn connect(&self, connection_index: usize) -> Result<Box<dyn Connection>, SqlError> {
+        match self.config.kind {
+            DriverKind::Mysql if self.config.mysql.dry_run => {
+                Ok(Box::new(dryrun::DryRunConnection::new(&self.config)))
+            }
+            DriverKind::Mysql => Ok(Box::new(mysql::MysqlConnection::connect(
+                self.config.clone(),
+                connection_index,
+            )?)),
+            DriverKind::Pgsql => Ok(Box::new(pgsql::PgConnection::connect(self.config.clone())?)),
+            DriverKind::Sqlite => Ok(Box::new(sqlite::SqliteConnection::connect(
+                self.config.clone(),
+            )?)),
+        }
+    }
+}

@@ -1,0 +1,649 @@
+//! The MySQL/MariaDB driver (pure-Rust `mysql` crate).
+
+use std::collections::VecDeque;
+use std::io::ErrorKind;
+use std::path::Path;
+use std::sync::Arc;
+use std::time::Duration;
+
+use mysql::consts::ColumnType;
+use mysql::prelude::Queryable;
+use mysql::{ClientIdentity, Conn, OptsBuilder, SslOpts};
+
+use crate::bulk::BulkBuffer;
+use crate::config::{DriverConfig, DriverKind, MysqlSslMode, PsMode};
+use crate::emulate::{Dialect, Template};
+use crate::error::{Endpoint, SqlError, SqlErrorKind, SqlOp};
+use crate::resultset::ResultSet;
+use crate::trace::trace;
+use crate::value::Value;
+use crate::{Connection, StatementId};
+
+/// Client error numbers that mean the connection is gone. When one of them is in
+/// `--mysql-ignore-errors`, the driver reconnects.
+pub const LOST_CONNECTION_ERRORS: [u32; 7] = [2013, 2006, 2055, 2011, 1053, 1927, 4031];
+
+/// Socket paths tried for host `localhost` without port or socket (MySQL client
+/// convention).
+const DEFAULT_SOCKETS: [&str; 3] = [
+    "/run/mysqld/mysqld.sock",
+    "/var/run/mysqld/mysqld.sock",
+    "/tmp/mysql.sock",
+];
+
+/// One prepared statement: its SQL is kept so it can be re-prepared after a reconnect.
+struct Stmt {
+    template: Template,
+    sql: String,
+    /// Server-side handle; `None` when emulated or not (re-)prepared yet.
+    server: Option<mysql::Statement>,
+    /// Emulate client-side (ps-mode disable, or the server cannot prepare it).
+    emulate: bool,
+}
+
+/// A MySQL connection.
+pub(crate) struct MysqlConnection {
+    cfg: Arc<DriverConfig>,
+    endpoint: Endpoint,
+    opts: OptsBuilder,
+    conn: Option<Conn>,
+    stmts: Vec<Option<Stmt>>,
+    pending: VecDeque<Option<ResultSet>>,
+    bulk: BulkBuffer,
+    affected: u64,
+    debug: bool,
+    /// Set after a lost connection whose reconnect failed: the errno to report while
+    /// the server stays unreachable.
+    lost_errno: Option<u32>,
+}
+
+/// Host, port or socket for connection `index`.
+fn pick_endpoint(cfg: &DriverConfig, index: usize) -> Endpoint {
+    let m = &cfg.mysql;
+    let user = Some(m.user.clone());
+    if !m.sockets.is_empty() {
+        return Endpoint {
+            host: None,
+            port: None,
+            socket: Some(m.sockets[index % m.sockets.len()].clone()),
+            user,
+        };
+    }
+    let n = m.hosts.len() * m.ports.len();
+    let i = index % n.max(1);
+    let host = m.hosts[i / m.ports.len()].clone();
+    let port = m.ports[i % m.ports.len()];
+    if host == "localhost" && !m.port_given {
+        if let Some(s) = DEFAULT_SOCKETS.iter().find(|s| Path::new(s).exists()) {
+            return Endpoint {
+                host: None,
+                port: None,
+                socket: Some((*s).to_string()),
+                user,
+            };
+        }
+    }
+    Endpoint {
+        host: Some(host),
+        port: Some(port),
+        socket: None,
+        user,
+    }
+}
+
+fn ssl_opts(cfg: &DriverConfig) -> Result<Option<SslOpts>, SqlError> {
+    let m = &cfg.mysql;
+    let mut o = SslOpts::default();
+    match m.ssl {
+        MysqlSslMode::Disabled => return Ok(None),
+        MysqlSslMode::Preferred | MysqlSslMode::Required => {
+            o = o
+                .with_danger_accept_invalid_certs(true)
+                .with_danger_skip_domain_validation(true);
+        }
+        MysqlSslMode::VerifyCa => o = o.with_danger_skip_domain_validation(true),
+        MysqlSslMode::VerifyIdentity => {}
+    }
+    if let Some(ca) = &m.ssl_ca {
+        o = o.with_root_cert_path(Some(ca.clone()));
+    }
+    match (&m.ssl_cert, &m.ssl_key) {
+        (Some(cert), Some(key)) => {
+            o = o.with_client_identity(Some(ClientIdentity::new(cert.clone(), key.clone())));
+        }
+        (None, None) => {}
+        _ => {
+            return Err(SqlError::config(
+                DriverKind::Mysql,
+                "--mysql-ssl-cert and --mysql-ssl-key must be given together",
+            ))
+        }
+    }
+    if let Some(cipher) = &m.ssl_cipher {
+        let wanted: Vec<String> = cipher
+            .split([':', ','])
+            .filter(|s| !s.is_empty())
+            .map(|s| s.to_ascii_uppercase().replace('-', "_"))
+            .collect();
+        let suites: Vec<_> = rustls::crypto::ring::ALL_CIPHER_SUITES
+            .iter()
+            .filter(|s| {
+                let name = format!("{:?}", s.suite()).to_ascii_uppercase();
+                wanted.iter().any(|w| {
+                    name == *w || name.ends_with(&format!("_{w}")) || name == format!("TLS_{w}")
+                })
+            })
+            .copied()
+            .collect();
+        if suites.is_empty() {
+            return Err(SqlError::config(
+                DriverKind::Mysql,
+                format!("--mysql-ssl-cipher: no supported cipher suite matches '{cipher}'"),
+            ));
+        }
+        o = o.with_cipher_suites(&suites);
+    }
+    Ok(Some(o))
+}
+
+fn base_opts(cfg: &DriverConfig, ep: &Endpoint) -> Result<OptsBuilder, SqlError> {
+    let m = &cfg.mysql;
+    let mut b = OptsBuilder::new()
+        .user(Some(m.user.clone()))
+        .pass(Some(m.password.clone()))
+        .db_name((!m.db.is_empty()).then(|| m.db.clone()))
+        .prefer_socket(false)
+        .tcp_nodelay(true)
+        .stmt_cache_size(0)
+        .tcp_connect_timeout(Some(cfg.common.connect_timeout));
+    if let Some(s) = &ep.socket {
+        b = b.socket(Some(s.clone()));
+    } else {
+        b = b
+            .ip_or_hostname(ep.host.clone())
+            .tcp_port(ep.port.unwrap_or(3306));
+    }
+    if m.compression {
+        let algs: Vec<String> = m
+            .compression_algorithms
+            .iter()
+            .map(|a| a.to_ascii_lowercase())
+            .collect();
+        if algs.is_empty() || algs.iter().any(|a| a == "zlib") {
+            b = b.compress(Some(mysql::Compression::default()));
+        } else if !algs.iter().all(|a| a == "uncompressed") {
+            return Err(SqlError::config(
+                DriverKind::Mysql,
+                format!(
+                    "--mysql-compression-algorithms: unsupported algorithm(s) '{}' (supported: zlib, uncompressed)",
+                    algs.join(",")
+                ),
+            ));
+        }
+    }
+    Ok(b.ssl_opts(ssl_opts(cfg)?))
+}
+
+/// Map a client error to (errno, sqlstate, message, connection lost).
+fn describe(e: &mysql::Error, op: SqlOp, ep: &Endpoint) -> (u32, String, String, bool) {
+    let target = match (&ep.socket, &ep.host) {
+        (Some(s), _) => format!("socket '{s}'"),
+        (None, Some(h)) => format!("'{h}:{}'", ep.port.unwrap_or(3306)),
+        _ => String::new(),
+    };
+    match e {
+        mysql::Error::MySqlError(me) => (
+            u32::from(me.code),
+            me.state.clone(),
+            me.message.clone(),
+            LOST_CONNECTION_ERRORS.contains(&u32::from(me.code)),
+        ),
+        mysql::Error::IoError(io) if op == SqlOp::Connect => {
+            let code = if ep.socket.is_some() { 2002 } else { 2003 };
+            (
+                code,
+                "HY000".into(),
+                format!("Can't connect to server on {target} ({io})"),
+                true,
+            )
+        }
+        mysql::Error::IoError(io) => {
+            let (code, what) = match io.kind() {
+                ErrorKind::BrokenPipe | ErrorKind::NotConnected => (2006, "Server has gone away"),
+                _ => (2013, "Lost connection to server during query"),
+            };
+            (code, "HY000".into(), format!("{what} ({io})"), true)
+        }
+        mysql::Error::DriverError(mysql::DriverError::ConnectTimeout) => (
+            2003,
+            "HY000".into(),
+            format!("Can't connect to server on {target} (connect timeout)"),
+            true,
+        ),
+        mysql::Error::DriverError(mysql::DriverError::CouldNotConnect(d)) => {
+            let detail = d
+                .as_ref()
+                .map(|(addr, desc, _)| format!("{addr}: {desc}"))
+                .unwrap_or_default();
+            (
+                if ep.socket.is_some() { 2002 } else { 2003 },
+                "HY000".into(),
+                format!("Can't connect to server on {target} ({detail})"),
+                true,
+            )
+        }
+        mysql::Error::DriverError(mysql::DriverError::TlsNotSupported) => (
+            2026,
+            "HY000".into(),
+            "SSL connection error: the server does not support TLS".into(),
+            false,
+        ),
+        mysql::Error::DriverError(mysql::DriverError::PacketOutOfSync)
+        | mysql::Error::DriverError(mysql::DriverError::UnexpectedPacket) => (
+            2013,
+            "HY000".into(),
+            format!("Lost connection to server during query ({e})"),
+            true,
+        ),
+        mysql::Error::DriverError(mysql::DriverError::PacketTooLarge) => (
+            2020,
+            "HY000".into(),
+            "Got packet bigger than 'max_allowed_packet' bytes".into(),
+            false,
+        ),
+        mysql::Error::TlsError(t) => (
+            2026,
+            "HY000".into(),
+            format!("SSL connection error: {t}"),
+            op == SqlOp::Connect,
+        ),
+        other => (2000, "HY000".into(), other.to_string(), false),
+    }
+}
+
+/// Append the text form of a binary-protocol value, as the server would print it.
+fn push_value(rs: &mut ResultSet, v: mysql::Value, col: &mysql::Column) {
+    use std::io::Write as _;
+    match v {
+        mysql::Value::NULL => rs.push_cell(None),
+        mysql::Value::Bytes(b) => rs.push_cell(Some(&b)),
+        mysql::Value::Int(i) => rs.push_cell_with(|buf| {
+            let _ = write!(buf, "{i}");
+        }),
+        mysql::Value::UInt(u) => rs.push_cell_with(|buf| {
+            let _ = write!(buf, "{u}");
+        }),
+        mysql::Value::Float(f) => rs.push_cell_with(|buf| {
+            let _ = write!(buf, "{f}");
+        }),
+        mysql::Value::Double(d) => rs.push_cell_with(|buf| {
+            let _ = write!(buf, "{d}");
+        }),
+        mysql::Value::Date(y, mo, d, h, mi, s, us) => rs.push_cell_with(|buf| {
+            let _ = write!(buf, "{y:04}-{mo:02}-{d:02}");
+            if col.column_type() != ColumnType::MYSQL_TYPE_DATE {
+                let _ = write!(buf, " {h:02}:{mi:02}:{s:02}");
+                push_fraction(buf, us, col.decimals());
+            }
+        }),
+        mysql::Value::Time(neg, days, h, mi, s, us) => rs.push_cell_with(|buf| {
+            let hours = days * 24 + u32::from(h);
+            let sign = if neg { "-" } else { "" };
+            let _ = write!(buf, "{sign}{hours:02}:{mi:02}:{s:02}");
+            push_fraction(buf, us, col.decimals());
+        }),
+    }
+}
+
+fn push_fraction(buf: &mut Vec<u8>, micros: u32, decimals: u8) {
+    use std::io::Write as _;
+    let d = usize::from(decimals.min(6));
+    if d > 0 {
+        let digits = format!("{micros:06}");
+        let _ = write!(buf, ".{}", &digits[..d]);
+    }
+}
+
+/// Collect every result set of a query result.
+fn collect<P: mysql::prelude::Protocol>(
+    mut qr: mysql::QueryResult<'_, '_, '_, P>,
+) -> Result<(VecDeque<Option<ResultSet>>, u64), mysql::Error> {
+    let mut sets = VecDeque::new();
+    let mut affected = 0;
+    while let Some(mut set) = qr.iter() {
+        let columns = set.columns();
+        let cols = columns.as_ref();
+        if cols.is_empty() {
+            affected = set.affected_rows();
+            for row in set.by_ref() {
+                row?;
+            }
+            sets.push_back(None);
+            continue;
+        }
+        let cols: Vec<mysql::Column> = cols.to_vec();
+        let mut rs = ResultSet::new(cols.iter().map(|c| c.name_str().into_owned()).collect());
+        for row in set.by_ref() {
+            for (v, c) in row?.unwrap().into_iter().zip(&cols) {
+                push_value(&mut rs, v, c);
+            }
+        }
+        affected = 0;
+        sets.push_back(Some(rs));
+    }
+    Ok((sets, affected))
+}
+
+impl MysqlConnection {
+    pub(crate) fn connect(cfg: Arc<DriverConfig>, index: usize) -> Result<Self, SqlError> {
+        let endpoint = pick_endpoint(&cfg, index);
+        let opts = base_opts(&cfg, &endpoint)?;
+        let debug = cfg.common.debug || cfg.mysql.debug;
+        let mut c = MysqlConnection {
+            cfg,
+            endpoint,
+            opts,
+            conn: None,
+            stmts: Vec::new(),
+            pending: VecDeque::new(),
+            bulk: BulkBuffer::default(),
+            affected: 0,
+            debug,
+            lost_errno: None,
+        };
+        c.open()?;
+        Ok(c)
+    }
+
+    fn trace(&self, what: &str, detail: &str) {
+        if self.debug {
+            trace("mysql", what, detail);
+        }
+    }
+
+    fn target(&self) -> String {
+        match (&self.endpoint.socket, &self.endpoint.host) {
+            (Some(s), _) => format!("socket {s}"),
+            (None, Some(h)) => format!("{h}:{}", self.endpoint.port.unwrap_or(3306)),
+            _ => String::new(),
+        }
+    }
+
+    /// Open the connection (with `PREFERRED` falling back to plain text).
+    fn open(&mut self) -> Result<(), SqlError> {
+        self.trace(
+            "connect",
+            &format!(
+                "{} user '{}' db '{}'",
+                self.target(),
+                self.cfg.mysql.user,
+                self.cfg.mysql.db
+            ),
+        );
+        self.conn = None;
+        let mut res = Conn::new(self.opts.clone());
+        if self.cfg.mysql.ssl == MysqlSslMode::Preferred {
+            if let Err(mysql::Error::DriverError(mysql::DriverError::TlsNotSupported)) = res {
+                res = Conn::new(self.opts.clone().ssl_opts(None::<SslOpts>));
+            }
+        }
+        match res {
+            Ok(conn) => {
+                self.conn = Some(conn);
+                self.lost_errno = None;
+                for s in self.stmts.iter_mut().flatten() {
+                    s.server = None;
+                }
+                Ok(())
+            }
+            Err(e) => {
+                let (errno, state, msg, _) = describe(&e, SqlOp::Connect, &self.endpoint);
+                let mut err = SqlError::new(DriverKind::Mysql, SqlOp::Connect, errno, state, msg);
+                err.kind = SqlErrorKind::Connect;
+                err.endpoint = Some(Box::new(self.endpoint.clone()));
+                Err(err)
+            }
+        }
+    }
+
+    /// Turn a client error into an [`SqlError`], reconnecting after a listed
+    /// lost-connection error.
+    fn fail(&mut self, e: mysql::Error, op: SqlOp, sql: &str) -> SqlError {
+        let (errno, state, msg, lost) = describe(&e, op, &self.endpoint);
+        self.trace("error", &format!("{errno} ({msg})"));
+        let mut err = SqlError::new(DriverKind::Mysql, op, errno, state, msg).with_query(sql);
+        let listed = self.cfg.mysql.ignore_errors.contains(&errno);
+        if lost {
+            self.conn = None;
+            self.pending.clear();
+        }
+        if !listed {
+            return err;
+        }
+        let mut reconnected = false;
+        if lost {
+            self.lost_errno = Some(errno);
+            reconnected = self.open().is_ok();
+        }
+        err.kind = SqlErrorKind::Ignorable { reconnected };
+        err
+    }
+
+    /// The live connection, reconnecting first if an earlier lost connection left it
+    /// closed. A successful lazy reconnect is reported as an ignorable error with
+    /// `reconnected: true` so the caller counts it and restarts the event.
+    fn live(&mut self, op: SqlOp, sql: &str) -> Result<&mut Conn, SqlError> {
+        if self.conn.is_none() {
+            let Some(errno) = self.lost_errno else {
+                return Err(SqlError::new(
+                    DriverKind::Mysql,
+                    op,
+                    2006,
+                    "HY000",
+                    "Server has gone away (connection closed)",
+                )
+                .with_query(sql));
+            };
+            let reconnected = self.open().is_ok();
+            if !reconnected {
+                // Do not spin at full speed while the server is down.
+                std::thread::sleep(Duration::from_millis(100));
+            }
+            let mut err = SqlError::new(
+                DriverKind::Mysql,
+                op,
+                errno,
+                "HY000",
+                if reconnected {
+                    "Lost connection to server; reconnected"
+                } else {
+                    "Lost connection to server; reconnect failed"
+                },
+            )
+            .with_query(sql);
+            err.kind = SqlErrorKind::Ignorable { reconnected };
+            if !reconnected {
+                self.lost_errno = Some(errno);
+            }
+            return Err(err);
+        }
+        Ok(self.conn.as_mut().expect("checked above"))
+    }
+
+    fn run_text(&mut self, sql: &str, op: SqlOp) -> Result<Option<ResultSet>, SqlError> {
+        self.trace("query", sql);
+        self.pending.clear();
+        let conn = self.live(op, sql)?;
+        let res = conn.query_iter(sql).and_then(collect);
+        match res {
+            Ok((mut sets, affected)) => {
+                self.affected = affected;
+                let first = sets.pop_front().flatten();
+                self.pending = sets;
+                Ok(first)
+            }
+            Err(e) => Err(self.fail(e, op, sql)),
+        }
+    }
+
+    fn stmt(&self, id: StatementId) -> Result<&Stmt, SqlError> {
+        self.stmts
+            .get(id.0 as usize)
+            .and_then(Option::as_ref)
+            .ok_or_else(|| {
+                SqlError::new(
+                    DriverKind::Mysql,
+                    SqlOp::Execute,
+                    2030,
+                    "HY000",
+                    format!("invalid statement id {}", id.0),
+                )
+            })
+    }
+}
+
+/// Errors that mean "this statement cannot be prepared server-side": emulate instead.
+fn cannot_prepare(e: &mysql::Error) -> bool {
+    matches!(e, mysql::Error::MySqlError(me) if me.code == 1295)
+}
+
+impl Connection for MysqlConnection {
+    fn query(&mut self, sql: &str) -> Result<Option<ResultSet>, SqlError> {
+        self.run_text(sql, SqlOp::Query)
+    }
+
+    fn prepare(&mut self, sql: &str) -> Result<StatementId, SqlError> {
+        self.trace("prepare", sql);
+        let template = Template::parse(sql);
+        let mut stmt = Stmt {
+            template,
+            sql: sql.to_string(),
+            server: None,
+            emulate: self.cfg.common.ps_mode == PsMode::Disable,
+        };
+        if !stmt.emulate {
+            let conn = self.live(SqlOp::Prepare, sql)?;
+            match conn.prep(sql) {
+                Ok(s) => stmt.server = Some(s),
+                Err(e) if cannot_prepare(&e) => stmt.emulate = true,
+                Err(e) => return Err(self.fail(e, SqlOp::Prepare, sql)),
+            }
+        }
+        let id = self.stmts.len() as u32;
+        self.stmts.push(Some(stmt));
+        Ok(StatementId(id))
+    }
+
+    fn execute(
+        &mut self,
+        id: StatementId,
+        params: &[Value],
+    ) -> Result<Option<ResultSet>, SqlError> {
+        let stmt = self.stmt(id)?;
+        if stmt.emulate {
+            let sql = stmt.template.render(params, Dialect::Mysql);
+            return self.run_text(&sql, SqlOp::Execute);
+        }
+        let sql = stmt.sql.clone();
+        let server = stmt.server.clone();
+        if self.debug {
+            self.trace("execute", &stmt.template.render(params, Dialect::Mysql));
+        }
+        self.pending.clear();
+        let conn = self.live(SqlOp::Execute, &sql)?;
+        let server = match server {
+            Some(s) => s,
+            None => match conn.prep(&sql) {
+                Ok(s) => {
+                    if let Some(Some(st)) = self.stmts.get_mut(id.0 as usize) {
+                        st.server = Some(s.clone());
+                    }
+                    s
+                }
+                Err(e) => return Err(self.fail(e, SqlOp::Prepare, &sql)),
+            },
+        };
+        let conn = self.conn.as_mut().expect("live connection");
+        let values: Vec<mysql::Value> = params
+            .iter()
+            .map(|p| match p {
+                Value::Null => mysql::Value::NULL,
+                Value::Int(i) => mysql::Value::Int(*i),
+                Value::Float(f) => mysql::Value::Float(*f),
+                Value::Double(d) => mysql::Value::Double(*d),
+                Value::Text(t) => mysql::Value::Bytes(t.clone()),
+            })
+            .collect();
+        let params = if values.is_empty() {
+            mysql::Params::Empty
+        } else {
+            mysql::Params::Positional(values)
+        };
+        match conn.exec_iter(&server, params).and_then(collect) {
+            Ok((mut sets, affected)) => {
+                self.affected = affected;
+                let first = sets.pop_front().flatten();
+                self.pending = sets;
+                Ok(first)
+            }
+            Err(e) => Err(self.fail(e, SqlOp::Execute, &sql)),
+        }
+    }
+
+    fn close_statement(&mut self, id: StatementId) {
+        if let Some(slot) = self.stmts.get_mut(id.0 as usize) {
+            if let Some(stmt) = slot.take() {
+                if let (Some(server), Some(conn)) = (stmt.server, self.conn.as_mut()) {
+                    let _ = conn.close(server);
+                }
+            }
+        }
+    }
+
+    fn bulk_insert_init(&mut self, prefix: &str) -> Result<(), SqlError> {
+        self.bulk.init(prefix);
+        Ok(())
+    }
+
+    fn bulk_insert_next(&mut self, values_tuple: &str) -> Result<(), SqlError> {
+        if let Some(stmt) = self.bulk.push(values_tuple) {
+            self.run_text(&stmt, SqlOp::Query)?;
+        }
+        Ok(())
+    }
+
+    fn bulk_insert_done(&mut self) -> Result<(), SqlError> {
+        if let Some(stmt) = self.bulk.done() {
+            self.run_text(&stmt, SqlOp::Query)?;
+        }
+        Ok(())
+    }
+
+    fn reconnect(&mut self) -> Result<(), SqlError> {
+        self.trace("reconnect", &self.target());
+        if let Some(conn) = self.conn.take() {
+            drop(conn);
+        }
+        self.pending.clear();
+        self.open()
+    }
+
+    fn more_results(&mut self) -> bool {
+        !self.pending.is_empty()
+    }
+
+    fn next_result(&mut self) -> Result<Option<ResultSet>, SqlError> {
+        Ok(self.pending.pop_front().flatten())
+    }
+
+    fn affected_rows(&self) -> u64 {
+        self.affected
+    }
+
+    fn disconnect(&mut self) {
+        self.trace("disconnect", &self.target());
+        self.conn = None;
+        self.lost_errno = None;
+        self.pending.clear();
+    }
+}

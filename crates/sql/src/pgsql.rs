@@ -1,0 +1,478 @@
+//! The PostgreSQL driver (sync `postgres` crate, TLS through native-tls).
+//!
+//! Text queries use the simple-query protocol, whose values arrive as text. Prepared
+//! statements send their parameters in text format (the server parses them by the
+//! parameter types it inferred) and receive binary values, which [`pgtext`] renders
+//! the way the server prints them.
+
+use std::collections::VecDeque;
+use std::error::Error as _;
+use std::sync::Arc;
+use std::time::Duration;
+
+use postgres::config::SslMode;
+use postgres::types::{to_sql_checked, FromSql, IsNull, ToSql, Type};
+use postgres::{Client, SimpleQueryMessage, Statement};
+use postgres_native_tls::MakeTlsConnector;
+
+use crate::bulk::BulkBuffer;
+use crate::config::{DriverConfig, DriverKind, PgSslMode, PsMode};
+use crate::emulate::{push_literal, Dialect, Template};
+use crate::error::{Endpoint, SqlError, SqlErrorKind, SqlOp};
+use crate::resultset::ResultSet;
+use crate::trace::trace;
+use crate::value::Value;
+use crate::{Connection, StatementId};
+
+mod pgtext;
+
+/// SQLSTATE used for a lost connection (`connection_failure`).
+const LOST_STATE: &str = "08006";
+
+struct Stmt {
+    template: Template,
+    numbered: String,
+    server: Option<Statement>,
+}
+
+/// A PostgreSQL connection.
+pub(crate) struct PgConnection {
+    cfg: Arc<DriverConfig>,
+    client: Option<Client>,
+    stmts: Vec<Option<Stmt>>,
+    pending: VecDeque<Option<ResultSet>>,
+    bulk: BulkBuffer,
+    affected: u64,
+    debug: bool,
+    lost: bool,
+}
+
+/// A bound value sent in text format: the server converts it to the parameter type.
+#[derive(Debug)]
+struct TextParam<'a>(&'a Value);
+
+impl ToSql for TextParam<'_> {
+    fn to_sql(
+        &self,
+        _ty: &Type,
+        out: &mut postgres::types::private::BytesMut,
+    ) -> Result<IsNull, Box<dyn std::error::Error + Sync + Send>> {
+        match self.0 {
+            Value::Null => return Ok(IsNull::Yes),
+            Value::Text(t) => out.extend_from_slice(t),
+            v => {
+                let mut s = String::new();
+                push_literal(&mut s, v, Dialect::Standard);
+                out.extend_from_slice(s.as_bytes());
+            }
+        }
+        Ok(IsNull::No)
+    }
+
+    fn accepts(_: &Type) -> bool {
+        true
+    }
+
+    fn encode_format(&self, _ty: &Type) -> postgres::types::Format {
+        postgres::types::Format::Text
+    }
+
+    to_sql_checked!();
+}
+
+/// Raw binary value of any type (decoded to text by [`pgtext::push`]).
+struct Raw<'a>(Option<&'a [u8]>);
+
+impl<'a> FromSql<'a> for Raw<'a> {
+    fn from_sql(_: &Type, raw: &'a [u8]) -> Result<Self, Box<dyn std::error::Error + Sync + Send>> {
+        Ok(Raw(Some(raw)))
+    }
+
+    fn from_sql_null(_: &Type) -> Result<Self, Box<dyn std::error::Error + Sync + Send>> {
+        Ok(Raw(None))
+    }
+
+    fn accepts(_: &Type) -> bool {
+        true
+    }
+}
+
+fn make_tls(mode: PgSslMode) -> Result<MakeTlsConnector, native_tls::Error> {
+    let mut b = native_tls::TlsConnector::builder();
+    match mode {
+        PgSslMode::VerifyFull => {}
+        PgSslMode::VerifyCa => {
+            b.danger_accept_invalid_hostnames(true);
+        }
+        _ => {
+            b.danger_accept_invalid_certs(true)
+                .danger_accept_invalid_hostnames(true);
+        }
+    }
+    Ok(MakeTlsConnector::new(b.build()?))
+}
+
+/// Full text of an error including its sources (`postgres` puts the useful part in
+/// the source chain).
+fn full_message(e: &postgres::Error) -> String {
+    if let Some(db) = e.as_db_error() {
+        return db.message().to_string();
+    }
+    let mut msg = e.to_string();
+    let mut src = e.source();
+    while let Some(s) = src {
+        let t = s.to_string();
+        if !msg.contains(&t) {
+            msg.push_str(": ");
+            msg.push_str(&t);
+        }
+        src = s.source();
+    }
+    msg
+}
+
+impl PgConnection {
+    pub(crate) fn connect(cfg: Arc<DriverConfig>) -> Result<Self, SqlError> {
+        let debug = cfg.common.debug;
+        let mut c = PgConnection {
+            cfg,
+            client: None,
+            stmts: Vec::new(),
+            pending: VecDeque::new(),
+            bulk: BulkBuffer::default(),
+            affected: 0,
+            debug,
+            lost: false,
+        };
+        c.open()?;
+        Ok(c)
+    }
+
+    fn trace(&self, what: &str, detail: &str) {
+        if self.debug {
+            trace("pgsql", what, detail);
+        }
+    }
+
+    fn endpoint(&self) -> Endpoint {
+        let p = &self.cfg.pgsql;
+        if p.host.starts_with('/') {
+            Endpoint {
+                host: None,
+                port: None,
+                socket: Some(p.host.clone()),
+                user: Some(p.user.clone()),
+            }
+        } else {
+            Endpoint {
+                host: Some(p.host.clone()),
+                port: Some(p.port),
+                socket: None,
+                user: Some(p.user.clone()),
+            }
+        }
+    }
+
+    fn open(&mut self) -> Result<(), SqlError> {
+        let p = &self.cfg.pgsql;
+        self.trace(
+            "connect",
+            &format!("{}:{} user '{}' db '{}'", p.host, p.port, p.user, p.db),
+        );
+        self.client = None;
+        let mut c = postgres::Config::new();
+        if p.host.starts_with('/') {
+            c.host_path(&p.host);
+        } else {
+            c.host(&p.host);
+        }
+        c.port(p.port)
+            .user(&p.user)
+            .dbname(&p.db)
+            .application_name("bmk")
+            .connect_timeout(self.cfg.common.connect_timeout)
+            .ssl_mode(match p.sslmode {
+                PgSslMode::Disable => SslMode::Disable,
+                PgSslMode::Allow | PgSslMode::Prefer => SslMode::Prefer,
+                _ => SslMode::Require,
+            });
+        if !p.password.is_empty() {
+            c.password(&p.password);
+        }
+        let res = match make_tls(p.sslmode) {
+            Ok(tls) => c.connect(tls).map_err(|e| {
+                let state = e.code().map(|s| s.code().to_string()).unwrap_or_default();
+                (state, full_message(&e))
+            }),
+            Err(e) => Err((String::new(), format!("TLS setup failed: {e}"))),
+        };
+        match res {
+            Ok(client) => {
+                self.client = Some(client);
+                self.lost = false;
+                for s in self.stmts.iter_mut().flatten() {
+                    s.server = None;
+                }
+                Ok(())
+            }
+            Err((state, msg)) => {
+                let mut err = SqlError::new(DriverKind::Pgsql, SqlOp::Connect, 0, state, msg);
+                err.kind = SqlErrorKind::Connect;
+                err.endpoint = Some(Box::new(self.endpoint()));
+                Err(err)
+            }
+        }
+    }
+
+    fn fail(&mut self, e: postgres::Error, op: SqlOp, sql: &str) -> SqlError {
+        let lost = e.is_closed() || (e.as_db_error().is_none() && e.code().is_none());
+        let state = match e.code() {
+            Some(s) => s.code().to_string(),
+            None if lost => LOST_STATE.to_string(),
+            None => String::new(),
+        };
+        let msg = full_message(&e);
+        self.trace("error", &format!("{state} ({msg})"));
+        let mut err = SqlError::new(DriverKind::Pgsql, op, 0, state.clone(), msg).with_query(sql);
+        if lost {
+            self.client = None;
+            self.pending.clear();
+        }
+        if !self.cfg.pgsql.ignore_errors.matches_sqlstate(&state) {
+            return err;
+        }
+        let mut reconnected = false;
+        if lost {
+            self.lost = true;
+            reconnected = self.open().is_ok();
+        } else if let Some(c) = self.client.as_mut() {
+            // The event restarts: end the aborted transaction so its BEGIN works.
+            let _ = c.batch_execute("ROLLBACK");
+        }
+        err.kind = SqlErrorKind::Ignorable { reconnected };
+        err
+    }
+
+    fn live(&mut self, op: SqlOp, sql: &str) -> Result<&mut Client, SqlError> {
+        if self.client.is_none() {
+            if !self.lost {
+                return Err(SqlError::new(
+                    DriverKind::Pgsql,
+                    op,
+                    0,
+                    "08003",
+                    "connection is closed",
+                )
+                .with_query(sql));
+            }
+            let reconnected = self.open().is_ok();
+            if !reconnected {
+                std::thread::sleep(Duration::from_millis(100));
+            }
+            let mut err = SqlError::new(
+                DriverKind::Pgsql,
+                op,
+                0,
+                LOST_STATE,
+                if reconnected {
+                    "connection to server was lost; reconnected"
+                } else {
+                    "connection to server was lost; reconnect failed"
+                },
+            )
+            .with_query(sql);
+            err.kind = SqlErrorKind::Ignorable { reconnected };
+            if !reconnected {
+                self.lost = true;
+            }
+            return Err(err);
+        }
+        Ok(self.client.as_mut().expect("checked above"))
+    }
+
+    fn run_text(&mut self, sql: &str, op: SqlOp) -> Result<Option<ResultSet>, SqlError> {
+        self.trace("query", sql);
+        self.pending.clear();
+        let client = self.live(op, sql)?;
+        match client.simple_query(sql) {
+            Ok(msgs) => {
+                let mut sets = VecDeque::new();
+                let mut cur: Option<ResultSet> = None;
+                let mut affected = 0;
+                for m in msgs {
+                    match m {
+                        SimpleQueryMessage::RowDescription(cols) => {
+                            cur = Some(ResultSet::new(
+                                cols.iter().map(|c| c.name().to_string()).collect(),
+                            ));
+                        }
+                        SimpleQueryMessage::Row(row) => {
+                            let rs = cur.get_or_insert_with(|| ResultSet::with_nfields(row.len()));
+                            for i in 0..row.len() {
+                                rs.push_cell(row.get(i).map(str::as_bytes));
+                            }
+                        }
+                        SimpleQueryMessage::CommandComplete(n) => {
+                            affected = if cur.is_some() { 0 } else { n };
+                            sets.push_back(cur.take());
+                        }
+                        _ => {}
+                    }
+                }
+                if cur.is_some() {
+                    sets.push_back(cur.take());
+                }
+                self.affected = affected;
+                let first = sets.pop_front().flatten();
+                self.pending = sets;
+                Ok(first)
+            }
+            Err(e) => Err(self.fail(e, op, sql)),
+        }
+    }
+}
+
+impl Connection for PgConnection {
+    fn query(&mut self, sql: &str) -> Result<Option<ResultSet>, SqlError> {
+        self.run_text(sql, SqlOp::Query)
+    }
+
+    fn prepare(&mut self, sql: &str) -> Result<StatementId, SqlError> {
+        self.trace("prepare", sql);
+        let template = Template::parse(sql);
+        let numbered = template.numbered();
+        let mut stmt = Stmt {
+            template,
+            numbered,
+            server: None,
+        };
+        if self.cfg.common.ps_mode == PsMode::Auto {
+            let numbered = stmt.numbered.clone();
+            let client = self.live(SqlOp::Prepare, sql)?;
+            match client.prepare(&numbered) {
+                Ok(s) => stmt.server = Some(s),
+                Err(e) => return Err(self.fail(e, SqlOp::Prepare, sql)),
+            }
+        }
+        let id = self.stmts.len() as u32;
+        self.stmts.push(Some(stmt));
+        Ok(StatementId(id))
+    }
+
+    fn execute(
+        &mut self,
+        id: StatementId,
+        params: &[Value],
+    ) -> Result<Option<ResultSet>, SqlError> {
+        let Some(stmt) = self.stmts.get(id.0 as usize).and_then(Option::as_ref) else {
+            return Err(SqlError::new(
+                DriverKind::Pgsql,
+                SqlOp::Execute,
+                0,
+                "26000",
+                format!("invalid statement id {}", id.0),
+            ));
+        };
+        if self.cfg.common.ps_mode == PsMode::Disable {
+            let sql = stmt.template.render(params, Dialect::Standard);
+            return self.run_text(&sql, SqlOp::Execute);
+        }
+        let numbered = stmt.numbered.clone();
+        let server = stmt.server.clone();
+        if self.debug {
+            self.trace("execute", &stmt.template.render(params, Dialect::Standard));
+        }
+        self.pending.clear();
+        let client = self.live(SqlOp::Execute, &numbered)?;
+        let server = match server {
+            Some(s) => s,
+            None => match client.prepare(&numbered) {
+                Ok(s) => {
+                    if let Some(Some(st)) = self.stmts.get_mut(id.0 as usize) {
+                        st.server = Some(s.clone());
+                    }
+                    s
+                }
+                Err(e) => return Err(self.fail(e, SqlOp::Prepare, &numbered)),
+            },
+        };
+        let client = self.client.as_mut().expect("live connection");
+        let bound: Vec<TextParam<'_>> = params.iter().map(TextParam).collect();
+        let refs: Vec<&(dyn ToSql + Sync)> =
+            bound.iter().map(|p| p as &(dyn ToSql + Sync)).collect();
+        if server.columns().is_empty() {
+            return match client.execute(&server, &refs) {
+                Ok(n) => {
+                    self.affected = n;
+                    Ok(None)
+                }
+                Err(e) => Err(self.fail(e, SqlOp::Execute, &numbered)),
+            };
+        }
+        match client.query(&server, &refs) {
+            Ok(rows) => {
+                let cols = server.columns();
+                let mut rs = ResultSet::new(cols.iter().map(|c| c.name().to_string()).collect());
+                for row in &rows {
+                    for (i, c) in cols.iter().enumerate() {
+                        let Raw(v) = row.get::<_, Raw<'_>>(i);
+                        pgtext::push(&mut rs, c.type_(), v);
+                    }
+                }
+                self.affected = 0;
+                Ok(Some(rs))
+            }
+            Err(e) => Err(self.fail(e, SqlOp::Execute, &numbered)),
+        }
+    }
+
+    fn close_statement(&mut self, id: StatementId) {
+        if let Some(slot) = self.stmts.get_mut(id.0 as usize) {
+            // Dropping the `Statement` closes it on the server.
+            *slot = None;
+        }
+    }
+
+    fn bulk_insert_init(&mut self, prefix: &str) -> Result<(), SqlError> {
+        self.bulk.init(prefix);
+        Ok(())
+    }
+
+    fn bulk_insert_next(&mut self, values_tuple: &str) -> Result<(), SqlError> {
+        if let Some(stmt) = self.bulk.push(values_tuple) {
+            self.run_text(&stmt, SqlOp::Query)?;
+        }
+        Ok(())
+    }
+
+    fn bulk_insert_done(&mut self) -> Result<(), SqlError> {
+        if let Some(stmt) = self.bulk.done() {
+            self.run_text(&stmt, SqlOp::Query)?;
+        }
+        Ok(())
+    }
+
+    fn reconnect(&mut self) -> Result<(), SqlError> {
+        self.client = None;
+        self.pending.clear();
+        self.open()
+    }
+
+    fn more_results(&mut self) -> bool {
+        !self.pending.is_empty()
+    }
+
+    fn next_result(&mut self) -> Result<Option<ResultSet>, SqlError> {
+        Ok(self.pending.pop_front().flatten())
+    }
+
+    fn affected_rows(&self) -> u64 {
+        self.affected
+    }
+
+    fn disconnect(&mut self) {
+        self.client = None;
+        self.lost = false;
+        self.pending.clear();
+    }
+}

@@ -1,0 +1,323 @@
+//! The embedded SQLite driver (`rusqlite`, bundled library): WAL journal and a busy
+//! timeout so that several worker threads can share one database file.
+
+use std::io::Write as _;
+use std::sync::Arc;
+
+use rusqlite::types::{ToSqlOutput, ValueRef};
+use rusqlite::{ffi, Connection as Db, OpenFlags, Statement, ToSql};
+
+use crate::bulk::BulkBuffer;
+use crate::config::{DriverConfig, DriverKind, PsMode};
+use crate::emulate::{Dialect, Template};
+use crate::error::{Endpoint, SqlError, SqlErrorKind, SqlOp};
+use crate::resultset::ResultSet;
+use crate::trace::trace;
+use crate::value::Value;
+use crate::{Connection, StatementId};
+
+/// One prepared statement (kept as SQL; rusqlite's statement cache holds the compiled
+/// form, so statements survive reconnects).
+struct Stmt {
+    sql: String,
+    template: Template,
+}
+
+/// A SQLite connection.
+pub(crate) struct SqliteConnection {
+    cfg: Arc<DriverConfig>,
+    db: Option<Db>,
+    stmts: Vec<Option<Stmt>>,
+    bulk: BulkBuffer,
+    affected: u64,
+    debug: bool,
+}
+
+/// Binds a [`Value`] without copying.
+struct Param<'a>(&'a Value);
+
+impl ToSql for Param<'_> {
+    fn to_sql(&self) -> rusqlite::Result<ToSqlOutput<'_>> {
+        Ok(ToSqlOutput::Borrowed(match self.0 {
+            Value::Null => ValueRef::Null,
+            Value::Int(i) => ValueRef::Integer(*i),
+            Value::Float(f) => ValueRef::Real(f64::from(*f)),
+            Value::Double(d) => ValueRef::Real(*d),
+            Value::Text(t) => match std::str::from_utf8(t) {
+                Ok(_) => ValueRef::Text(t),
+                Err(_) => ValueRef::Blob(t),
+            },
+        }))
+    }
+}
+
+/// Bind, run and collect one statement.
+fn run_stmt(
+    stmt: &mut Statement<'_>,
+    params: &[Value],
+) -> rusqlite::Result<(Option<ResultSet>, u64)> {
+    for (i, p) in params.iter().enumerate() {
+        stmt.raw_bind_parameter(i + 1, Param(p))?;
+    }
+    let ncols = stmt.column_count();
+    if ncols == 0 {
+        let n = stmt.raw_execute()?;
+        return Ok((None, n as u64));
+    }
+    let names = stmt.column_names().map(|s| s.to_string()).collect();
+    let mut rs = ResultSet::new(names);
+    let mut rows = stmt.raw_query();
+    while let Some(row) = rows.next()? {
+        for c in 0..ncols {
+            match row.get_ref(c)? {
+                ValueRef::Null => rs.push_cell(None),
+                ValueRef::Integer(i) => rs.push_cell_with(|b| {
+                    let _ = write!(b, "{i}");
+                }),
+                ValueRef::Real(f) => rs.push_cell_with(|b| {
+                    let _ = write!(b, "{f}");
+                }),
+                ValueRef::Text(t) | ValueRef::Blob(t) => rs.push_cell(Some(t)),
+            }
+        }
+    }
+    Ok((Some(rs), 0))
+}
+
+impl SqliteConnection {
+    pub(crate) fn connect(cfg: Arc<DriverConfig>) -> Result<Self, SqlError> {
+        let debug = cfg.common.debug;
+        let mut c = SqliteConnection {
+            cfg,
+            db: None,
+            stmts: Vec::new(),
+            bulk: BulkBuffer::default(),
+            affected: 0,
+            debug,
+        };
+        c.open()?;
+        Ok(c)
+    }
+
+    fn trace(&self, what: &str, detail: &str) {
+        if self.debug {
+            trace("sqlite", what, detail);
+        }
+    }
+
+    fn open(&mut self) -> Result<(), SqlError> {
+        let path = &self.cfg.sqlite.db;
+        self.trace("connect", &path.display().to_string());
+        self.db = None;
+        let res = Db::open_with_flags(
+            path,
+            OpenFlags::SQLITE_OPEN_READ_WRITE
+                | OpenFlags::SQLITE_OPEN_CREATE
+                | OpenFlags::SQLITE_OPEN_NO_MUTEX
+                | OpenFlags::SQLITE_OPEN_URI,
+        )
+        .and_then(|db| {
+            db.busy_timeout(self.cfg.sqlite.busy_timeout)?;
+            // WAL lets readers and one writer work concurrently; it is persistent, so
+            // a busy database may refuse the switch: retry happens through the busy
+            // timeout, and a database already in WAL mode needs nothing.
+            let mode: String = db.query_row("PRAGMA journal_mode=WAL", [], |r| r.get(0))?;
+            let _ = mode;
+            db.execute_batch("PRAGMA synchronous=NORMAL")?;
+            db.set_prepared_statement_cache_capacity(256);
+            Ok(db)
+        });
+        match res {
+            Ok(db) => {
+                self.db = Some(db);
+                Ok(())
+            }
+            Err(e) => {
+                let (errno, msg) = describe(&e);
+                let mut err = SqlError::new(DriverKind::Sqlite, SqlOp::Connect, errno, "", msg);
+                err.kind = SqlErrorKind::Connect;
+                err.endpoint = Some(Box::new(Endpoint {
+                    socket: Some(path.display().to_string()),
+                    ..Default::default()
+                }));
+                Err(err)
+            }
+        }
+    }
+
+    fn closed(op: SqlOp, sql: &str) -> SqlError {
+        SqlError::new(
+            DriverKind::Sqlite,
+            op,
+            ffi::SQLITE_MISUSE as u32,
+            "",
+            "connection is closed",
+        )
+        .with_query(sql)
+    }
+
+    fn fail(&mut self, e: rusqlite::Error, op: SqlOp, sql: &str) -> SqlError {
+        let (errno, msg) = describe(&e);
+        self.trace("error", &format!("{errno} ({msg})"));
+        let mut err = SqlError::new(DriverKind::Sqlite, op, errno, "", msg).with_query(sql);
+        if self.cfg.sqlite.ignore_errors.contains(&(errno & 0xff)) {
+            err.kind = SqlErrorKind::Ignorable { reconnected: false };
+            // The event restarts from scratch: end a transaction left open so its
+            // `BEGIN` works again.
+            if let Some(db) = &self.db {
+                if !db.is_autocommit() {
+                    let _ = db.execute_batch("ROLLBACK");
+                }
+            }
+        }
+        err
+    }
+
+    fn run(
+        &mut self,
+        sql: &str,
+        params: &[Value],
+        cached: bool,
+        op: SqlOp,
+    ) -> Result<Option<ResultSet>, SqlError> {
+        let Some(db) = self.db.as_ref() else {
+            return Err(Self::closed(op, sql));
+        };
+        let res = if cached {
+            db.prepare_cached(sql)
+                .and_then(|mut s| run_stmt(&mut s, params))
+        } else {
+            match db.prepare(sql) {
+                Ok(mut s) => run_stmt(&mut s, params),
+                Err(rusqlite::Error::MultipleStatement) if params.is_empty() => {
+                    db.execute_batch(sql).map(|_| (None, db.changes()))
+                }
+                Err(e) => Err(e),
+            }
+        };
+        match res {
+            Ok((rs, n)) => {
+                self.affected = n;
+                Ok(rs)
+            }
+            Err(e) => Err(self.fail(e, op, sql)),
+        }
+    }
+}
+
+/// (extended result code, message) of an error.
+fn describe(e: &rusqlite::Error) -> (u32, String) {
+    match e {
+        rusqlite::Error::SqliteFailure(f, msg) => (
+            f.extended_code as u32,
+            msg.clone().unwrap_or_else(|| f.to_string()),
+        ),
+        other => (ffi::SQLITE_ERROR as u32, other.to_string()),
+    }
+}
+
+impl Connection for SqliteConnection {
+    fn query(&mut self, sql: &str) -> Result<Option<ResultSet>, SqlError> {
+        self.trace("query", sql);
+        self.run(sql, &[], false, SqlOp::Query)
+    }
+
+    fn prepare(&mut self, sql: &str) -> Result<StatementId, SqlError> {
+        self.trace("prepare", sql);
+        let stmt = Stmt {
+            sql: sql.to_string(),
+            template: Template::parse(sql),
+        };
+        if self.cfg.common.ps_mode == PsMode::Auto {
+            let Some(db) = self.db.as_ref() else {
+                return Err(Self::closed(SqlOp::Prepare, sql));
+            };
+            let res = db.prepare_cached(sql).map(|_| ());
+            if let Err(e) = res {
+                return Err(self.fail(e, SqlOp::Prepare, sql));
+            }
+        }
+        let id = self.stmts.len() as u32;
+        self.stmts.push(Some(stmt));
+        Ok(StatementId(id))
+    }
+
+    fn execute(
+        &mut self,
+        id: StatementId,
+        params: &[Value],
+    ) -> Result<Option<ResultSet>, SqlError> {
+        let Some(stmt) = self.stmts.get(id.0 as usize).and_then(Option::as_ref) else {
+            return Err(SqlError::new(
+                DriverKind::Sqlite,
+                SqlOp::Execute,
+                ffi::SQLITE_MISUSE as u32,
+                "",
+                format!("invalid statement id {}", id.0),
+            ));
+        };
+        if self.cfg.common.ps_mode == PsMode::Disable {
+            let sql = stmt.template.render(params, Dialect::Standard);
+            self.trace("query", &sql);
+            return self.run(&sql, &[], false, SqlOp::Execute);
+        }
+        let sql = std::mem::take(&mut self.stmts[id.0 as usize].as_mut().expect("checked").sql);
+        if self.debug {
+            let shown = self.stmts[id.0 as usize]
+                .as_ref()
+                .expect("checked")
+                .template
+                .render(params, Dialect::Standard);
+            self.trace("execute", &shown);
+        }
+        let res = self.run(&sql, params, true, SqlOp::Execute);
+        self.stmts[id.0 as usize].as_mut().expect("checked").sql = sql;
+        res
+    }
+
+    fn close_statement(&mut self, id: StatementId) {
+        if let Some(slot) = self.stmts.get_mut(id.0 as usize) {
+            *slot = None;
+        }
+    }
+
+    fn bulk_insert_init(&mut self, prefix: &str) -> Result<(), SqlError> {
+        self.bulk.init(prefix);
+        Ok(())
+    }
+
+    fn bulk_insert_next(&mut self, values_tuple: &str) -> Result<(), SqlError> {
+        if let Some(stmt) = self.bulk.push(values_tuple) {
+            self.run(&stmt, &[], false, SqlOp::Query)?;
+        }
+        Ok(())
+    }
+
+    fn bulk_insert_done(&mut self) -> Result<(), SqlError> {
+        if let Some(stmt) = self.bulk.done() {
+            self.run(&stmt, &[], false, SqlOp::Query)?;
+        }
+        Ok(())
+    }
+
+    fn reconnect(&mut self) -> Result<(), SqlError> {
+        self.db = None;
+        self.open()
+    }
+
+    fn more_results(&mut self) -> bool {
+        false
+    }
+
+    fn next_result(&mut self) -> Result<Option<ResultSet>, SqlError> {
+        Ok(None)
+    }
+
+    fn affected_rows(&self) -> u64 {
+        self.affected
+    }
+
+    fn disconnect(&mut self) {
+        self.db = None;
+    }
+}
