@@ -1,0 +1,79 @@
+//! bmk's reports: every output format of a run, and the results file.
+//!
+//! This crate owns how measured numbers become bytes: the intermediate lines, the final
+//! and checkpoint reports and the `--histogram` text in sysbench's layouts (spec 1 §5,
+//! byte for byte), their CSV and JSON variants (`--report-format`), and the
+//! `--results=FILE.json` writer with its versioned schema (`docs/results-schema.md`).
+//! It must not measure, schedule or print: it takes the engine's plain-data statistics
+//! and returns `String`s or writes to a [`std::io::Write`] it is given.
+//!
+//! Main types: [`Reporter`] (what the CLI drives, built from a [`ReportConfig`]), the
+//! [`Format`] trait with one implementation per format, [`ReportStat`] (the Lua `stat`
+//! table, so Lua's `sysbench.report_*` printers share the code), [`FinalStats`] (the
+//! serialisable summary of a run) and [`ResultsWriter`].
+//!
+//! ```
+//! use bmk_report::{text, Layout, LineOptions, ReportStat};
+//!
+//! let stat = ReportStat {
+//!     threads_running: 1,
+//!     time_total: 1.0,
+//!     time_interval: 1.0,
+//!     events: 4262,
+//!     latency_pct: 0.000_23,
+//!     ..ReportStat::default()
+//! };
+//! let opts = LineOptions { layout: Layout::Events, ..LineOptions::default() };
+//! assert_eq!(
+//!     text::intermediate(&stat, &opts),
+//!     "[ 1s ] thds: 1 eps: 4262.00 lat (ms,95%): 0.23\n"
+//! );
+//! ```
+#![deny(missing_docs)]
+
+pub mod codec;
+pub mod csv;
+pub mod final_text;
+pub mod histogram;
+pub mod json;
+pub mod layout;
+pub mod printf;
+mod reporter;
+pub mod summary;
+pub mod text;
+
+pub use json::JsonIntervalArray;
+pub use layout::{FinalOptions, Layout, LineOptions, ReportFormat};
+pub use reporter::{Cumulative, Format, ReportConfig, Reporter};
+pub use summary::{
+    CounterTotals, Fairness, FinalStats, LagSummary, LatencySummary, PercentileValue, ReportStat,
+};
+
+/// What can go wrong while reporting.
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    /// `--report-format` got something other than text, csv or json.
+    #[error("invalid value '{0}' for --report-format: use text, csv or json")]
+    UnknownFormat(String),
+    /// A histogram could not be encoded, decoded or merged.
+    #[error("{0}")]
+    Histogram(String),
+    /// Reading or writing a file failed.
+    #[error("{path}: {source}")]
+    Io {
+        /// The file.
+        path: std::path::PathBuf,
+        /// The cause.
+        #[source]
+        source: std::io::Error,
+    },
+    /// A results file could not be serialised or parsed.
+    #[error("results file {path}: {source}")]
+    Json {
+        /// The file.
+        path: std::path::PathBuf,
+        /// The cause.
+        #[source]
+        source: serde_json::Error,
+    },
+}

@@ -1,0 +1,190 @@
+//! The front door for the CLI: pick a format once, then hand it the run's statistics.
+//!
+//! [`Reporter`] turns the engine's [`IntervalStats`] and [`CumulativeStats`] into the
+//! chosen `--report-format` and writes the bytes to a caller-supplied [`Write`]; it
+//! never touches stdout itself. Each format is one module implementing [`Format`]
+//! (`text`, `csv`, `json`), which only maps numbers to strings.
+
+use std::io::{self, Write};
+
+use bmk_engine::{CumulativeStats, IntervalStats};
+use hdrhistogram::Histogram;
+
+use crate::csv::CsvFormat;
+use crate::histogram::{buckets, Bucket};
+use crate::json::JsonFormat;
+use crate::layout::{FinalOptions, Layout, LineOptions, ReportFormat};
+use crate::printf::time_decimals;
+use crate::summary::{FinalStats, ReportStat};
+use crate::text::TextFormat;
+
+/// Which cumulative report is being printed.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Cumulative {
+    /// The report at the end of the run.
+    Final,
+    /// A `--report-checkpoints` report.
+    Checkpoint {
+        /// Seconds since the measured start.
+        at: f64,
+        /// Decimals of `at` in the `[ Ns ]` prefix.
+        time_decimals: usize,
+    },
+}
+
+/// One output format: turns report data into text.
+pub trait Format {
+    /// One intermediate sample.
+    fn interval(&mut self, stat: &ReportStat, opts: &LineOptions) -> String;
+    /// Anything that must follow the last sample before other output (JSON's `]`).
+    fn end_intervals(&mut self) -> String {
+        String::new()
+    }
+    /// A final or checkpoint report.
+    fn cumulative(
+        &mut self,
+        report: &Cumulative,
+        stats: &FinalStats,
+        opts: &FinalOptions,
+    ) -> String;
+    /// The `--histogram` output.
+    fn histogram(&mut self, rows: &[Bucket]) -> String;
+}
+
+impl ReportFormat {
+    /// A fresh printer for this format.
+    pub fn printer(self) -> Box<dyn Format + Send> {
+        match self {
+            ReportFormat::Text => Box::new(TextFormat),
+            ReportFormat::Csv => Box::new(CsvFormat),
+            ReportFormat::Json => Box::<JsonFormat>::default(),
+        }
+    }
+}
+
+/// Everything the reports need to know about the run.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ReportConfig {
+    /// `--report-format`.
+    pub format: ReportFormat,
+    /// The test's layout.
+    pub layout: Layout,
+    /// `--percentile` (0 disables percentile output).
+    pub percentile: f64,
+    /// `--percentiles` (bmk extension), shown in final reports.
+    pub percentiles: Vec<f64>,
+    /// `--report-interval` in seconds (0 = none); decides the decimals of `[ Ns ]`.
+    pub report_interval: f64,
+    /// `--rate` > 0.
+    pub rate_mode: bool,
+}
+
+impl Default for ReportConfig {
+    fn default() -> Self {
+        ReportConfig {
+            format: ReportFormat::Text,
+            layout: Layout::Events,
+            percentile: 95.0,
+            percentiles: Vec::new(),
+            report_interval: 0.0,
+            rate_mode: false,
+        }
+    }
+}
+
+/// Prints a run's reports in one format.
+pub struct Reporter {
+    line: LineOptions,
+    fin: FinalOptions,
+    format: Box<dyn Format + Send>,
+}
+
+impl Reporter {
+    /// A reporter for `config`.
+    pub fn new(config: &ReportConfig) -> Reporter {
+        Reporter {
+            line: LineOptions {
+                layout: config.layout,
+                percentile: config.percentile,
+                time_decimals: time_decimals(config.report_interval),
+                rate_mode: config.rate_mode,
+            },
+            fin: FinalOptions {
+                layout: config.layout,
+                percentile: config.percentile,
+                percentiles: config.percentiles.clone(),
+            },
+            format: config.format.printer(),
+        }
+    }
+
+    /// The intermediate-line settings.
+    pub fn line_options(&self) -> &LineOptions {
+        &self.line
+    }
+
+    /// The final-report settings.
+    pub fn final_options(&self) -> &FinalOptions {
+        &self.fin
+    }
+
+    /// Summarises `stats` with the percentiles this reporter shows.
+    pub fn final_stats(&self, stats: &CumulativeStats) -> FinalStats {
+        FinalStats::from_cumulative(stats, &self.fin.shown_percentiles())
+    }
+
+    /// Prints an intermediate report.
+    pub fn interval(&mut self, out: &mut dyn Write, stats: &IntervalStats) -> io::Result<()> {
+        let stat = ReportStat::from_interval(stats, self.line.percentile);
+        self.interval_stat(out, &stat)
+    }
+
+    /// Prints an intermediate report from a ready [`ReportStat`].
+    pub fn interval_stat(&mut self, out: &mut dyn Write, stat: &ReportStat) -> io::Result<()> {
+        out.write_all(self.format.interval(stat, &self.line).as_bytes())
+    }
+
+    /// Ends the stream of intermediate reports (closes JSON's array). Called
+    /// automatically before any other report.
+    pub fn end_intervals(&mut self, out: &mut dyn Write) -> io::Result<()> {
+        out.write_all(self.format.end_intervals().as_bytes())
+    }
+
+    /// Prints a checkpoint report taken `at` seconds after the measured start.
+    pub fn checkpoint(
+        &mut self,
+        out: &mut dyn Write,
+        at: f64,
+        stats: &CumulativeStats,
+    ) -> io::Result<()> {
+        let summary = self.final_stats(stats);
+        let kind = Cumulative::Checkpoint {
+            at,
+            time_decimals: self.line.time_decimals,
+        };
+        self.cumulative(out, &kind, &summary)
+    }
+
+    /// Prints the `--histogram` output for a nanosecond latency histogram.
+    pub fn histogram(&mut self, out: &mut dyn Write, hist: &Histogram<u64>) -> io::Result<()> {
+        self.end_intervals(out)?;
+        out.write_all(self.format.histogram(&buckets(hist)).as_bytes())
+    }
+
+    /// Prints the final report.
+    pub fn final_report(&mut self, out: &mut dyn Write, stats: &CumulativeStats) -> io::Result<()> {
+        let summary = self.final_stats(stats);
+        self.cumulative(out, &Cumulative::Final, &summary)
+    }
+
+    /// Prints a final or checkpoint report from a ready summary.
+    pub fn cumulative(
+        &mut self,
+        out: &mut dyn Write,
+        kind: &Cumulative,
+        stats: &FinalStats,
+    ) -> io::Result<()> {
+        self.end_intervals(out)?;
+        out.write_all(self.format.cumulative(kind, stats, &self.fin).as_bytes())
+    }
+}
