@@ -143,7 +143,7 @@ static OPTION_SPECS: &[OptionSpec] = &[
     opt("pgsql-password", None, "PostgreSQL password", OptKind::String),
     opt("pgsql-db", Some("sbtest"), "PostgreSQL database name", OptKind::String),
     opt("pgsql-sslmode", Some("prefer"), "SSL mode {disable, allow, prefer, require, verify-ca, verify-full}", OptKind::String),
-    opt("pgsql-ignore-errors", Some("40P01,40001"), "list of SQLSTATEs (5 characters) or SQLSTATE classes (2 characters) to ignore, or \"all\"; class 08 (connection exceptions) triggers a reconnect", OptKind::List),
+    opt("pgsql-ignore-errors", Some("40P01,40001"), "list of SQLSTATEs (5 characters) or SQLSTATE classes (2 characters) to ignore, or \"all\"; a lost connection (reported as its own SQLSTATE, e.g. 57P01, or 08006) that is listed (as itself, 08006 or class 08) triggers a reconnect", OptKind::List),
     opt("sqlite-db", Some("./sbtest.db"), "SQLite database file", OptKind::File),
     opt("sqlite-busy-timeout", Some("10000"), "SQLite busy timeout in milliseconds", OptKind::Int),
     opt("sqlite-ignore-errors", Some("busy,locked"), "list of SQLite result codes (names such as busy, locked, constraint, or numbers) to ignore, or \"all\"", OptKind::List),

@@ -20,6 +20,7 @@
 mod bulk;
 mod classify;
 mod config;
+mod deadline;
 mod dryrun;
 mod emulate;
 mod error;

@@ -12,6 +12,7 @@ use mysql::{ClientIdentity, Conn, OptsBuilder, SslOpts};
 
 use crate::bulk::BulkBuffer;
 use crate::config::{DriverConfig, DriverKind, MysqlSslMode, PsMode};
+use crate::deadline::run_with_deadline;
 use crate::emulate::{Dialect, Template};
 use crate::error::{Endpoint, SqlError, SqlErrorKind, SqlOp};
 use crate::resultset::ResultSet;
@@ -381,12 +382,23 @@ impl MysqlConnection {
             ),
         );
         self.conn = None;
-        let mut res = Conn::new(self.opts.clone());
-        if self.cfg.mysql.ssl == MysqlSslMode::Preferred {
-            if let Err(mysql::Error::DriverError(mysql::DriverError::TlsNotSupported)) = res {
-                res = Conn::new(self.opts.clone().ssl_opts(None::<SslOpts>));
+        let opts = self.opts.clone();
+        let preferred = self.cfg.mysql.ssl == MysqlSslMode::Preferred;
+        let limit = self.cfg.common.connect_timeout;
+        let res = run_with_deadline(limit, move || {
+            let res = Conn::new(opts.clone());
+            match res {
+                Err(mysql::Error::DriverError(mysql::DriverError::TlsNotSupported))
+                    if preferred =>
+                {
+                    Conn::new(opts.ssl_opts(None::<SslOpts>))
+                }
+                other => other,
             }
-        }
+        })
+        .unwrap_or(Err(mysql::Error::DriverError(
+            mysql::DriverError::ConnectTimeout,
+        )));
         match res {
             Ok(conn) => {
                 self.conn = Some(conn);

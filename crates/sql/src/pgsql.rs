@@ -17,6 +17,7 @@ use postgres_native_tls::MakeTlsConnector;
 
 use crate::bulk::BulkBuffer;
 use crate::config::{DriverConfig, DriverKind, PgSslMode, PsMode};
+use crate::deadline::run_with_deadline;
 use crate::emulate::{push_literal, Dialect, Template};
 use crate::error::{Endpoint, SqlError, SqlErrorKind, SqlOp};
 use crate::resultset::ResultSet;
@@ -199,10 +200,19 @@ impl PgConnection {
         if !p.password.is_empty() {
             c.password(&p.password);
         }
+        let limit = self.cfg.common.connect_timeout;
         let res = match make_tls(p.sslmode) {
-            Ok(tls) => c.connect(tls).map_err(|e| {
-                let state = e.code().map(|s| s.code().to_string()).unwrap_or_default();
-                (state, full_message(&e))
+            Ok(tls) => run_with_deadline(limit, move || {
+                c.connect(tls).map_err(|e| {
+                    let state = e.code().map(|s| s.code().to_string()).unwrap_or_default();
+                    (state, full_message(&e))
+                })
+            })
+            .unwrap_or_else(|| {
+                Err((
+                    "08001".to_string(),
+                    format!("timeout expired after {} s", limit.as_secs()),
+                ))
             }),
             Err(e) => Err((String::new(), format!("TLS setup failed: {e}"))),
         };
@@ -225,7 +235,11 @@ impl PgConnection {
     }
 
     fn fail(&mut self, e: postgres::Error, op: SqlOp, sql: &str) -> SqlError {
-        let lost = e.is_closed() || (e.as_db_error().is_none() && e.code().is_none());
+        let fatal_severity = e
+            .as_db_error()
+            .is_some_and(|d| matches!(d.severity(), "FATAL" | "PANIC"));
+        let lost =
+            e.is_closed() || fatal_severity || self.client.as_ref().is_none_or(Client::is_closed);
         let state = match e.code() {
             Some(s) => s.code().to_string(),
             None if lost => LOST_STATE.to_string(),
@@ -238,7 +252,8 @@ impl PgConnection {
             self.client = None;
             self.pending.clear();
         }
-        if !self.cfg.pgsql.ignore_errors.matches_sqlstate(&state) {
+        let list = &self.cfg.pgsql.ignore_errors;
+        if !(list.matches_sqlstate(&state) || (lost && list.matches_sqlstate(LOST_STATE))) {
             return err;
         }
         let mut reconnected = false;

@@ -1,0 +1,378 @@
+//! MySQL/MariaDB driver against the machine's MariaDB, with a dedicated database and
+//! user per test.
+
+mod support;
+
+use std::net::TcpListener;
+use std::time::{Duration, Instant};
+
+use bmk_sql::{classify, Driver, DriverKind, QueryKind, SqlErrorKind, Value};
+use support::{connect, exec, scalar, types, MysqlTestDb};
+
+#[test]
+fn connects_over_tcp_and_socket() {
+    let db = require!(MysqlTestDb::create());
+    let mut tcp = db.connect(&[]);
+    let host = scalar(
+        &mut *tcp,
+        "SELECT host FROM information_schema.processlist WHERE id = CONNECTION_ID()",
+    )
+    .unwrap();
+    assert!(host.starts_with("127.0.0.1"), "{host}");
+    assert_eq!(scalar(&mut *tcp, "SELECT DATABASE()").unwrap(), db.name);
+
+    let mut sock = connect(DriverKind::Mysql, &db.socket_opts(&[])).unwrap();
+    let host = scalar(
+        &mut *sock,
+        "SELECT host FROM information_schema.processlist WHERE id = CONNECTION_ID()",
+    )
+    .unwrap();
+    assert_eq!(host, "localhost");
+
+    // Host localhost without port or socket uses the default socket, like the client.
+    let mut local = connect(
+        DriverKind::Mysql,
+        &[
+            ("mysql-host", "localhost"),
+            ("mysql-user", &db.name),
+            ("mysql-password", &db.password),
+            ("mysql-db", &db.name),
+        ],
+    )
+    .unwrap();
+    let host = scalar(
+        &mut *local,
+        "SELECT host FROM information_schema.processlist WHERE id = CONNECTION_ID()",
+    )
+    .unwrap();
+    assert_eq!(host, "localhost");
+}
+
+#[test]
+fn wrong_password_is_a_clear_connect_error_without_the_password() {
+    let db = require!(MysqlTestDb::create());
+    let opts = db.tcp_opts(&[("mysql-password", "Wr0ngPassw0rd")]);
+    let e = match connect(DriverKind::Mysql, &opts) {
+        Ok(_) => panic!("connect with a wrong password succeeded"),
+        Err(e) => e,
+    };
+    assert_eq!(e.kind, SqlErrorKind::Connect);
+    assert_eq!(e.errno, 1045);
+    let lines = e.fatal_lines();
+    assert_eq!(
+        lines[0],
+        "FATAL: unable to connect to MySQL server on host '127.0.0.1', port 3306, aborting..."
+    );
+    assert!(
+        lines[1].starts_with("FATAL: error 1045: Access denied"),
+        "{lines:?}"
+    );
+    assert!(
+        lines.iter().any(|l| l.contains(&db.name)),
+        "user named: {lines:?}"
+    );
+    let all = format!("{lines:?} {e} {e:?}");
+    assert!(!all.contains("Wr0ngPassw0rd"));
+    assert!(!all.contains(&db.password));
+}
+
+#[test]
+fn unknown_database() {
+    let db = require!(MysqlTestDb::create());
+    let opts = db.tcp_opts(&[("mysql-db", "bmk_no_such_db_x")]);
+    let e = connect(DriverKind::Mysql, &opts).err().expect("must fail");
+    assert_eq!(e.kind, SqlErrorKind::Connect);
+    // 1049 unknown database (1044 when the user has no access to it).
+    assert!(matches!(e.errno, 1049 | 1044), "{e}");
+    assert!(
+        e.fatal_lines()[1].contains("bmk_no_such_db_x"),
+        "{:?}",
+        e.fatal_lines()
+    );
+}
+
+#[test]
+fn unreachable_port_fails_fast() {
+    let port = TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+        .to_string();
+    let t = Instant::now();
+    let e = connect(
+        DriverKind::Mysql,
+        &[("mysql-host", "127.0.0.1"), ("mysql-port", &port)],
+    )
+    .err()
+    .expect("nothing listens there");
+    assert!(t.elapsed() < Duration::from_secs(5));
+    assert_eq!(e.kind, SqlErrorKind::Connect);
+    assert_eq!(e.errno, 2003);
+    assert_eq!(
+        e.fatal_lines()[0],
+        format!("FATAL: unable to connect to MySQL server on host '127.0.0.1', port {port}, aborting...")
+    );
+
+    // A server that accepts the TCP connection but never answers: bounded by the
+    // connect timeout.
+    let silent = TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = silent.local_addr().unwrap().port().to_string();
+    let t = Instant::now();
+    let e = connect(
+        DriverKind::Mysql,
+        &[
+            ("mysql-host", "127.0.0.1"),
+            ("mysql-port", &port),
+            ("db-connect-timeout", "2"),
+        ],
+    )
+    .err()
+    .expect("silent server");
+    assert!(t.elapsed() < Duration::from_secs(5), "{:?}", t.elapsed());
+    assert_eq!(e.kind, SqlErrorKind::Connect);
+
+    // Missing socket file.
+    let e = connect(
+        DriverKind::Mysql,
+        &[("mysql-socket", "/nonexistent/bmk.sock")],
+    )
+    .err()
+    .expect("no socket");
+    assert_eq!(e.errno, 2002);
+    assert_eq!(
+        e.fatal_lines()[0],
+        "FATAL: unable to connect to MySQL server on socket '/nonexistent/bmk.sock', aborting..."
+    );
+}
+
+#[test]
+fn hosts_and_ports_round_robin() {
+    let db = require!(MysqlTestDb::create());
+    let port = TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+        .to_string();
+    let ports = format!("{port},3306");
+    let opts = db.tcp_opts(&[("mysql-port", &ports)]);
+    let drv = Driver::new(support::config(DriverKind::Mysql, &opts));
+    let e = drv.connect(0).err().expect("first port is closed");
+    assert!(e.fatal_lines()[0].contains(&format!("port {port}")));
+    assert!(drv.connect(1).is_ok());
+    assert!(drv.connect(2).is_err());
+    assert!(drv.connect(3).is_ok());
+}
+
+#[test]
+fn bind_types_round_trip_with_nulls() {
+    let db = require!(MysqlTestDb::create());
+    for mode in ["auto", "disable"] {
+        let mut con = db.connect(&[("db-ps-mode", mode)]);
+        types::round_trip(&mut *con, DriverKind::Mysql, mode);
+    }
+}
+
+#[test]
+fn ps_disable_gives_same_rows_as_auto() {
+    let db = require!(MysqlTestDb::create());
+    let mut a = db.connect(&[("db-ps-mode", "auto")]);
+    let mut d = db.connect(&[("db-ps-mode", "disable")]);
+    types::same_rows(&mut *a, &mut *d);
+}
+
+#[test]
+fn bulk_insert_one_million_rows() {
+    let db = require!(MysqlTestDb::create());
+    let mut con = db.connect(&[]);
+    types::bulk_million(&mut *con, "ENGINE=InnoDB");
+}
+
+#[test]
+fn ignorable_and_fatal_errors() {
+    let db = require!(MysqlTestDb::create());
+    let mut con = db.connect(&[]);
+    exec(&mut *con, "CREATE TABLE t (id INT PRIMARY KEY)");
+    exec(&mut *con, "INSERT INTO t VALUES (1)");
+
+    // Not listed: fatal, with the sysbench FATAL line.
+    let e = con.query("INSERT INTO t VALUES (1)").unwrap_err();
+    assert_eq!(e.kind, SqlErrorKind::Fatal);
+    assert_eq!(e.errno, 1062);
+    assert_eq!(e.sqlstate, "23000");
+    assert!(e.fatal_lines()[0]
+        .starts_with("FATAL: mysql_drv_query() returned error 1062 (Duplicate entry '1'"));
+    assert!(e.fatal_lines()[0].ends_with("for query 'INSERT INTO t VALUES (1)'"));
+    assert!(e
+        .to_string()
+        .starts_with("SQL error, errno = 1062, state = '23000': Duplicate entry"));
+    let e = con.query("SELECT * FROM no_such_table").unwrap_err();
+    assert_eq!(e.errno, 1146);
+    assert_eq!(e.kind, SqlErrorKind::Fatal);
+
+    // Listed: ignorable (query and prepared statement).
+    let mut con = db.connect(&[("mysql-ignore-errors", "1062,1146")]);
+    let e = con.query("INSERT INTO t VALUES (1)").unwrap_err();
+    assert_eq!(e.kind, SqlErrorKind::Ignorable { reconnected: false });
+    let st = con.prepare("INSERT INTO t VALUES (?)").unwrap();
+    let e = con.execute(st, &[Value::Int(1)]).unwrap_err();
+    assert!(e.is_ignorable());
+    assert!(e.fatal_lines()[0].starts_with("FATAL: mysql_stmt_execute() returned error 1062"));
+    // The connection is still usable.
+    assert_eq!(scalar(&mut *con, "SELECT COUNT(*) FROM t").unwrap(), "1");
+
+    // `all`.
+    let mut con = db.connect(&[("mysql-ignore-errors", "all")]);
+    assert!(con
+        .query("SELECT * FROM no_such_table")
+        .unwrap_err()
+        .is_ignorable());
+    assert!(con.query("SELEC 1").unwrap_err().is_ignorable());
+}
+
+#[test]
+fn deadlock_is_ignorable_by_default() {
+    let db = require!(MysqlTestDb::create());
+    let mut setup = db.connect(&[]);
+    exec(
+        &mut *setup,
+        "CREATE TABLE d (id INT PRIMARY KEY, v INT) ENGINE=InnoDB",
+    );
+    exec(&mut *setup, "INSERT INTO d VALUES (1,0),(2,0)");
+    let mut a = db.connect(&[]);
+    let mut b = db.connect(&[]);
+    exec(&mut *a, "BEGIN");
+    exec(&mut *b, "BEGIN");
+    exec(&mut *a, "UPDATE d SET v=1 WHERE id=1");
+    exec(&mut *b, "UPDATE d SET v=1 WHERE id=2");
+    let t = std::thread::spawn(move || {
+        let r = a.query("UPDATE d SET v=2 WHERE id=2").map(|_| ());
+        let _ = a.query("ROLLBACK");
+        r
+    });
+    std::thread::sleep(Duration::from_millis(300));
+    let rb = b.query("UPDATE d SET v=2 WHERE id=1").map(|_| ());
+    let _ = b.query("ROLLBACK");
+    let ra = t.join().unwrap();
+    let err = ra.err().or(rb.err()).expect("one side deadlocks");
+    assert_eq!(err.errno, 1213);
+    assert_eq!(err.kind, SqlErrorKind::Ignorable { reconnected: false });
+}
+
+#[test]
+fn lost_connection_reconnects_only_when_listed() {
+    let mut db = require!(MysqlTestDb::create());
+    for (list, expect_reconnect) in [("1213,2013,2006", true), ("1213", false)] {
+        let mut con = db.connect(&[("mysql-ignore-errors", list)]);
+        let st = con.prepare("SELECT ?").unwrap();
+        let id = scalar(&mut *con, "SELECT CONNECTION_ID()").unwrap();
+        exec(db.admin(), &format!("KILL CONNECTION {id}"));
+        std::thread::sleep(Duration::from_millis(200));
+        let e = con.query("SELECT 1").unwrap_err();
+        if expect_reconnect {
+            assert!(matches!(e.errno, 2013 | 2006), "{e}");
+            assert_eq!(e.kind, SqlErrorKind::Ignorable { reconnected: true }, "{e}");
+            assert_ne!(scalar(&mut *con, "SELECT CONNECTION_ID()").unwrap(), id);
+            // Prepared statements survive the reconnect.
+            let rs = con.execute(st, &[Value::Int(5)]).unwrap().unwrap();
+            assert_eq!(rs.get_str(0, 0).as_deref(), Some("5"));
+        } else {
+            assert_eq!(e.kind, SqlErrorKind::Fatal, "{e}");
+            assert!(matches!(e.errno, 2013 | 2006 | 1927), "{e}");
+        }
+    }
+}
+
+#[test]
+fn explicit_reconnect_keeps_statements() {
+    let db = require!(MysqlTestDb::create());
+    for mode in ["auto", "disable"] {
+        let mut con = db.connect(&[("db-ps-mode", mode)]);
+        let st = con.prepare("SELECT ? + 1").unwrap();
+        con.reconnect().unwrap();
+        let rs = con.execute(st, &[Value::Int(41)]).unwrap().unwrap();
+        assert_eq!(rs.get_str(0, 0).as_deref(), Some("42"));
+        con.close_statement(st);
+        assert!(con.execute(st, &[Value::Int(1)]).is_err());
+    }
+}
+
+#[test]
+fn multiple_result_sets() {
+    let db = require!(MysqlTestDb::create());
+    let mut con = db.connect(&[]);
+    let rs = con.query("SELECT 1; SELECT 'two', NULL").unwrap().unwrap();
+    assert_eq!(rs.get_str(0, 0).as_deref(), Some("1"));
+    assert!(con.more_results());
+    let rs = con.next_result().unwrap().unwrap();
+    assert_eq!(rs.nfields, 2);
+    assert_eq!(rs.get_str(0, 0).as_deref(), Some("two"));
+    assert_eq!(rs.get(0, 1), None);
+    assert!(!con.more_results());
+    assert!(con.query("DO 1").unwrap().is_none());
+}
+
+#[test]
+fn compression_and_affected_rows() {
+    let db = require!(MysqlTestDb::create());
+    let mut con = db.connect(&[("mysql-compression", "on")]);
+    exec(&mut *con, "CREATE TABLE c (id INT PRIMARY KEY, s TEXT)");
+    let st = con.prepare("INSERT INTO c VALUES (?, ?)").unwrap();
+    for i in 0..10 {
+        con.execute(
+            st,
+            &[Value::Int(i), Value::from("x".repeat(10_000).as_str())],
+        )
+        .unwrap();
+    }
+    con.query("UPDATE c SET s = 'y' WHERE id < 4").unwrap();
+    assert_eq!(con.affected_rows(), 4);
+    assert_eq!(
+        scalar(&mut *con, "SELECT SUM(LENGTH(s)) FROM c").unwrap(),
+        (6 * 10_000 + 4).to_string()
+    );
+    let e = support::connect(
+        DriverKind::Mysql,
+        &db.tcp_opts(&[
+            ("mysql-compression", "on"),
+            ("mysql-compression-algorithms", "zstd"),
+        ]),
+    )
+    .err()
+    .expect("zstd unsupported");
+    assert!(e.message.contains("zstd"));
+}
+
+#[test]
+fn dry_run_never_touches_the_server() {
+    let mut con = connect(
+        DriverKind::Mysql,
+        &[
+            ("mysql-host", "127.0.0.1"),
+            ("mysql-port", "1"),
+            ("mysql-dry-run", "on"),
+        ],
+    )
+    .expect("dry run connect succeeds");
+    assert!(con.query("SELECT * FROM whatever").unwrap().is_none());
+    let st = con.prepare("SELECT ?").unwrap();
+    assert!(con.execute(st, &[Value::Int(1)]).unwrap().is_none());
+    con.bulk_insert_init("INSERT INTO x VALUES").unwrap();
+    con.bulk_insert_next("(1)").unwrap();
+    con.bulk_insert_done().unwrap();
+    con.reconnect().unwrap();
+}
+
+#[test]
+fn statements_are_classified() {
+    assert_eq!(
+        classify("SELECT c FROM sbtest1 WHERE id=?"),
+        QueryKind::Read
+    );
+    assert_eq!(
+        classify("UPDATE sbtest1 SET k=k+1 WHERE id=?"),
+        QueryKind::Write
+    );
+    assert_eq!(classify("COMMIT"), QueryKind::Other);
+}

@@ -1,0 +1,307 @@
+//! Test support: dedicated databases and users on the machine's servers (created via
+//! the admin account, dropped afterwards), skip-or-fail when a server is missing, and a
+//! throwaway MariaDB server ([`throwaway::ThrowawayMariadb`]).
+
+#![allow(dead_code)]
+
+pub mod throwaway;
+pub mod types;
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+use bmk_sql::{Connection, Driver, DriverConfig, DriverKind};
+
+/// The machine's MariaDB socket.
+pub const MYSQL_SOCKET: &str = "/run/mysqld/mysqld.sock";
+
+static COUNTER: AtomicUsize = AtomicUsize::new(0);
+
+/// True under CI (`CI=true`): a missing server is a failure, not a skip.
+pub fn ci() -> bool {
+    std::env::var("CI").map(|v| v == "true").unwrap_or(false)
+}
+
+/// Fail under CI, else print a skip note. Returns `None` so callers can `?`/return.
+pub fn unavailable<T>(what: &str, why: &str) -> Option<T> {
+    if ci() {
+        panic!("{what} is required under CI=true but unavailable: {why}");
+    }
+    eprintln!("NOTE: skipping test: {what} unavailable: {why}");
+    None
+}
+
+/// Unwrap an `Option` from this module or return from the test (skip).
+#[macro_export]
+macro_rules! require {
+    ($e:expr) => {
+        match $e {
+            Some(v) => v,
+            None => return,
+        }
+    };
+}
+
+/// A unique name `bmk_t_<pid>_<n>`.
+pub fn unique_name() -> String {
+    format!(
+        "bmk_t_{}_{}",
+        std::process::id(),
+        COUNTER.fetch_add(1, Ordering::Relaxed)
+    )
+}
+
+/// Build a config of `kind` from option pairs.
+pub fn config(kind: DriverKind, opts: &[(&str, &str)]) -> DriverConfig {
+    let m: HashMap<String, String> = opts
+        .iter()
+        .map(|(k, v)| (k.to_string(), v.to_string()))
+        .collect();
+    DriverConfig::from_options(kind, &move |k| m.get(k).cloned()).expect("valid options")
+}
+
+/// Connect with option pairs.
+pub fn connect(
+    kind: DriverKind,
+    opts: &[(&str, &str)],
+) -> Result<Box<dyn Connection>, bmk_sql::SqlError> {
+    Driver::new(config(kind, opts)).connect(0)
+}
+
+/// Run a statement that must succeed.
+pub fn exec(con: &mut dyn Connection, sql: &str) {
+    if let Err(e) = con.query(sql) {
+        panic!("{sql}: {e}");
+    }
+}
+
+/// First column of the first row as text.
+pub fn scalar(con: &mut dyn Connection, sql: &str) -> Option<String> {
+    let rs = con
+        .query(sql)
+        .unwrap_or_else(|e| panic!("{sql}: {e}"))
+        .expect("result set");
+    rs.get_str(0, 0)
+}
+
+/// Admin connection to the machine's MariaDB (root, empty password), socket first.
+fn mysql_admin_opts() -> Option<Vec<(&'static str, &'static str)>> {
+    let candidates: [Vec<(&str, &str)>; 2] = [
+        vec![("mysql-socket", MYSQL_SOCKET)],
+        vec![("mysql-host", "127.0.0.1"), ("mysql-port", "3306")],
+    ];
+    let mut last = String::new();
+    for c in candidates {
+        let mut opts = c.clone();
+        opts.extend([
+            ("mysql-user", "root"),
+            ("mysql-password", ""),
+            ("mysql-db", ""),
+        ]);
+        match connect(DriverKind::Mysql, &opts) {
+            Ok(_) => return Some(opts),
+            Err(e) => last = e.to_string(),
+        }
+    }
+    unavailable(
+        "MariaDB (root on /run/mysqld/mysqld.sock or 127.0.0.1:3306)",
+        &last,
+    )
+}
+
+/// A dedicated MariaDB database and user (with a password), dropped on drop.
+pub struct MysqlTestDb {
+    /// Database and user name.
+    pub name: String,
+    /// The user's password.
+    pub password: String,
+    admin: Box<dyn Connection>,
+}
+
+impl MysqlTestDb {
+    /// Create it, or skip (`None`) / fail under CI when MariaDB is unreachable.
+    pub fn create() -> Option<MysqlTestDb> {
+        let admin_opts = mysql_admin_opts()?;
+        let mut admin = connect(DriverKind::Mysql, &admin_opts).expect("admin connect");
+        let name = unique_name();
+        let password = format!("pw_{}_Secret", std::process::id());
+        exec(&mut *admin, &format!("DROP DATABASE IF EXISTS {name}"));
+        exec(&mut *admin, &format!("CREATE DATABASE {name}"));
+        for host in ["localhost", "127.0.0.1", "%"] {
+            exec(
+                &mut *admin,
+                &format!("DROP USER IF EXISTS '{name}'@'{host}'"),
+            );
+            exec(
+                &mut *admin,
+                &format!("CREATE USER '{name}'@'{host}' IDENTIFIED BY '{password}'"),
+            );
+            exec(
+                &mut *admin,
+                &format!("GRANT ALL ON {name}.* TO '{name}'@'{host}'"),
+            );
+        }
+        Some(MysqlTestDb {
+            name,
+            password,
+            admin,
+        })
+    }
+
+    /// The admin (root) connection.
+    pub fn admin(&mut self) -> &mut dyn Connection {
+        &mut *self.admin
+    }
+
+    /// Options for this user over TCP, plus `extra`.
+    pub fn tcp_opts<'a>(&'a self, extra: &[(&'a str, &'a str)]) -> Vec<(&'a str, &'a str)> {
+        let mut v = vec![
+            ("mysql-host", "127.0.0.1"),
+            ("mysql-port", "3306"),
+            ("mysql-user", self.name.as_str()),
+            ("mysql-password", self.password.as_str()),
+            ("mysql-db", self.name.as_str()),
+        ];
+        v.extend_from_slice(extra);
+        v
+    }
+
+    /// Options for this user over the UNIX socket, plus `extra`.
+    pub fn socket_opts<'a>(&'a self, extra: &[(&'a str, &'a str)]) -> Vec<(&'a str, &'a str)> {
+        let mut v = vec![
+            ("mysql-socket", MYSQL_SOCKET),
+            ("mysql-user", self.name.as_str()),
+            ("mysql-password", self.password.as_str()),
+            ("mysql-db", self.name.as_str()),
+        ];
+        v.extend_from_slice(extra);
+        v
+    }
+
+    /// Connect as this user over TCP with `extra` options.
+    pub fn connect(&self, extra: &[(&str, &str)]) -> Box<dyn Connection> {
+        connect(DriverKind::Mysql, &self.tcp_opts(extra)).unwrap_or_else(|e| panic!("{e}"))
+    }
+}
+
+impl Drop for MysqlTestDb {
+    fn drop(&mut self) {
+        let name = self.name.clone();
+        let _ = self.admin.query(&format!("DROP DATABASE IF EXISTS {name}"));
+        for host in ["localhost", "127.0.0.1", "%"] {
+            let _ = self
+                .admin
+                .query(&format!("DROP USER IF EXISTS '{name}'@'{host}'"));
+        }
+    }
+}
+
+fn pg_admin_opts() -> Option<Vec<(&'static str, &'static str)>> {
+    let opts = vec![
+        ("pgsql-host", "127.0.0.1"),
+        ("pgsql-port", "5432"),
+        ("pgsql-user", "postgres"),
+        ("pgsql-db", "postgres"),
+        ("pgsql-sslmode", "disable"),
+    ];
+    match connect(DriverKind::Pgsql, &opts) {
+        Ok(_) => Some(opts),
+        Err(e) => unavailable("PostgreSQL (postgres on 127.0.0.1:5432)", &e.to_string()),
+    }
+}
+
+/// A dedicated PostgreSQL database and role (with a password), dropped on drop.
+pub struct PgTestDb {
+    /// Database and role name.
+    pub name: String,
+    /// The role's password.
+    pub password: String,
+    admin: Box<dyn Connection>,
+}
+
+impl PgTestDb {
+    /// Create it, or skip (`None`) / fail under CI when PostgreSQL is unreachable.
+    pub fn create() -> Option<PgTestDb> {
+        let admin_opts = pg_admin_opts()?;
+        let mut admin = connect(DriverKind::Pgsql, &admin_opts).expect("admin connect");
+        let name = unique_name();
+        let password = format!("pw_{}_Secret", std::process::id());
+        exec(
+            &mut *admin,
+            &format!("DROP DATABASE IF EXISTS {name} WITH (FORCE)"),
+        );
+        exec(&mut *admin, &format!("DROP ROLE IF EXISTS {name}"));
+        exec(
+            &mut *admin,
+            &format!("CREATE ROLE {name} LOGIN PASSWORD '{password}'"),
+        );
+        exec(&mut *admin, &format!("CREATE DATABASE {name} OWNER {name}"));
+        Some(PgTestDb {
+            name,
+            password,
+            admin,
+        })
+    }
+
+    /// The admin (postgres) connection.
+    pub fn admin(&mut self) -> &mut dyn Connection {
+        &mut *self.admin
+    }
+
+    /// Options for this role, plus `extra`.
+    pub fn opts<'a>(&'a self, extra: &[(&'a str, &'a str)]) -> Vec<(&'a str, &'a str)> {
+        let mut v = vec![
+            ("pgsql-host", "127.0.0.1"),
+            ("pgsql-port", "5432"),
+            ("pgsql-user", self.name.as_str()),
+            ("pgsql-password", self.password.as_str()),
+            ("pgsql-db", self.name.as_str()),
+        ];
+        v.extend_from_slice(extra);
+        v
+    }
+
+    /// Connect as this role with `extra` options.
+    pub fn connect(&self, extra: &[(&str, &str)]) -> Box<dyn Connection> {
+        connect(DriverKind::Pgsql, &self.opts(extra)).unwrap_or_else(|e| panic!("{e}"))
+    }
+}
+
+impl Drop for PgTestDb {
+    fn drop(&mut self) {
+        let name = self.name.clone();
+        let _ = self
+            .admin
+            .query(&format!("DROP DATABASE IF EXISTS {name} WITH (FORCE)"));
+        let _ = self.admin.query(&format!("DROP ROLE IF EXISTS {name}"));
+    }
+}
+
+/// A temporary directory removed on drop.
+pub struct TempDir(pub PathBuf);
+
+impl TempDir {
+    /// Create `/tmp/<prefix>-<pid>-<n>`.
+    pub fn new(prefix: &str) -> TempDir {
+        let p = std::env::temp_dir().join(format!(
+            "{prefix}-{}-{}",
+            std::process::id(),
+            COUNTER.fetch_add(1, Ordering::Relaxed)
+        ));
+        let _ = std::fs::remove_dir_all(&p);
+        std::fs::create_dir_all(&p).expect("create temp dir");
+        TempDir(p)
+    }
+
+    /// The path.
+    pub fn path(&self) -> &Path {
+        &self.0
+    }
+}
+
+impl Drop for TempDir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
