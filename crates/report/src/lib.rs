@@ -35,16 +35,20 @@ pub mod codec;
 pub mod csv;
 pub mod final_text;
 pub mod histogram;
+pub mod host;
 pub mod json;
 pub mod layout;
 pub mod printf;
+pub mod redact;
 mod reporter;
+pub mod results;
 pub mod summary;
 pub mod text;
 
 pub use json::JsonIntervalArray;
 pub use layout::{FinalOptions, Layout, LineOptions, ReportFormat};
 pub use reporter::{Cumulative, Format, ReportConfig, Reporter};
+pub use results::{ResultsFile, ResultsWriter, RunEnd, RunInfo};
 pub use summary::{
     CounterTotals, Fairness, FinalStats, LagSummary, LatencySummary, PercentileValue, ReportStat,
 };

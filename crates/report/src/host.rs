@@ -1,0 +1,174 @@
+//! Facts about the machine and the moment, for results files: host name, OS, kernel,
+//! CPU, memory, and RFC 3339 timestamps.
+//!
+//! Everything is read from `/proc`, `/etc/os-release` and the standard library; a fact
+//! that cannot be read is left empty rather than failing the run. Nothing here is
+//! written anywhere.
+
+use std::time::{SystemTime, UNIX_EPOCH};
+
+use serde::{Deserialize, Serialize};
+
+/// The machine a run happened on.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct HostInfo {
+    /// Host name.
+    pub hostname: String,
+    /// Operating system (`PRETTY_NAME` of `/etc/os-release`, else e.g. `linux`).
+    pub os: String,
+    /// Kernel release (`uname -r`).
+    pub kernel: String,
+    /// CPU architecture (`x86_64`, `aarch64`, ...).
+    pub arch: String,
+    /// CPU model name, if known.
+    pub cpu_model: Option<String>,
+    /// Logical CPUs online.
+    pub cpu_count: u32,
+    /// CPUs this process may run on.
+    pub cpus_available: u32,
+    /// Physical memory in bytes, if known.
+    pub memory_total_bytes: Option<u64>,
+}
+
+fn read_trimmed(path: &str) -> Option<String> {
+    std::fs::read_to_string(path)
+        .ok()
+        .map(|s| s.trim().to_string())
+        .filter(|s| !s.is_empty())
+}
+
+impl HostInfo {
+    /// Reads the facts of this machine.
+    pub fn collect() -> HostInfo {
+        let cpuinfo = std::fs::read_to_string("/proc/cpuinfo").unwrap_or_default();
+        let cpus_available = std::thread::available_parallelism()
+            .map(|n| n.get() as u32)
+            .unwrap_or(1);
+        let cpu_count = cpuinfo
+            .lines()
+            .filter(|l| l.starts_with("processor"))
+            .count() as u32;
+        HostInfo {
+            hostname: read_trimmed("/proc/sys/kernel/hostname")
+                .or_else(|| std::env::var("HOSTNAME").ok())
+                .unwrap_or_default(),
+            os: std::fs::read_to_string("/etc/os-release")
+                .ok()
+                .and_then(|s| os_release_name(&s))
+                .unwrap_or_else(|| std::env::consts::OS.to_string()),
+            kernel: read_trimmed("/proc/sys/kernel/osrelease").unwrap_or_default(),
+            arch: std::env::consts::ARCH.to_string(),
+            cpu_model: cpu_model(&cpuinfo),
+            cpu_count: if cpu_count > 0 {
+                cpu_count
+            } else {
+                cpus_available
+            },
+            cpus_available,
+            memory_total_bytes: std::fs::read_to_string("/proc/meminfo")
+                .ok()
+                .and_then(|s| mem_total(&s)),
+        }
+    }
+}
+
+fn os_release_name(text: &str) -> Option<String> {
+    let value = |key: &str| {
+        text.lines()
+            .find_map(|l| l.strip_prefix(key))
+            .map(|v| v.trim().trim_matches('"').to_string())
+    };
+    value("PRETTY_NAME=").or_else(|| value("NAME="))
+}
+
+fn cpu_model(cpuinfo: &str) -> Option<String> {
+    cpuinfo
+        .lines()
+        .find(|l| {
+            l.starts_with("model name") || l.starts_with("Model") || l.starts_with("cpu model")
+        })
+        .and_then(|l| l.split_once(':'))
+        .map(|(_, v)| v.trim().to_string())
+        .filter(|v| !v.is_empty())
+}
+
+fn mem_total(meminfo: &str) -> Option<u64> {
+    let line = meminfo.lines().find(|l| l.starts_with("MemTotal:"))?;
+    let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    Some(kib * 1024)
+}
+
+/// `t` as an RFC 3339 UTC timestamp with milliseconds: `2026-11-21T20:58:48.123Z`.
+pub fn rfc3339_utc(t: SystemTime) -> String {
+    let d = t.duration_since(UNIX_EPOCH).unwrap_or_default();
+    let secs = d.as_secs();
+    let (days, rem) = (secs / 86_400, secs % 86_400);
+    let (y, m, dd) = civil_from_days(days as i64);
+    format!(
+        "{y:04}-{m:02}-{dd:02}T{:02}:{:02}:{:02}.{:03}Z",
+        rem / 3600,
+        rem % 3600 / 60,
+        rem % 60,
+        d.subsec_millis()
+    )
+}
+
+/// The current time as [`rfc3339_utc`].
+pub fn now_rfc3339() -> String {
+    rfc3339_utc(SystemTime::now())
+}
+
+/// Gregorian (year, month, day) of a day count since 1970-01-01.
+fn civil_from_days(days: i64) -> (i64, u32, u32) {
+    // Shift the epoch to 0000-03-01 so leap days fall at the end of a 400-year era.
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z.rem_euclid(146_097); // day of era, 0..146096
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365; // year of era
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100); // day of year from March 1st
+    let mp = (5 * doy + 2) / 153; // month from March = 0
+    let day = (doy - (153 * mp + 2) / 5 + 1) as u32;
+    let month = if mp < 10 { mp + 3 } else { mp - 9 } as u32;
+    let year = yoe + era * 400 + if month <= 2 { 1 } else { 0 };
+    (year, month, day)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::time::Duration;
+
+    #[test]
+    fn timestamps() {
+        assert_eq!(rfc3339_utc(UNIX_EPOCH), "1970-01-01T00:00:00.000Z");
+        let t = UNIX_EPOCH + Duration::from_millis(951_782_400_000 + 3_723_456);
+        assert_eq!(rfc3339_utc(t), "2000-02-29T01:02:03.456Z");
+        let t = UNIX_EPOCH + Duration::from_secs(1_795_294_728);
+        assert_eq!(rfc3339_utc(t), "2026-11-21T20:58:48.000Z");
+        let t = UNIX_EPOCH + Duration::from_secs(4_107_542_399);
+        assert_eq!(rfc3339_utc(t), "2100-02-28T23:59:59.000Z");
+    }
+
+    #[test]
+    fn parsers() {
+        assert_eq!(
+            os_release_name("NAME=\"Debian\"\nPRETTY_NAME=\"Debian GNU/Linux 12\"\n").as_deref(),
+            Some("Debian GNU/Linux 12")
+        );
+        assert_eq!(
+            mem_total("MemTotal:       24000000 kB\n"),
+            Some(24_576_000_000)
+        );
+        assert_eq!(
+            cpu_model("processor\t: 0\nmodel name\t: Some CPU @ 2.0GHz\n").as_deref(),
+            Some("Some CPU @ 2.0GHz")
+        );
+    }
+
+    #[test]
+    fn collect_fills_the_basics() {
+        let h = HostInfo::collect();
+        assert!(h.cpu_count >= 1);
+        assert!(!h.arch.is_empty());
+    }
+}
