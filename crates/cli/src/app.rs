@@ -1,0 +1,380 @@
+//! The application: from the argument vector to an exit code.
+//!
+//! Order of work, as sysbench does it: split the arguments, print the banner, find the
+//! test (which declares its own options), reject options nothing declared, validate
+//! values, then dispatch the command.
+
+use std::io::{IsTerminal, Read, Write};
+use std::path::Path;
+
+use anyhow::{Context, Result};
+use bmk_engine::options::{OptKind, OptSpec, OptionSet};
+use bmk_systests::{BuildParams, SystemTest};
+
+use crate::args::{self, GivenOption, RawArgs};
+use crate::banner;
+use crate::defs;
+use crate::help;
+use crate::runner::{self, RunSettings};
+use crate::settings;
+use crate::signals;
+use crate::system_bench::SystemBench;
+
+/// A failure already worded for the user; the edge prints it and exits with `code`.
+#[derive(Debug, thiserror::Error)]
+#[error("{message}")]
+pub struct UserError {
+    /// What to print (one line).
+    pub message: String,
+    /// Exit code.
+    pub code: i32,
+}
+
+fn user_error(message: impl Into<String>) -> anyhow::Error {
+    UserError {
+        message: message.into(),
+        code: 1,
+    }
+    .into()
+}
+
+/// How the binary was invoked.
+pub struct Invocation {
+    /// Invoked as `sysbench`: behave exactly like it.
+    pub strict: bool,
+    /// Arguments after the program name.
+    pub args: Vec<String>,
+    /// The full argument vector (for `sysbench.cmdline.argv` and results files).
+    pub argv: Vec<String>,
+}
+
+impl Invocation {
+    /// From the process's argument vector.
+    pub fn from_argv(argv: Vec<String>) -> Invocation {
+        let prog = argv.first().map(String::as_str).unwrap_or("bmk");
+        let strict = Path::new(prog)
+            .file_name()
+            .is_some_and(|n| n.to_string_lossy() == "sysbench");
+        Invocation {
+            strict,
+            args: argv.iter().skip(1).cloned().collect(),
+            argv,
+        }
+    }
+
+    /// The program name used in messages (`sysbench cpu help`).
+    fn program(&self) -> &'static str {
+        if self.strict {
+            "sysbench"
+        } else {
+            "bmk"
+        }
+    }
+}
+
+/// The test named on the command line.
+enum Target {
+    System(SystemTest),
+    Script {
+        name: String,
+        #[allow(dead_code)]
+        text: String,
+    },
+}
+
+/// Every option declared before the test is known: general, database and driver ones.
+fn base_options() -> OptionSet {
+    let mut set = OptionSet::new();
+    set.declare(driver_specs());
+    set.declare(defs::general_specs());
+    set
+}
+
+/// The SQL drivers' options as engine option specs (the `db-*` ones are general).
+fn driver_specs() -> Vec<OptSpec> {
+    bmk_sql::option_specs()
+        .iter()
+        .filter(|s| !s.name.starts_with("db-") || s.name == "db-connect-timeout")
+        .map(|s| {
+            let kind = match s.kind {
+                bmk_sql::OptKind::Bool => OptKind::Bool,
+                bmk_sql::OptKind::Int => OptKind::Int,
+                bmk_sql::OptKind::String => OptKind::String,
+                bmk_sql::OptKind::List => OptKind::List,
+                bmk_sql::OptKind::File => OptKind::File,
+                bmk_sql::OptKind::Size => OptKind::Size,
+            };
+            OptSpec::new(s.name, kind, s.default, s.help)
+        })
+        .collect()
+}
+
+/// Runs the program; `Ok(code)` for every outcome that was already reported.
+pub fn run(inv: Invocation) -> Result<i32> {
+    signals::default_sigpipe();
+    let statics = {
+        let mut set = base_options();
+        for t in SystemTest::ALL {
+            set.declare(t.options());
+        }
+        set
+    };
+    let takes_value = |name: &str| -> bool {
+        !inv.strict && statics.spec(name).is_some_and(|s| s.kind != OptKind::Bool)
+    };
+    let raw = args::parse(&inv.args, &takes_value).map_err(|e| {
+        print_banner(&inv);
+        user_error(e.to_string())
+    })?;
+    if raw.options.iter().any(|o| is_on(o, "version")) {
+        println!("{}", banner::version_line(inv.strict));
+        return Ok(0);
+    }
+    print_banner(&inv);
+    for w in &raw.warnings {
+        eprintln!("{w}");
+    }
+
+    let mut opts = base_options();
+    apply_given(&mut opts, &raw.options)?;
+
+    if opts.string("db-driver").as_deref() == Some("help") {
+        print_drivers();
+        return Ok(0);
+    }
+    let wants_help = opts.flag("help");
+    if wants_help || (raw.test.is_none() && !inv.strict && std::io::stdin().is_terminal()) {
+        print_help(&inv);
+        return Ok(0);
+    }
+
+    let target = resolve_target(raw.test.as_deref())?;
+    match target {
+        Target::System(test) => run_system(&inv, test, opts, &raw),
+        Target::Script { name, .. } => Err(user_error(format!(
+            "cannot run '{name}': Lua scripts are not supported by this build yet"
+        ))),
+    }
+}
+
+fn is_on(o: &GivenOption, name: &str) -> bool {
+    o.name == name
+        && o.value
+            .as_deref()
+            .is_none_or(|v| bmk_engine::options::parse_bool(v).unwrap_or(false))
+}
+
+fn print_banner(inv: &Invocation) {
+    println!("{}\n", banner::banner(inv.strict));
+}
+
+/// Records the user's values; declared options are validated right away.
+fn apply_given(opts: &mut OptionSet, given: &[GivenOption]) -> Result<()> {
+    for g in given {
+        let value = match (&g.value, opts.spec(&g.name).map(|s| s.kind)) {
+            (Some(v), _) => v.clone(),
+            (None, Some(OptKind::Bool)) | (None, None) => "on".to_string(),
+            (None, Some(_)) => {
+                return Err(user_error(format!(
+                    "invalid option: {} (it needs a value: {}=VALUE)",
+                    g.original, g.original
+                )))
+            }
+        };
+        opts.set(&g.name, &value)
+            .map_err(|e| user_error(e.to_string()))?;
+    }
+    Ok(())
+}
+
+/// Fails on options that nothing declared, naming the argument as typed.
+fn reject_undeclared(opts: &OptionSet, given: &[GivenOption]) -> Result<()> {
+    let undeclared = opts.undeclared_given();
+    if let Some(first) = given
+        .iter()
+        .find(|g| undeclared.contains(&bmk_engine::options::canonical(&g.name)))
+    {
+        return Err(user_error(format!("invalid option: {}", first.original)));
+    }
+    opts.validate().map_err(|e| user_error(e.to_string()))
+}
+
+fn resolve_target(test: Option<&str>) -> Result<Target> {
+    match test {
+        None | Some("-") => {
+            let mut text = String::new();
+            std::io::stdin()
+                .read_to_string(&mut text)
+                .context("cannot read a Lua script from standard input")?;
+            Ok(Target::Script {
+                name: "-".into(),
+                text,
+            })
+        }
+        Some(name) => {
+            if let Some(t) = SystemTest::by_name(name) {
+                return Ok(Target::System(t));
+            }
+            let path = Path::new(name);
+            if path.is_file() {
+                let text = std::fs::read_to_string(path)
+                    .map_err(|e| user_error(format!("cannot read script '{name}': {e}")))?;
+                return Ok(Target::Script {
+                    name: name.to_string(),
+                    text,
+                });
+            }
+            Err(user_error(format!(
+                "Cannot find benchmark '{name}': no such built-in test and no such script file"
+            )))
+        }
+    }
+}
+
+fn require_command<'a>(inv: &Invocation, raw: &'a RawArgs, test: &str) -> Result<&'a str> {
+    raw.command.as_deref().ok_or_else(|| {
+        user_error(format!(
+            "The '{test}' test requires a command argument. See '{} {test} help'",
+            inv.program()
+        ))
+    })
+}
+
+fn run_system(
+    inv: &Invocation,
+    test: SystemTest,
+    mut opts: OptionSet,
+    raw: &RawArgs,
+) -> Result<i32> {
+    opts.declare(test.options());
+    reject_undeclared(&opts, &raw.options)?;
+    let command = require_command(inv, raw, test.name())?;
+    if command == "help" {
+        println!("{} options:", test.name());
+        print!("{}", help::option_lines(&test.options()));
+        return Ok(0);
+    }
+    if !test.commands().contains(&command) && command != "prepare" && command != "cleanup" {
+        return Err(user_error(format!(
+            "Unknown command: {command}. '{}' supports: {}",
+            test.name(),
+            test.commands().join(", ")
+        )));
+    }
+    let params = BuildParams {
+        threads: opts.int("threads", 1) as u32,
+        events: opts.int("events", 0) as u64,
+        file_dir: None,
+    };
+    let bench = bmk_systests::build(test, &opts, &params).map_err(|e| user_error(e.to_string()))?;
+    let mut out = std::io::stdout().lock();
+    match command {
+        "prepare" => {
+            if test.commands().contains(&"prepare") {
+                bench
+                    .prepare(&mut out)
+                    .map_err(|e| user_error(e.to_string()))?;
+            } else {
+                writeln!(
+                    out,
+                    "'{}' test does not implement the 'prepare' command.",
+                    test.name()
+                )?;
+            }
+            Ok(0)
+        }
+        "cleanup" => {
+            if test.commands().contains(&"cleanup") {
+                bench
+                    .cleanup(&mut out)
+                    .map_err(|e| user_error(e.to_string()))?;
+            } else {
+                writeln!(
+                    out,
+                    "'{}' test does not implement the 'cleanup' command.",
+                    test.name()
+                )?;
+            }
+            Ok(0)
+        }
+        _ => {
+            drop(out);
+            let engine_test = bench.test().map_err(|e| user_error(e.to_string()))?;
+            let mut adapter = SystemBench::new(bench, engine_test);
+            let settings = run_settings(inv, &opts, test.name(), command)?;
+            let interrupt = signals::install().context("cannot install signal handlers")?;
+            runner::run(&mut adapter, settings, &interrupt)
+        }
+    }
+}
+
+fn run_settings(
+    inv: &Invocation,
+    opts: &OptionSet,
+    test_name: &str,
+    command: &str,
+) -> Result<RunSettings> {
+    let config = settings::run_config(opts, inv.strict).map_err(|e| user_error(e.to_string()))?;
+    let report = settings::report_options(opts).map_err(|e| user_error(e.to_string()))?;
+    let rand = settings::rand_config(opts);
+    let seed = (rand.seed != 0).then_some(rand.seed);
+    bmk_engine::rand::configure(rand);
+    Ok(RunSettings {
+        config,
+        report,
+        options: opts.clone(),
+        argv: inv.argv.clone(),
+        test_name: test_name.to_string(),
+        command: command.to_string(),
+        seed,
+    })
+}
+
+fn print_drivers() {
+    println!("Available database drivers:");
+    for kind in bmk_sql::DriverKind::ALL {
+        println!("  {} - {}", kind.name(), kind.description());
+    }
+}
+
+fn print_help(inv: &Invocation) {
+    let mut text = format!(
+        "Usage:\n  {} [options]... [testname] [command]\n\nCommands implemented by most tests: prepare run cleanup help\n\n",
+        inv.program()
+    );
+    for group in defs::general_groups() {
+        text.push_str(group.title);
+        text.push('\n');
+        text.push_str(&help::option_lines(&group.specs));
+        text.push('\n');
+    }
+    text.push_str("Compiled-in database drivers:\n");
+    for kind in bmk_sql::DriverKind::ALL {
+        text.push_str(&format!("  {} - {}\n", kind.name(), kind.description()));
+    }
+    text.push('\n');
+    let drivers = driver_specs();
+    for (prefix, title) in [
+        ("mysql-", "mysql"),
+        ("pgsql-", "pgsql"),
+        ("sqlite-", "sqlite"),
+    ] {
+        let specs: Vec<OptSpec> = drivers
+            .iter()
+            .filter(|s| s.name.starts_with(prefix))
+            .cloned()
+            .collect();
+        text.push_str(&format!("{title} options:\n"));
+        text.push_str(&help::option_lines(&specs));
+        text.push('\n');
+    }
+    text.push_str("Compiled-in tests:\n");
+    for t in SystemTest::ALL {
+        text.push_str(&format!("  {} - {}\n", t.name(), t.description()));
+    }
+    text.push_str(&format!(
+        "\nSee '{} <testname> help' for a list of options for each test.\n",
+        inv.program()
+    ));
+    print!("{text}");
+}

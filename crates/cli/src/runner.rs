@@ -1,0 +1,273 @@
+//! The `run` command: print the header, drive the engine, print what it measured.
+//!
+//! Whatever the benchmark (a built-in system test or a Lua script), the sequence is the
+//! same; a [`Bench`] adapts each kind to it. Reports go through `bmk-report` unless the
+//! benchmark replaces them (Lua report hooks).
+
+use std::io::Write;
+use std::sync::atomic::AtomicUsize;
+use std::sync::Arc;
+
+use anyhow::Result;
+use bmk_engine::options::OptionSet;
+use bmk_engine::{CumulativeStats, IntervalStats, Observer, RunConfig, RunStatus, Test};
+use bmk_report::{Layout, ReportConfig, Reporter};
+
+use crate::results::ResultsSink;
+use crate::settings::ReportOptions;
+use crate::signals;
+
+/// A benchmark as the `run` command sees it.
+pub trait Bench {
+    /// The engine-facing test.
+    fn test(&self) -> Arc<dyn Test>;
+    /// Lines printed between the RNG line and `Initializing worker threads...`.
+    fn header_lines(&self) -> Vec<String>;
+    /// The report layout.
+    fn layout(&self) -> Layout;
+    /// An event limit the test implies when the user set none (memory, seq fileio).
+    fn implied_event_limit(&self) -> Option<u64> {
+        None
+    }
+    /// Before workers start (Lua `init()`).
+    fn before_run(&mut self) -> Result<()> {
+        Ok(())
+    }
+    /// After workers end (Lua `done()`).
+    fn after_run(&mut self) -> Result<()> {
+        Ok(())
+    }
+    /// Replaces the intermediate report; returns false to use the default one.
+    fn report_interval(&mut self, _stats: &IntervalStats) -> Result<bool> {
+        Ok(false)
+    }
+    /// Replaces the cumulative report; returns false to use the default one.
+    fn report_cumulative(&mut self, _stats: &CumulativeStats) -> Result<bool> {
+        Ok(false)
+    }
+}
+
+/// Everything `run` needs besides the benchmark.
+pub struct RunSettings {
+    /// Engine limits.
+    pub config: RunConfig,
+    /// Report look.
+    pub report: ReportOptions,
+    /// Validated options (for the results file).
+    pub options: OptionSet,
+    /// The original argument vector (for the results file).
+    pub argv: Vec<String>,
+    /// Test name or script path.
+    pub test_name: String,
+    /// The command being run.
+    pub command: String,
+    /// Whether the seed came from the user.
+    pub seed: Option<u64>,
+}
+
+struct PrintingObserver<'a> {
+    bench: &'a mut dyn Bench,
+    reporter: Reporter,
+    results: Option<&'a mut ResultsSink>,
+    error: Option<anyhow::Error>,
+}
+
+impl PrintingObserver<'_> {
+    fn out(&mut self) -> std::io::StdoutLock<'static> {
+        std::io::stdout().lock()
+    }
+}
+
+impl Observer for PrintingObserver<'_> {
+    fn threads_started(&mut self) {
+        let mut out = self.out();
+        let _ = writeln!(out, "Threads started!\n");
+        let _ = out.flush();
+    }
+
+    fn interval(&mut self, stats: &IntervalStats) {
+        if let Some(results) = self.results.as_deref_mut() {
+            results.interval(stats);
+        }
+        match self.bench.report_interval(stats) {
+            Ok(true) => {}
+            Ok(false) => {
+                let mut out = self.out();
+                let _ = self.reporter.interval(&mut out, stats);
+                let _ = out.flush();
+            }
+            Err(e) => {
+                self.error.get_or_insert(e);
+            }
+        }
+    }
+
+    fn checkpoint(&mut self, stats: &CumulativeStats) {
+        if let Some(results) = self.results.as_deref_mut() {
+            results.checkpoint(stats);
+        }
+        let mut out = self.out();
+        let _ = self.reporter.checkpoint(&mut out, stats.time_total, stats);
+        let _ = out.flush();
+    }
+}
+
+/// Prints the run header, runs, prints the final report; returns the exit code.
+pub fn run(
+    bench: &mut dyn Bench,
+    mut settings: RunSettings,
+    interrupt: &Arc<AtomicUsize>,
+) -> Result<i32> {
+    if settings.config.events == 0 {
+        if let Some(limit) = bench.implied_event_limit() {
+            settings.config.events = limit;
+        }
+    }
+    print_header(&*bench, &settings);
+    bench.before_run()?;
+
+    let report_config = ReportConfig {
+        format: settings.report.format,
+        layout: bench.layout(),
+        percentile: settings.report.percentile,
+        percentiles: settings.report.percentiles.clone(),
+        report_interval: settings.report.interval,
+        rate_mode: settings.config.rate > 0.0,
+    };
+    let mut results = match &settings.report.results {
+        Some(path) => Some(ResultsSink::create(path, &settings, &report_config)?),
+        None => None,
+    };
+    let test = bench.test();
+    let mut observer = PrintingObserver {
+        bench,
+        reporter: Reporter::new(&report_config),
+        results: results.as_mut(),
+        error: None,
+    };
+    println!("Initializing worker threads...\n");
+    let outcome = bmk_engine::run(settings.config.clone(), test, &mut observer, interrupt);
+    let PrintingObserver {
+        bench,
+        mut reporter,
+        error: report_error,
+        ..
+    } = observer;
+
+    let mut code = 0;
+    let mut out = std::io::stdout().lock();
+    match &outcome.status {
+        RunStatus::Completed => {}
+        RunStatus::Interrupted(sig) => code = signals::exit_code(*sig),
+        RunStatus::Fatal(messages) => {
+            for m in messages {
+                if !m.is_empty() {
+                    eprintln!("{}", m.trim_end());
+                }
+            }
+            code = 1;
+        }
+        RunStatus::ForcedShutdown => {
+            writeln!(out, "The --max-time limit has expired, forcing shutdown...")?;
+            code = 2;
+        }
+        RunStatus::InitTimeout => {
+            writeln!(
+                out,
+                "Worker threads failed to initialize within {} seconds!",
+                settings.config.thread_init_timeout.as_secs()
+            )?;
+            out.flush()?;
+            return Ok(2);
+        }
+        RunStatus::QueueFull => {
+            eprintln!(
+                "FATAL: The event queue is full. This means the worker threads are unable to keep up with the specified event generation rate"
+            );
+            code = 1;
+        }
+    }
+    if let Some(e) = report_error {
+        eprintln!("FATAL: {e:#}");
+        code = 1;
+    }
+    if code != 2 {
+        if let Err(e) = bench.after_run() {
+            eprintln!("{e:#}");
+            code = 1;
+        }
+    }
+    if settings.report.histogram {
+        reporter.histogram(&mut out, &outcome.stats.histogram)?;
+    }
+    let replaced = match bench.report_cumulative(&outcome.stats) {
+        Ok(replaced) => replaced,
+        Err(e) => {
+            eprintln!("{e:#}");
+            code = 1;
+            false
+        }
+    };
+    if !replaced {
+        reporter.final_report(&mut out, &outcome.stats)?;
+    }
+    out.flush()?;
+    if let Some(results) = results {
+        results.finish(&outcome)?;
+    }
+    Ok(code)
+}
+
+fn print_header(bench: &dyn Bench, settings: &RunSettings) {
+    let c = &settings.config;
+    let mut h = String::from("Running the test with following options:\n");
+    h.push_str(&format!("Number of threads: {}\n", c.threads));
+    if c.rate > 0.0 {
+        h.push_str(&format!(
+            "Target transaction rate: {}/sec\n",
+            trim_num(c.rate)
+        ));
+    }
+    if settings.report.interval > 0.0 {
+        h.push_str(&format!(
+            "Report intermediate results every {} second(s)\n",
+            trim_num(settings.report.interval)
+        ));
+    }
+    if !c.checkpoints.is_empty() {
+        let list: Vec<String> = c
+            .checkpoints
+            .iter()
+            .map(|d| trim_num(d.as_secs_f64()))
+            .collect();
+        h.push_str(&format!(
+            "Report checkpoint(s) at {} seconds\n",
+            list.join(", ")
+        ));
+    }
+    if !c.warmup.is_zero() {
+        h.push_str(&format!("Warmup time: {}s\n", c.warmup.as_secs()));
+    }
+    match settings.seed {
+        Some(seed) => h.push_str(&format!(
+            "Initializing random number generator from seed ({seed}).\n"
+        )),
+        None => h.push_str("Initializing random number generator from current time\n"),
+    }
+    h.push_str("\n\n");
+    // Tests end their own lines with a blank one where they want it.
+    for l in bench.header_lines() {
+        h.push_str(&l);
+        h.push('\n');
+    }
+    print!("{h}");
+}
+
+/// `5` for 5.0, `0.25` for 0.25.
+fn trim_num(v: f64) -> String {
+    if v.fract() == 0.0 {
+        format!("{}", v as i64)
+    } else {
+        format!("{v}")
+    }
+}

@@ -1,0 +1,175 @@
+//! Typed settings derived from validated options: the engine's [`RunConfig`], the
+//! random generator's [`RandConfig`], and how reports are printed.
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use bmk_engine::options::OptionSet;
+use bmk_engine::rand::{Distribution, RandConfig};
+use bmk_engine::RunConfig;
+use bmk_report::ReportFormat;
+use thiserror::Error;
+
+/// A combination of option values that is not allowed.
+#[derive(Debug, Error, PartialEq)]
+#[error("{0}")]
+pub struct SettingsError(pub String);
+
+/// How reports look.
+#[derive(Debug, Clone)]
+pub struct ReportOptions {
+    /// `--percentile` (0 = off).
+    pub percentile: f64,
+    /// `--percentiles` for the final report.
+    pub percentiles: Vec<f64>,
+    /// `--histogram`.
+    pub histogram: bool,
+    /// `--report-format`.
+    pub format: ReportFormat,
+    /// `--results` file.
+    pub results: Option<PathBuf>,
+    /// `--report-interval` in seconds (0 = off); decides the time prefix precision.
+    pub interval: f64,
+}
+
+fn seconds(v: f64) -> Duration {
+    Duration::from_secs_f64(v.max(0.0))
+}
+
+/// The engine settings.
+pub fn run_config(opts: &OptionSet, strict: bool) -> Result<RunConfig, SettingsError> {
+    let time = opts.int("time", 10);
+    let forced = opts
+        .string("forced-shutdown")
+        .unwrap_or_else(|| "off".into());
+    let forced_shutdown = parse_forced_shutdown(&forced, time)?;
+    let interval = opts.double("report-interval", 0.0);
+    let mut checkpoints = Vec::new();
+    for item in opts.list("report-checkpoints") {
+        let secs: f64 = item.parse().ok().filter(|v: &f64| *v > 0.0).ok_or_else(|| {
+            SettingsError(format!(
+                "invalid value '{item}' in --report-checkpoints: expected positive numbers of seconds"
+            ))
+        })?;
+        checkpoints.push(seconds(secs));
+    }
+    let stack = opts
+        .get("thread-stack-size")
+        .and_then(|v| v.as_i64())
+        .unwrap_or(64 * 1024) as usize;
+    Ok(RunConfig {
+        threads: opts.int("threads", 1) as u32,
+        events: opts.int("events", 0) as u64,
+        time: (time > 0).then(|| Duration::from_secs(time as u64)),
+        warmup: Duration::from_secs(opts.int("warmup-time", 0) as u64),
+        forced_shutdown,
+        thread_stack_size: stack,
+        thread_init_timeout: Duration::from_secs(opts.int("thread-init-timeout", 30) as u64),
+        rate: opts.double("rate", 0.0),
+        strict_queue_limit: strict,
+        report_interval: (interval > 0.0).then(|| seconds(interval)),
+        checkpoints,
+    })
+}
+
+fn parse_forced_shutdown(raw: &str, time: i64) -> Result<Option<Duration>, SettingsError> {
+    let bad = || {
+        SettingsError(format!(
+            "invalid value '{raw}' for option --forced-shutdown: expected 'off', seconds, or a percentage of --time such as 5%"
+        ))
+    };
+    let raw_trim = raw.trim();
+    if raw_trim.eq_ignore_ascii_case("off") {
+        return Ok(None);
+    }
+    if let Some(pct) = raw_trim.strip_suffix('%') {
+        let p: f64 = pct.trim().parse().map_err(|_| bad())?;
+        if p < 0.0 {
+            return Err(bad());
+        }
+        return Ok(Some(seconds(time as f64 * p / 100.0)));
+    }
+    let s: f64 = raw_trim.parse().map_err(|_| bad())?;
+    if s < 0.0 {
+        return Err(bad());
+    }
+    Ok(Some(seconds(s)))
+}
+
+/// The random generator settings.
+pub fn rand_config(opts: &OptionSet) -> RandConfig {
+    RandConfig {
+        seed: opts
+            .get("rand-seed")
+            .and_then(|v| v.as_f64())
+            .unwrap_or(0.0) as u64,
+        default: opts
+            .string("rand-type")
+            .and_then(|s| Distribution::parse(&s))
+            .unwrap_or(Distribution::Uniform),
+        pareto_h: opts.double("rand-pareto-h", 0.2),
+        zipfian_exp: opts.double("rand-zipfian-exp", 0.8),
+        special_iter: opts.int("rand-spec-iter", 12) as u32,
+        special_pct: opts.double("rand-spec-pct", 1.0),
+        special_res: opts.double("rand-spec-res", 75.0),
+    }
+}
+
+/// Report settings.
+pub fn report_options(opts: &OptionSet) -> Result<ReportOptions, SettingsError> {
+    let percentile = opts.double("percentile", 95.0);
+    let histogram = opts.flag("histogram");
+    if histogram && percentile == 0.0 {
+        return Err(SettingsError(
+            "--histogram cannot be used with --percentile=0: give a percentile from 1 to 100"
+                .into(),
+        ));
+    }
+    let mut percentiles = Vec::new();
+    for item in opts.list("percentiles") {
+        let p: f64 = item
+            .parse()
+            .ok()
+            .filter(|p: &f64| *p > 0.0 && *p <= 100.0)
+            .ok_or_else(|| {
+                SettingsError(format!(
+                    "invalid value '{item}' in --percentiles: expected numbers above 0 and up to 100"
+                ))
+            })?;
+        percentiles.push(p);
+    }
+    let format = opts
+        .string("report-format")
+        .and_then(|f| f.parse().ok())
+        .unwrap_or_default();
+    Ok(ReportOptions {
+        percentile,
+        percentiles,
+        histogram,
+        format,
+        results: opts
+            .string("results")
+            .filter(|s| !s.is_empty())
+            .map(PathBuf::from),
+        interval: opts.double("report-interval", 0.0),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn forced_shutdown_spellings() {
+        assert_eq!(parse_forced_shutdown("off", 10).unwrap(), None);
+        assert_eq!(
+            parse_forced_shutdown("5", 10).unwrap(),
+            Some(Duration::from_secs(5))
+        );
+        assert_eq!(
+            parse_forced_shutdown("50%", 10).unwrap(),
+            Some(Duration::from_secs(5))
+        );
+        assert!(parse_forced_shutdown("soon", 10).is_err());
+    }
+}
