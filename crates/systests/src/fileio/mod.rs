@@ -26,7 +26,7 @@ use std::path::PathBuf;
 use std::sync::atomic::AtomicU64;
 use std::sync::{Arc, Mutex};
 
-use bmk_engine::options::{OptKind, OptSpec, OptionSet};
+use bmk_engine::options::{OptKind, OptSpec, OptValue, OptionSet};
 use bmk_engine::{Test, Worker, WorkerError};
 
 use crate::{sizes, BuildParams, SystemTestError};
@@ -343,7 +343,10 @@ impl FileIoConfig {
             flags,
             fsync_freq: positive("file-fsync-freq", 100, 0)?,
             fsync_all: opts.flag("file-fsync-all"),
-            fsync_end: opts.get("file-fsync-end").map_or(true, |v| v.as_bool()),
+            fsync_end: opts
+                .get("file-fsync-end")
+                .unwrap_or(OptValue::Bool(true))
+                .as_bool(),
             fdatasync: opts
                 .string("file-fsync-mode")
                 .is_some_and(|m| m.eq_ignore_ascii_case("fdatasync")),
