@@ -4,6 +4,9 @@
 use std::io::Write as _;
 use std::sync::Arc;
 
+use std::collections::VecDeque;
+
+use rusqlite::fallible_iterator::FallibleIterator as _;
 use rusqlite::types::{ToSqlOutput, ValueRef};
 use rusqlite::{ffi, Connection as Db, OpenFlags, Statement, ToSql};
 
@@ -28,6 +31,7 @@ pub(crate) struct SqliteConnection {
     cfg: Arc<DriverConfig>,
     db: Option<Db>,
     stmts: Vec<Option<Stmt>>,
+    pending: VecDeque<Option<ResultSet>>,
     bulk: BulkBuffer,
     affected: u64,
     debug: bool,
@@ -91,6 +95,7 @@ impl SqliteConnection {
             cfg,
             db: None,
             stmts: Vec::new(),
+            pending: VecDeque::new(),
             bulk: BulkBuffer::default(),
             affected: 0,
             debug,
@@ -183,16 +188,40 @@ impl SqliteConnection {
         let Some(db) = self.db.as_ref() else {
             return Err(Self::closed(op, sql));
         };
+        self.pending.clear();
         let res = if cached {
             db.prepare_cached(sql)
                 .and_then(|mut s| run_stmt(&mut s, params))
         } else {
-            match db.prepare(sql) {
-                Ok(mut s) => run_stmt(&mut s, params),
-                Err(rusqlite::Error::MultipleStatement) if params.is_empty() => {
-                    db.execute_batch(sql).map(|_| (None, db.changes()))
+            // A text query may hold several statements: run them in order and keep
+            // the later result sets for `next_result`.
+            let mut batch = rusqlite::Batch::new(db, sql);
+            let mut first = None;
+            let mut res = Ok((None, 0));
+            loop {
+                match batch.next() {
+                    Ok(Some(mut stmt)) => match run_stmt(&mut stmt, params) {
+                        Ok(r) if first.is_none() => first = Some(r),
+                        Ok((rs, n)) => {
+                            self.pending.push_back(rs);
+                            res = Ok((None, n));
+                        }
+                        Err(e) => {
+                            res = Err(e);
+                            break;
+                        }
+                    },
+                    Ok(None) => break,
+                    Err(e) => {
+                        res = Err(e);
+                        break;
+                    }
                 }
-                Err(e) => Err(e),
+            }
+            match (res, first) {
+                (Err(e), _) => Err(e),
+                (Ok(_), Some(f)) => Ok(f),
+                (Ok(r), None) => Ok(r),
             }
         };
         match res {
@@ -200,7 +229,10 @@ impl SqliteConnection {
                 self.affected = n;
                 Ok(rs)
             }
-            Err(e) => Err(self.fail(e, op, sql)),
+            Err(e) => {
+                self.pending.clear();
+                Err(self.fail(e, op, sql))
+            }
         }
     }
 }
@@ -306,11 +338,11 @@ impl Connection for SqliteConnection {
     }
 
     fn more_results(&mut self) -> bool {
-        false
+        !self.pending.is_empty()
     }
 
     fn next_result(&mut self) -> Result<Option<ResultSet>, SqlError> {
-        Ok(None)
+        Ok(self.pending.pop_front().flatten())
     }
 
     fn affected_rows(&self) -> u64 {

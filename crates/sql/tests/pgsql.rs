@@ -1,0 +1,236 @@
+//! PostgreSQL driver against the machine's PostgreSQL, with a dedicated database and
+//! role per test.
+
+mod support;
+
+use std::net::TcpListener;
+use std::time::{Duration, Instant};
+
+use bmk_sql::{DriverKind, SqlErrorKind, Value};
+use support::{connect, exec, scalar, types, PgTestDb};
+
+#[test]
+fn connects_and_reports_server() {
+    let db = require!(PgTestDb::create());
+    let mut con = db.connect(&[]);
+    assert_eq!(scalar(&mut *con, "SELECT current_user").unwrap(), db.name);
+    assert_eq!(
+        scalar(&mut *con, "SELECT current_database()").unwrap(),
+        db.name
+    );
+    // TLS modes the machine's server offers.
+    for mode in ["disable", "prefer", "require"] {
+        let mut c = db.connect(&[("pgsql-sslmode", mode)]);
+        let ssl = scalar(
+            &mut *c,
+            "SELECT ssl FROM pg_stat_ssl WHERE pid = pg_backend_pid()",
+        )
+        .unwrap();
+        if mode == "disable" {
+            assert_eq!(ssl, "f");
+        }
+        if mode == "require" {
+            assert_eq!(ssl, "t");
+        }
+    }
+}
+
+#[test]
+fn unknown_database_and_unreachable_port() {
+    let db = require!(PgTestDb::create());
+    let e = connect(
+        DriverKind::Pgsql,
+        &db.opts(&[("pgsql-db", "bmk_no_such_db_x")]),
+    )
+    .err()
+    .expect("unknown db");
+    assert_eq!(e.kind, SqlErrorKind::Connect);
+    assert_eq!(e.sqlstate, "3D000");
+    let lines = e.fatal_lines();
+    assert_eq!(
+        lines[0],
+        "FATAL: unable to connect to PostgreSQL server on host '127.0.0.1', port 5432, aborting..."
+    );
+    assert!(lines[1].contains("bmk_no_such_db_x"), "{lines:?}");
+    assert!(lines.iter().any(|l| l.contains(&db.name)));
+    assert!(!format!("{lines:?}{e:?}").contains(&db.password));
+
+    let port = TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+        .to_string();
+    let t = Instant::now();
+    let e = connect(
+        DriverKind::Pgsql,
+        &[("pgsql-host", "127.0.0.1"), ("pgsql-port", &port)],
+    )
+    .err()
+    .expect("nothing listens");
+    assert!(t.elapsed() < Duration::from_secs(5));
+    assert_eq!(e.kind, SqlErrorKind::Connect);
+
+    let silent = TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = silent.local_addr().unwrap().port().to_string();
+    let t = Instant::now();
+    let e = connect(
+        DriverKind::Pgsql,
+        &[
+            ("pgsql-host", "127.0.0.1"),
+            ("pgsql-port", &port),
+            ("db-connect-timeout", "2"),
+        ],
+    )
+    .err()
+    .expect("silent server");
+    assert!(t.elapsed() < Duration::from_secs(5));
+    assert_eq!(e.kind, SqlErrorKind::Connect);
+}
+
+#[test]
+fn bind_types_round_trip_with_nulls() {
+    let db = require!(PgTestDb::create());
+    for mode in ["auto", "disable"] {
+        let mut con = db.connect(&[("db-ps-mode", mode)]);
+        types::round_trip(&mut *con, DriverKind::Pgsql, mode);
+    }
+}
+
+#[test]
+fn ps_disable_gives_same_rows_as_auto() {
+    let db = require!(PgTestDb::create());
+    let mut a = db.connect(&[("db-ps-mode", "auto")]);
+    let mut d = db.connect(&[("db-ps-mode", "disable")]);
+    types::same_rows(&mut *a, &mut *d);
+}
+
+#[test]
+fn bulk_insert_one_million_rows() {
+    let db = require!(PgTestDb::create());
+    let mut con = db.connect(&[]);
+    types::bulk_million(&mut *con, "");
+}
+
+#[test]
+fn prepared_values_render_like_text_queries() {
+    let db = require!(PgTestDb::create());
+    let mut con = db.connect(&[]);
+    let q = "SELECT 1.50::numeric(10,2), -0.001::numeric, true, 'x'::bytea, \
+             '2020-03-01 01:02:03.25'::timestamp, 7::oid, 2.5::real, \
+             'a0eebc99-9c0b-4ef8-bb6d-6bb9bd380a11'::uuid, '{\"a\": 1}'::jsonb, 123456789012::int8";
+    let text = types::rows(&con.query(q).unwrap().unwrap());
+    let st = con.prepare(q).unwrap();
+    let prep = types::rows(&con.execute(st, &[]).unwrap().unwrap());
+    assert_eq!(text, prep);
+}
+
+#[test]
+fn ignorable_and_fatal_errors() {
+    let db = require!(PgTestDb::create());
+    let mut con = db.connect(&[]);
+    exec(&mut *con, "CREATE TABLE t (id INT PRIMARY KEY)");
+    exec(&mut *con, "INSERT INTO t VALUES (1)");
+    let e = con.query("INSERT INTO t VALUES (1)").unwrap_err();
+    assert_eq!(e.kind, SqlErrorKind::Fatal);
+    assert_eq!(e.sqlstate, "23505");
+    assert!(
+        e.fatal_lines()[0].starts_with("FATAL: pgsql_drv_query() returned error 0 (duplicate key")
+    );
+    assert!(e
+        .to_string()
+        .starts_with("SQL error, errno = 0, state = '23505': duplicate key"));
+
+    // Listed by SQLSTATE, and by class; inside a transaction the driver rolls back so
+    // the restarted event can BEGIN again.
+    for list in ["23505", "23"] {
+        let mut con = db.connect(&[("pgsql-ignore-errors", list)]);
+        exec(&mut *con, "BEGIN");
+        let st = con.prepare("INSERT INTO t VALUES (?)").unwrap();
+        let e = con.execute(st, &[Value::Int(1)]).unwrap_err();
+        assert_eq!(e.kind, SqlErrorKind::Ignorable { reconnected: false });
+        assert!(e.fatal_lines()[0].starts_with("FATAL: pgsql_drv_execute() returned error 0"));
+        exec(&mut *con, "BEGIN");
+        con.execute(st, &[Value::Int(2)]).unwrap();
+        exec(&mut *con, "ROLLBACK");
+    }
+    let mut con = db.connect(&[("pgsql-ignore-errors", "all")]);
+    assert!(con
+        .query("SELECT * FROM no_such_table")
+        .unwrap_err()
+        .is_ignorable());
+    // Default list: deadlocks.
+    let mut con = db.connect(&[]);
+    let e = con.query("SELECT * FROM no_such_table").unwrap_err();
+    assert_eq!(e.sqlstate, "42P01");
+    assert_eq!(e.kind, SqlErrorKind::Fatal);
+}
+
+#[test]
+fn deadlock_is_ignorable_by_default() {
+    let db = require!(PgTestDb::create());
+    let mut setup = db.connect(&[]);
+    exec(&mut *setup, "CREATE TABLE d (id INT PRIMARY KEY, v INT)");
+    exec(&mut *setup, "INSERT INTO d VALUES (1,0),(2,0)");
+    let mut a = db.connect(&[]);
+    let mut b = db.connect(&[]);
+    exec(&mut *a, "BEGIN");
+    exec(&mut *b, "BEGIN");
+    exec(&mut *a, "UPDATE d SET v=1 WHERE id=1");
+    exec(&mut *b, "UPDATE d SET v=1 WHERE id=2");
+    let t = std::thread::spawn(move || {
+        let r = a.query("UPDATE d SET v=2 WHERE id=2").map(|_| ());
+        let _ = a.query("ROLLBACK");
+        r
+    });
+    std::thread::sleep(Duration::from_millis(300));
+    let rb = b.query("UPDATE d SET v=2 WHERE id=1").map(|_| ());
+    let _ = b.query("ROLLBACK");
+    let ra = t.join().unwrap();
+    let err = ra.err().or(rb.err()).expect("one side deadlocks");
+    assert_eq!(err.sqlstate, "40P01");
+    assert_eq!(err.kind, SqlErrorKind::Ignorable { reconnected: false });
+}
+
+#[test]
+fn terminated_backend_reconnects_only_when_listed() {
+    let mut db = require!(PgTestDb::create());
+    for (list, expect_reconnect) in [("40P01,08", true), ("40P01,57P01", true), ("40P01", false)] {
+        let mut con = db.connect(&[("pgsql-ignore-errors", list)]);
+        let st = con.prepare("SELECT ?::int + 1").unwrap();
+        let pid = scalar(&mut *con, "SELECT pg_backend_pid()").unwrap();
+        exec(db.admin(), &format!("SELECT pg_terminate_backend({pid})"));
+        std::thread::sleep(Duration::from_millis(200));
+        let e = con.query("SELECT 1").unwrap_err();
+        if expect_reconnect {
+            assert_eq!(
+                e.kind,
+                SqlErrorKind::Ignorable { reconnected: true },
+                "{list}: {e}"
+            );
+            assert_ne!(scalar(&mut *con, "SELECT pg_backend_pid()").unwrap(), pid);
+            let rs = con.execute(st, &[Value::Int(41)]).unwrap().unwrap();
+            assert_eq!(rs.get_str(0, 0).as_deref(), Some("42"));
+        } else {
+            assert_eq!(e.kind, SqlErrorKind::Fatal, "{e}");
+        }
+    }
+}
+
+#[test]
+fn multiple_result_sets_and_reconnect() {
+    let db = require!(PgTestDb::create());
+    let mut con = db.connect(&[]);
+    let rs = con.query("SELECT 1; SELECT 'two', NULL").unwrap().unwrap();
+    assert_eq!(rs.get_str(0, 0).as_deref(), Some("1"));
+    assert!(con.more_results());
+    let rs = con.next_result().unwrap().unwrap();
+    assert_eq!(rs.get_str(0, 0).as_deref(), Some("two"));
+    assert_eq!(rs.get(0, 1), None);
+    assert!(!con.more_results());
+    let st = con.prepare("SELECT ? || 'x'").unwrap();
+    con.reconnect().unwrap();
+    let rs = con.execute(st, &[Value::from("a")]).unwrap().unwrap();
+    assert_eq!(rs.get_str(0, 0).as_deref(), Some("ax"));
+    assert!(con.query("CREATE TEMP TABLE z (a int)").unwrap().is_none());
+}
