@@ -140,7 +140,8 @@ fn sequential_modes_wrap_around_and_merge_requests() {
 fn flushes_follow_the_fsync_options() {
     let dir = tempfile::tempdir().unwrap();
     prepare(dir.path(), &args("seqwr", "sync", &[]));
-    let cases: &[(&str, &str, &[(&str, &str)], u64)] = &[
+    type Case<'a> = (&'a str, &'a str, &'a [(&'a str, &'a str)], u64);
+    let cases: &[Case] = &[
         // Every 10 requests both files, then both at the end: 50/10*2 + 2.
         (
             "seqwr",
