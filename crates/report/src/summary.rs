@@ -43,6 +43,14 @@ pub struct ReportStat {
     pub queue_length: u64,
     /// Workers busy with an event (rate mode).
     pub concurrency: u64,
+    /// Cumulative samples only: smallest latency, seconds.
+    pub latency_min: f64,
+    /// Cumulative samples only: largest latency, seconds.
+    pub latency_max: f64,
+    /// Cumulative samples only: mean latency, seconds.
+    pub latency_avg: f64,
+    /// Cumulative samples only: sum of latencies, seconds.
+    pub latency_sum: f64,
 }
 
 impl ReportStat {
@@ -68,6 +76,7 @@ impl ReportStat {
             },
             queue_length: stats.queue_length,
             concurrency: stats.concurrency,
+            ..ReportStat::default()
         }
     }
 
@@ -94,6 +103,10 @@ impl ReportStat {
             },
             queue_length: 0,
             concurrency: 0,
+            latency_min: stats.min_ns as f64 / 1e9,
+            latency_max: stats.max_ns as f64 / 1e9,
+            latency_avg: stats.avg_ms() / 1e3,
+            latency_sum: stats.sum_ns as f64 / 1e9,
         }
     }
 

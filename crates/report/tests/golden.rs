@@ -478,6 +478,17 @@ Threads fairness:
     }
 
     #[test]
+    fn cpu_speed_matches_spec_example() {
+        let mut s = small();
+        s.events_per_sec = 4261.82;
+        let out = final_text::render(&s, &final_opts(Layout::Cpu));
+        assert!(
+            out.starts_with("CPU speed:\n    events per second:  4261.82\n\nThroughput:\n"),
+            "{out}"
+        );
+    }
+
+    #[test]
     fn threads_and_mutex_are_plain() {
         same(
             &final_text::render(&small(), &final_opts(Layout::Events)),
@@ -820,6 +831,25 @@ Latency histogram (values are in milliseconds)
        8.863 |**                                       10
 
 ",
+        );
+    }
+
+    #[test]
+    fn lua_cumulative_stat() {
+        let s = ReportStat::from_cumulative(&cumulative(), 2, 95.0);
+        assert_eq!(s.threads_running, 2);
+        assert_eq!(s.time_interval, 2.0);
+        assert_eq!(s.events, 200);
+        assert_eq!(s.reads, 2800);
+        assert_eq!(s.errors, 2);
+        assert_eq!(s.latency_min, 0.001_999);
+        assert_eq!(s.latency_max, 0.009_000_123);
+        assert!((s.latency_avg - 0.00235).abs() < 1e-12);
+        assert!((s.latency_sum - 0.47).abs() < 1e-12);
+        assert!((s.latency_pct - 0.002).abs() < 1e-5);
+        same(
+            &text::intermediate(&s, &line_opts(Layout::Db)),
+            "[ 2s ] thds: 2 tps: 100.00 qps: 2000.00 (r/w/o: 1400.00/400.00/200.00) lat (ms,95%): 2.00 err/s: 1.00 reconn/s: 0.00\n",
         );
     }
 }
