@@ -1,0 +1,134 @@
+//! bmk's built-in workloads: the sysbench OLTP family (spec 3) with the BMK-kit
+//! extended options (spec `workloads-tpcc-dbstress-bmk.md` §3) and the sync-file start
+//! barrier (§4).
+//!
+//! This crate owns the workload scripts (`lua/*.lua`, embedded with `include_str!`)
+//! and therefore the schemas they create on MySQL/MariaDB, PostgreSQL and SQLite, the
+//! data they load and the statement mix of every event. It exposes them to the Lua
+//! runtime as a [`bmk_lua::ModuleLibrary`] ([`BuiltinLibrary`]), so
+//! `require("oltp_common")` works from any user script and `bmk oltp_read_write ...`
+//! finds the workload by name ([`workload_names`], [`script`]).
+//!
+//! It must not: parse the command line, run the event loop, talk to a database or
+//! print reports — the CLI, `bmk-lua`, `bmk-sql` and `bmk-report` do. Everything here
+//! is Lua text plus the lookup; the scripts reach the engine only through the
+//! sysbench Lua API (spec 2) and its `ffi.C.sb_*` symbols.
+//!
+//! # Modules
+//! * `oltp_common` — options, statements, event helpers, `prepare` / `create` /
+//!   `warmup` / `prewarm` / `cleanup`, the globals third-party scripts override.
+//! * `SYNC_file` — the `--sync-file` barrier.
+//! * one script per workload (see [`workload_names`]).
+//!
+//! # Schema decisions
+//! * MySQL/MariaDB: stock columns (`id INTEGER NOT NULL AUTO_INCREMENT`, `k INTEGER`,
+//!   `c CHAR(120)`, `pad CHAR(60)`), `/*! ENGINE = ... */`, then
+//!   `--create-table-options`, `--mysql-table-options`, compression
+//!   (`COMPRESSION='x'` on MySQL, `PAGE_COMPRESSED=1` on MariaDB, whose algorithm is
+//!   the server's `innodb_compression_algorithm`) and RANGE(id) partitions.
+//! * PostgreSQL: `id SERIAL` (or `INTEGER NOT NULL`), no engine or table options.
+//! * SQLite: `id INTEGER PRIMARY KEY` (a rowid alias: an omitted id becomes max+1,
+//!   no `AUTOINCREMENT`, so no `sqlite_sequence` table is left behind), no ENGINE
+//!   clause; with `--secondary` the id is a plain column and ids are always explicit.
+//!   One writer: worker 0 loads every table inside one transaction per table.
+//! * The `k` index is created after the load (`k_N`; on PostgreSQL/SQLite, where
+//!   index names are per schema, `k_N` for the default table name and
+//!   `<table_name>_k_N` otherwise).
+
+use bmk_lua::ModuleLibrary;
+
+/// The runnable built-in workloads, in the order `bmk help` lists them.
+const WORKLOADS: &[&str] = &[
+    "bulk_insert",
+    "oltp_delete",
+    "oltp_insert",
+    "oltp_point_select",
+    "oltp_read_only",
+    "oltp_read_write",
+    "oltp_update_index",
+    "oltp_update_non_index",
+    "oltp_write_only",
+    "select_random_points",
+    "select_random_ranges",
+    "OLTP_RO-point_selects_reconnect",
+];
+
+/// Every embedded script: (module name, source).
+const SCRIPTS: &[(&str, &str)] = &[
+    ("oltp_common", include_str!("../lua/oltp_common.lua")),
+    ("SYNC_file", include_str!("../lua/SYNC_file.lua")),
+    ("bulk_insert", include_str!("../lua/bulk_insert.lua")),
+    ("oltp_delete", include_str!("../lua/oltp_delete.lua")),
+    ("oltp_insert", include_str!("../lua/oltp_insert.lua")),
+    ("oltp_point_select", include_str!("../lua/oltp_point_select.lua")),
+    ("oltp_read_only", include_str!("../lua/oltp_read_only.lua")),
+    ("oltp_read_write", include_str!("../lua/oltp_read_write.lua")),
+    ("oltp_update_index", include_str!("../lua/oltp_update_index.lua")),
+    ("oltp_update_non_index", include_str!("../lua/oltp_update_non_index.lua")),
+    ("oltp_write_only", include_str!("../lua/oltp_write_only.lua")),
+    ("select_random_points", include_str!("../lua/select_random_points.lua")),
+    ("select_random_ranges", include_str!("../lua/select_random_ranges.lua")),
+    (
+        "OLTP_RO-point_selects_reconnect",
+        include_str!("../lua/OLTP_RO-point_selects_reconnect.lua"),
+    ),
+];
+
+/// Other names a script is found under (name, canonical name).
+const ALIASES: &[(&str, &str)] = &[
+    ("oltp_point_select_reconnect", "OLTP_RO-point_selects_reconnect"),
+    ("oltp_point_selects_reconnect", "OLTP_RO-point_selects_reconnect"),
+    ("sync_file", "SYNC_file"),
+];
+
+/// The built-in script library: every workload and module by name.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct BuiltinLibrary;
+
+impl ModuleLibrary for BuiltinLibrary {
+    fn module(&self, name: &str) -> Option<&'static str> {
+        script(name)
+    }
+}
+
+/// The names of the runnable built-in workloads (not the helper modules).
+pub fn workload_names() -> &'static [&'static str] {
+    WORKLOADS
+}
+
+/// The source of built-in script or module `name` (a trailing `.lua` is ignored).
+pub fn script(name: &str) -> Option<&'static str> {
+    let name = name.strip_suffix(".lua").unwrap_or(name);
+    let name = ALIASES
+        .iter()
+        .find(|(alias, _)| *alias == name)
+        .map_or(name, |(_, canonical)| canonical);
+    SCRIPTS.iter().find(|(n, _)| *n == name).map(|(_, s)| *s)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_workload_has_a_script() {
+        for name in workload_names() {
+            let src = script(name).unwrap_or_else(|| panic!("no script for {name}"));
+            assert!(src.contains("require(\"oltp_common\")"), "{name}");
+            assert!(src.contains("function event"), "{name}");
+        }
+    }
+
+    #[test]
+    fn modules_and_aliases_resolve() {
+        assert!(script("oltp_common").is_some());
+        assert!(script("oltp_common.lua").is_some());
+        assert!(script("SYNC_file").is_some());
+        assert_eq!(
+            script("oltp_point_select_reconnect"),
+            script("OLTP_RO-point_selects_reconnect")
+        );
+        assert!(script("no_such_workload").is_none());
+        assert_eq!(BuiltinLibrary.module("oltp_read_write"), script("oltp_read_write"));
+    }
+}
