@@ -136,7 +136,9 @@ impl Reporter {
     /// Prints an intermediate report.
     pub fn interval(&mut self, out: &mut dyn Write, stats: &IntervalStats) -> io::Result<()> {
         let stat = ReportStat::from_interval(stats, self.line.percentile);
-        self.interval_stat(out, &stat)
+        let mut line = self.line;
+        line.rate_mode |= stats.rate_mode;
+        out.write_all(self.format.interval(&stat, &line).as_bytes())
     }
 
     /// Prints an intermediate report from a ready [`ReportStat`].

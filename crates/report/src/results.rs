@@ -472,6 +472,17 @@ impl ResultsWriter {
         file.sync_all().map_err(|e| io(&self.tmp, e))?;
         drop(file);
         std::fs::rename(&self.tmp, &self.path).map_err(|e| io(&self.path, e))?;
+        // Best effort: make the rename itself durable.
+        if let Some(dir) = self.path.parent() {
+            let dir = if dir.as_os_str().is_empty() {
+                Path::new(".")
+            } else {
+                dir
+            };
+            if let Ok(d) = File::open(dir) {
+                let _ = d.sync_all();
+            }
+        }
         Ok(self.path.clone())
     }
 

@@ -121,6 +121,15 @@ impl ReportStat {
     }
 }
 
+/// `value`, or 0 if it is NaN or infinite (JSON has no such numbers).
+fn finite(value: f64) -> f64 {
+    if value.is_finite() {
+        value
+    } else {
+        0.0
+    }
+}
+
 pub(crate) fn per_sec(count: u64, seconds: f64) -> f64 {
     if seconds > 0.0 {
         count as f64 / seconds
@@ -247,10 +256,10 @@ impl FinalStats {
         let (time_avg_s, time_stddev_s) = stats.time_fairness();
         let empty = stats.events == 0 || stats.histogram.is_empty();
         FinalStats {
-            time_total_s: stats.time_total,
+            time_total_s: finite(stats.time_total),
             threads: stats.threads.len() as u32,
             events: stats.events,
-            events_per_sec: stats.per_sec(stats.events),
+            events_per_sec: finite(stats.per_sec(stats.events)),
             counters: CounterTotals {
                 reads: c.get(Counter::Read),
                 writes: c.get(Counter::Write),
@@ -275,13 +284,13 @@ impl FinalStats {
                     .collect(),
             },
             fairness: Fairness {
-                events_avg,
-                events_stddev,
-                time_avg_s,
-                time_stddev_s,
+                events_avg: finite(events_avg),
+                events_stddev: finite(events_stddev),
+                time_avg_s: finite(time_avg_s),
+                time_stddev_s: finite(time_stddev_s),
             },
             lag: stats.lag.map(|l| LagSummary {
-                mean_ms: l.mean_ns / 1e6,
+                mean_ms: finite(l.mean_ns) / 1e6,
                 max_ms: l.max_ns as f64 / 1e6,
             }),
         }

@@ -852,4 +852,21 @@ Latency histogram (values are in milliseconds)
             "[ 2s ] thds: 2 tps: 100.00 qps: 2000.00 (r/w/o: 1400.00/400.00/200.00) lat (ms,95%): 2.00 err/s: 1.00 reconn/s: 0.00\n",
         );
     }
+
+    #[test]
+    fn rate_mode_interval_from_engine() {
+        let mut cfg = config(ReportFormat::Text);
+        cfg.layout = Layout::Events;
+        let mut r = Reporter::new(&cfg);
+        let mut stats = interval(3.0);
+        stats.rate_mode = true;
+        stats.queue_length = 17;
+        stats.concurrency = 2;
+        let mut out = Vec::new();
+        r.interval(&mut out, &stats).unwrap();
+        same(
+            &String::from_utf8(out).unwrap(),
+            "[ 3s ] thds: 2 eps: 100.00 lat (ms,95%): 2.00\n[ 3s ] queue length: 17 concurrency: 2\n",
+        );
+    }
 }
