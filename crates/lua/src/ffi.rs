@@ -1,0 +1,162 @@
+//! The C entry points that Lua code reaches through LuaJIT's `ffi.C` (spec 2 §6).
+//!
+//! Each function acts on the calling thread: the engine's current [`WorkerContext`]
+//! (event start/stop, counters) and the thread's random generator. Called outside a
+//! run (the main state, parallel commands) the event and counter functions do nothing
+//! and `sb_more_events` answers `false`. The thread id arguments exist for signature
+//! compatibility; the calling thread is authoritative.
+//!
+//! LuaJIT resolves `ffi.C.name` with `dlsym` in the running executable, so the
+//! executable must export these symbols: link it with `-rdynamic` and reference
+//! [`ensure_ffi_linked`] so the linker keeps them.
+//!
+//! [`WorkerContext`]: bmk_engine::WorkerContext
+
+use std::os::raw::{c_char, c_int};
+
+use bmk_engine::rand::{self, Distribution};
+use bmk_engine::{with_current, Counter};
+
+/// `void sb_counter_inc(int thread_id, sb_counter_type type)`.
+#[no_mangle]
+pub extern "C" fn sb_counter_inc(_thread_id: c_int, counter: c_int) {
+    if let Some(c) = u32::try_from(counter).ok().and_then(Counter::from_raw) {
+        with_current(|ctx| ctx.count(c));
+    }
+}
+
+/// `void sb_event_start(int thread_id)`.
+#[no_mangle]
+pub extern "C" fn sb_event_start(_thread_id: c_int) {
+    with_current(|ctx| ctx.event_start());
+}
+
+/// `void sb_event_stop(int thread_id)`.
+#[no_mangle]
+pub extern "C" fn sb_event_stop(_thread_id: c_int) {
+    with_current(|ctx| ctx.event_stop());
+}
+
+/// `bool sb_more_events(int thread_id)`: blocks for the next arrival in rate mode.
+#[no_mangle]
+pub extern "C" fn sb_more_events(_thread_id: c_int) -> bool {
+    with_current(|ctx| ctx.more_events()).unwrap_or(false)
+}
+
+/// `uint64_t sb_rand_uniform_uint64(void)`.
+#[no_mangle]
+pub extern "C" fn sb_rand_uniform_uint64() -> u64 {
+    rand::uniform_u64()
+}
+
+/// `uint32_t sb_rand_default(uint32_t, uint32_t)`: the `--rand-type` distribution.
+#[no_mangle]
+pub extern "C" fn sb_rand_default(a: u32, b: u32) -> u32 {
+    rand::default(a, b)
+}
+
+/// `uint32_t sb_rand_uniform(uint32_t, uint32_t)`.
+#[no_mangle]
+pub extern "C" fn sb_rand_uniform(a: u32, b: u32) -> u32 {
+    rand::uniform(a, b)
+}
+
+/// `uint32_t sb_rand_gaussian(uint32_t, uint32_t)`.
+#[no_mangle]
+pub extern "C" fn sb_rand_gaussian(a: u32, b: u32) -> u32 {
+    rand::draw(Distribution::Gaussian, a, b)
+}
+
+/// `uint32_t sb_rand_pareto(uint32_t, uint32_t)`.
+#[no_mangle]
+pub extern "C" fn sb_rand_pareto(a: u32, b: u32) -> u32 {
+    rand::draw(Distribution::Pareto, a, b)
+}
+
+/// `uint32_t sb_rand_zipfian(uint32_t, uint32_t)`.
+#[no_mangle]
+pub extern "C" fn sb_rand_zipfian(a: u32, b: u32) -> u32 {
+    rand::draw(Distribution::Zipfian, a, b)
+}
+
+/// `uint32_t sb_rand_special(uint32_t, uint32_t)` (bmk addition backing
+/// `sysbench.rand.special`).
+#[no_mangle]
+pub extern "C" fn sb_rand_special(a: u32, b: u32) -> u32 {
+    rand::draw(Distribution::Special, a, b)
+}
+
+/// `uint32_t sb_rand_unique(void)`: unique across all threads for the whole run.
+#[no_mangle]
+pub extern "C" fn sb_rand_unique() -> u32 {
+    rand::unique()
+}
+
+/// `double sb_rand_uniform_double(void)`: in `[0, 1)`.
+#[no_mangle]
+pub extern "C" fn sb_rand_uniform_double() -> f64 {
+    rand::uniform_double()
+}
+
+/// `void sb_rand_str(const char *fmt, char *buf)`: writes `strlen(fmt)` bytes to `buf`,
+/// each `#` of `fmt` replaced by a random digit and each `@` by a random lowercase
+/// letter. No terminating NUL is written.
+///
+/// # Safety
+/// `fmt` must be a NUL-terminated string and `buf` must have room for `strlen(fmt)`
+/// bytes.
+#[no_mangle]
+pub unsafe extern "C" fn sb_rand_str(fmt: *const c_char, buf: *mut c_char) {
+    if fmt.is_null() || buf.is_null() {
+        return;
+    }
+    // SAFETY: the caller guarantees a NUL-terminated `fmt` and a buffer of its length.
+    unsafe {
+        let template = std::ffi::CStr::from_ptr(fmt).to_bytes();
+        let out = std::slice::from_raw_parts_mut(buf.cast::<u8>(), template.len());
+        rand::fill_template(template, out);
+    }
+}
+
+/// `uint32_t sb_rand_varstr(char *buf, uint32_t min, uint32_t max)`: writes a random
+/// `0-9a-z` string of length uniform in `[min, max]` to `buf` and returns the length.
+/// No terminating NUL is written.
+///
+/// # Safety
+/// `buf` must have room for `max(min, max)` bytes.
+#[no_mangle]
+pub unsafe extern "C" fn sb_rand_varstr(buf: *mut c_char, min: u32, max: u32) -> u32 {
+    if buf.is_null() {
+        return 0;
+    }
+    // SAFETY: the caller guarantees room for `max(min, max)` bytes.
+    let out = unsafe { std::slice::from_raw_parts_mut(buf.cast::<u8>(), max.max(min) as usize) };
+    rand::fill_varstring(out, min, max) as u32
+}
+
+/// Keeps every `sb_*` entry point in the final executable.
+///
+/// Nothing in Rust calls these functions, so without a reference the linker may drop
+/// them; LuaJIT looks them up by name at run time. [`crate::ScriptHost::load`] calls
+/// this, so any program that hosts scripts keeps them. Returns a checksum of their
+/// addresses (meaningless, but it makes the reference observable).
+pub fn ensure_ffi_linked() -> usize {
+    let table: [usize; 15] = [
+        sb_counter_inc as *const () as usize,
+        sb_event_start as *const () as usize,
+        sb_event_stop as *const () as usize,
+        sb_more_events as *const () as usize,
+        sb_rand_uniform_uint64 as *const () as usize,
+        sb_rand_default as *const () as usize,
+        sb_rand_uniform as *const () as usize,
+        sb_rand_gaussian as *const () as usize,
+        sb_rand_pareto as *const () as usize,
+        sb_rand_zipfian as *const () as usize,
+        sb_rand_special as *const () as usize,
+        sb_rand_unique as *const () as usize,
+        sb_rand_uniform_double as *const () as usize,
+        sb_rand_str as *const () as usize,
+        sb_rand_varstr as *const () as usize,
+    ];
+    std::hint::black_box(&table).iter().fold(0, |a, b| a ^ b)
+}

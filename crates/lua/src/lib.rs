@@ -1,0 +1,220 @@
+//! bmk's sysbench-compatible Lua runtime.
+//!
+//! This crate runs sysbench Lua scripts unchanged on LuaJIT 2.1 (spec 2). It owns the
+//! Lua states (one main state for `init`/`done`, commands and report hooks; one per
+//! worker thread), the whole `sysbench` table (`opt`, `cmdline`, `hooks`, `rand`,
+//! `histogram`, `sql`, the report printers), the event loop (written in Lua over
+//! LuaJIT FFI so it compiles into one trace), and the `sb_*` C entry points that
+//! scripts call through `ffi.C`. It does not parse the command line, print the
+//! standard reports or talk to databases itself: the CLI, `bmk-report` and `bmk-sql`
+//! do.
+//!
+//! Main types: [`ScriptHost`] (the main state and everything the CLI asks of a
+//! script), [`ScriptSource`] (a script's text and where it came from), [`HostConfig`],
+//! [`ModuleLibrary`] (the built-in scripts `require` can load) and [`LuaError`].
+//!
+//! # How the CLI drives a script
+//! 1. [`ScriptSource::resolve`] (or build a [`ScriptSource`] from stdin), then
+//!    [`ScriptHost::load`] — runs the script's top-level code in the main state.
+//! 2. [`ScriptHost::declared_options`] → declare them in the `OptionSet`, parse and
+//!    validate the command line, then [`ScriptHost::set_options`].
+//! 3. `help`: print [`ScriptHost::options_help`] / call [`ScriptHost::script_help`].
+//!    A command the script defines ([`ScriptHost::has_command`]) wins over a built-in
+//!    one: [`ScriptHost::run_command`].
+//! 4. `run`: [`ScriptHost::init`], `bmk_engine::run` with [`ScriptHost::test`] (an
+//!    observer that calls [`ScriptHost::report_intermediate`] /
+//!    [`ScriptHost::report_cumulative`] instead of its own printing when
+//!    [`ScriptHost::has_report_hook`]), [`ScriptHost::close_reports`], then
+//!    [`ScriptHost::done`].
+//!
+//! The executable must export the `sb_*` symbols: link it with `-rdynamic` (for
+//! example `println!("cargo:rustc-link-arg-bins=-rdynamic")` in its build script).
+//! [`ScriptHost::load`] references them through [`ensure_ffi_linked`] so the linker
+//! keeps them.
+//!
+//! ```
+//! use std::sync::{atomic::AtomicUsize, Arc};
+//! use bmk_lua::{HostConfig, NoModules, ScriptHost, ScriptSource};
+//!
+//! let src = ScriptSource::from_text("example", "function event() end");
+//! let cfg = HostConfig::new(vec!["bmk".into()], "run", Arc::new(NoModules));
+//! let mut host = ScriptHost::load(src, cfg).unwrap();
+//! host.set_options(Default::default()).unwrap();
+//! host.init().unwrap();
+//! // `host.test()` goes to `bmk_engine::run` (in an executable linked with -rdynamic).
+//! host.done().unwrap();
+//! ```
+#![deny(missing_docs)]
+
+mod error;
+mod ffi;
+mod histogram;
+mod host;
+mod options;
+mod report;
+mod sql;
+mod state;
+mod worker;
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use bmk_engine::options::OptionSet;
+
+pub use error::{LuaError, LuaErrorKind};
+pub use ffi::ensure_ffi_linked;
+pub use ffi::{
+    sb_counter_inc, sb_event_start, sb_event_stop, sb_more_events, sb_rand_default,
+    sb_rand_gaussian, sb_rand_pareto, sb_rand_special, sb_rand_str, sb_rand_uniform,
+    sb_rand_uniform_double, sb_rand_uniform_uint64, sb_rand_unique, sb_rand_varstr,
+    sb_rand_zipfian,
+};
+pub use host::ScriptHost;
+pub use options::format_options_help;
+
+/// The sysbench version scripts see as `sysbench.version`.
+pub const SYSBENCH_VERSION: &str = "1.1.0";
+
+fn default_banner() -> String {
+    format!(
+        "bmk {} (sysbench {SYSBENCH_VERSION} compatible)",
+        env!("CARGO_PKG_VERSION")
+    )
+}
+
+/// The built-in script library: module name → embedded Lua source. `require(name)`
+/// finds a module here after looking next to the script and in `LUA_PATH`.
+pub trait ModuleLibrary: Send + Sync {
+    /// The source of module `name` (as passed to `require`), if built in.
+    fn module(&self, name: &str) -> Option<&'static str>;
+}
+
+/// A library with no modules.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct NoModules;
+
+impl ModuleLibrary for NoModules {
+    fn module(&self, _name: &str) -> Option<&'static str> {
+        None
+    }
+}
+
+/// A script's text and where it came from.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ScriptSource {
+    /// Name used in messages when there is no path (`stdin`, a built-in's name).
+    pub name: String,
+    /// The file it was read from; its directory is searched by `require`.
+    pub path: Option<PathBuf>,
+    /// The Lua source.
+    pub text: String,
+}
+
+impl ScriptSource {
+    /// A script given as text (stdin, a built-in).
+    pub fn from_text(name: &str, text: &str) -> ScriptSource {
+        ScriptSource {
+            name: name.to_string(),
+            path: None,
+            text: text.to_string(),
+        }
+    }
+
+    /// Reads a script file.
+    pub fn from_file(path: &Path) -> Result<ScriptSource, LuaError> {
+        let text = std::fs::read_to_string(path).map_err(|e| {
+            LuaError::new(
+                LuaErrorKind::NotFound,
+                format!("cannot read script '{}': {e}", path.display()),
+            )
+        })?;
+        Ok(ScriptSource {
+            name: path.display().to_string(),
+            path: Some(path.to_path_buf()),
+            text,
+        })
+    }
+
+    /// Reads a script from standard input (test name omitted or `-`).
+    pub fn from_stdin() -> Result<ScriptSource, LuaError> {
+        use std::io::Read;
+        let mut text = String::new();
+        std::io::stdin().read_to_string(&mut text).map_err(|e| {
+            LuaError::new(
+                LuaErrorKind::NotFound,
+                format!("cannot read a script from standard input: {e}"),
+            )
+        })?;
+        Ok(ScriptSource::from_text("stdin", &text))
+    }
+
+    /// Finds the script a test name refers to: `-` is stdin, then the file `name`, the
+    /// file `name.lua`, then the built-in script `name`. The error says where it
+    /// looked.
+    pub fn resolve(name: &str, library: &dyn ModuleLibrary) -> Result<ScriptSource, LuaError> {
+        if name == "-" {
+            return ScriptSource::from_stdin();
+        }
+        let path = Path::new(name);
+        if path.is_file() {
+            return ScriptSource::from_file(path);
+        }
+        let with_ext = PathBuf::from(format!("{name}.lua"));
+        if !name.ends_with(".lua") && with_ext.is_file() {
+            return ScriptSource::from_file(&with_ext);
+        }
+        let module = name.strip_suffix(".lua").unwrap_or(name);
+        if let Some(text) = library.module(module) {
+            return Ok(ScriptSource::from_text(module, text));
+        }
+        Err(LuaError::new(
+            LuaErrorKind::NotFound,
+            format!(
+                "Cannot find script '{name}': no file '{name}', no file '{}', and no \
+                 built-in script '{module}'",
+                with_ext.display()
+            ),
+        ))
+    }
+
+    /// The name used in error messages (`file:line:`) and `sysbench.cmdline.script_path`.
+    pub fn display_name(&self) -> String {
+        match &self.path {
+            Some(p) => p.display().to_string(),
+            None => self.name.clone(),
+        }
+    }
+}
+
+/// What the CLI tells a script host.
+#[derive(Clone)]
+pub struct HostConfig {
+    /// The raw command line (`sysbench.cmdline.argv`; index 0 is the program).
+    pub argv: Vec<String>,
+    /// The command being run (`run`, `prepare`, ...).
+    pub command: String,
+    /// General and driver options, declared, with the values given so far (script
+    /// options given on the command line may be present undeclared).
+    pub options: OptionSet,
+    /// The built-in script library.
+    pub library: Arc<dyn ModuleLibrary>,
+    /// Worker threads (`--threads`).
+    pub threads: u32,
+    /// `sysbench.version_string`; defaults to `bmk <version> (sysbench 1.1.0
+    /// compatible)`.
+    pub banner: Option<String>,
+}
+
+impl HostConfig {
+    /// A configuration with no options given and one thread.
+    pub fn new(argv: Vec<String>, command: &str, library: Arc<dyn ModuleLibrary>) -> HostConfig {
+        HostConfig {
+            argv,
+            command: command.to_string(),
+            options: OptionSet::new(),
+            library,
+            threads: 1,
+            banner: None,
+        }
+    }
+}

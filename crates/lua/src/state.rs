@@ -1,0 +1,334 @@
+//! One Lua state with the whole sysbench API installed, and the script loaded in it.
+//!
+//! [`install`] is the single place where the API is registered: standard libraries
+//! (with `ffi`, `bit`, `jit`), `package.path` and the built-in module searcher, the
+//! Rust-backed functions, then the Lua prelude that builds the `sysbench` table on top
+//! of them. Every state — the main one and each worker's — is made by
+//! [`ScriptState::new`]; states are not `Send` and live on the thread that made them.
+
+use std::path::Path;
+use std::sync::Arc;
+
+use bmk_engine::options::OptionSet;
+use mlua::{Function, Lua, LuaOptions, MultiValue, StdLib, Table, Value};
+
+use crate::error::LuaError;
+use crate::histogram::UserHistogram;
+use crate::options;
+use crate::report::{self, ReportSettings};
+use crate::{ModuleLibrary, ScriptSource};
+
+const PRELUDE: &str = include_str!("../lua/prelude.lua");
+
+/// Everything needed to build a state; shared by the main state and the workers.
+#[derive(Clone)]
+pub(crate) struct ScriptEnv {
+    pub src: Arc<ScriptSource>,
+    pub argv: Arc<Vec<String>>,
+    pub command: String,
+    pub library: Arc<dyn ModuleLibrary>,
+    pub version_string: String,
+    pub options: Arc<OptionSet>,
+    pub threads: u32,
+}
+
+impl ScriptEnv {
+    pub(crate) fn report_settings(&self) -> ReportSettings {
+        let rate = self
+            .options
+            .double("rate", 0.0)
+            .max(self.options.double("tx_rate", 0.0));
+        ReportSettings {
+            percentile: self.options.double("percentile", 95.0),
+            rate_mode: rate > 0.0,
+            json_open: Default::default(),
+        }
+    }
+}
+
+/// Per-state data reachable from Rust callbacks.
+pub(crate) struct StateData {
+    pub options: Arc<OptionSet>,
+    pub reports: ReportSettings,
+}
+
+/// A Lua state with the API installed and the script loaded.
+pub(crate) struct ScriptState {
+    pub lua: Lua,
+    internal: Table,
+    pub tid: u32,
+}
+
+impl ScriptState {
+    /// Creates a state for thread `tid` and runs the script's top-level code in it.
+    pub(crate) fn new(env: &ScriptEnv, tid: u32) -> Result<ScriptState, LuaError> {
+        // SAFETY: scripts need `ffi` and `debug` (spec 2); they are trusted code, as in
+        // sysbench.
+        let lua = unsafe { Lua::unsafe_new_with(StdLib::ALL, LuaOptions::new()) };
+        let internal = install(&lua, env, tid)?;
+        let state = ScriptState { lua, internal, tid };
+        state.load_script(&env.src)?;
+        Ok(state)
+    }
+
+    fn load_script(&self, src: &ScriptSource) -> Result<(), LuaError> {
+        let text = strip_shebang(&src.text);
+        let chunk = self
+            .lua
+            .load(text.as_ref())
+            .set_name(format!("@{}", src.display_name()))
+            .into_function()
+            .map_err(LuaError::from)?;
+        self.pcall(chunk, ())?;
+        Ok(())
+    }
+
+    /// Calls `f` protected: a Lua error comes back as its message plus traceback.
+    pub(crate) fn pcall(
+        &self,
+        f: Function,
+        args: impl mlua::IntoLuaMulti,
+    ) -> Result<MultiValue, LuaError> {
+        let call: Function = self.internal.get("call")?;
+        let mut args = args.into_lua_multi(&self.lua)?;
+        args.push_front(Value::Function(f));
+        let mut ret: MultiValue = call.call(args)?;
+        match ret.pop_front() {
+            Some(Value::Boolean(true)) => Ok(ret),
+            _ => {
+                let msg = match ret.pop_front() {
+                    Some(Value::String(s)) => s.to_string_lossy(),
+                    Some(other) => format!("{other:?}"),
+                    None => "unknown error".into(),
+                };
+                Err(LuaError::runtime(msg))
+            }
+        }
+    }
+
+    /// A global function of the script, if it defines one.
+    pub(crate) fn global_function(&self, name: &str) -> Option<Function> {
+        match self.lua.globals().raw_get::<Value>(name) {
+            Ok(Value::Function(f)) => Some(f),
+            _ => None,
+        }
+    }
+
+    /// Calls global function `name` with `args` if the script defines it.
+    pub(crate) fn call_global(
+        &self,
+        name: &str,
+        args: impl mlua::IntoLuaMulti,
+    ) -> Result<Option<MultiValue>, LuaError> {
+        match self.global_function(name) {
+            Some(f) => self.pcall(f, args).map(Some),
+            None => Ok(None),
+        }
+    }
+
+    /// The worker event loop: the script's `thread_run` or the default one.
+    pub(crate) fn thread_run(&self) -> Result<(), LuaError> {
+        let f: Function = self.internal.get("thread_run")?;
+        self.pcall(f, self.tid).map(|_| ())
+    }
+
+    /// (defined, parallel) for a command name.
+    pub(crate) fn command_info(&self, name: &str) -> (bool, bool) {
+        let f: Function = match self.internal.get("command_info") {
+            Ok(f) => f,
+            Err(_) => return (false, false),
+        };
+        f.call::<(bool, bool)>(name).unwrap_or((false, false))
+    }
+
+    /// Runs command `name` in this state.
+    pub(crate) fn call_command(&self, name: &str) -> Result<(), LuaError> {
+        let f: Function = self.internal.get("call_command")?;
+        self.pcall(f, name).map(|_| ())
+    }
+
+    /// The `sysbench` table.
+    pub(crate) fn sysbench(&self) -> Result<Table, LuaError> {
+        Ok(self.lua.globals().get("sysbench")?)
+    }
+
+    /// A hook function from `sysbench.hooks`, if set.
+    pub(crate) fn hook(&self, name: &str) -> Option<Function> {
+        let hooks: Table = self.sysbench().ok()?.get("hooks").ok()?;
+        match hooks.get::<Value>(name) {
+            Ok(Value::Function(f)) => Some(f),
+            _ => None,
+        }
+    }
+
+    /// Replaces `sysbench.opt` contents with `options` (and the data callbacks see).
+    pub(crate) fn set_options(&self, env: &ScriptEnv) -> Result<(), LuaError> {
+        let opt: Table = self.sysbench()?.get("opt")?;
+        opt.clear()?;
+        options::fill(&self.lua, &opt, &env.options)?;
+        if let Some(mut data) = self.lua.app_data_mut::<StateData>() {
+            data.options = env.options.clone();
+            let json_open = data.reports.json_open.get();
+            data.reports = env.report_settings();
+            data.reports.json_open.set(json_open);
+        }
+        Ok(())
+    }
+}
+
+/// `#!...` first lines are comments for sysbench scripts; keep the line count.
+fn strip_shebang(text: &str) -> std::borrow::Cow<'_, str> {
+    if text.starts_with("#!") || text.starts_with('#') {
+        let rest = text.find('\n').map_or("", |i| &text[i..]);
+        std::borrow::Cow::Owned(format!("--{rest}"))
+    } else {
+        std::borrow::Cow::Borrowed(text)
+    }
+}
+
+/// Registers the whole API in `lua` and returns the prelude's internal functions.
+fn install(lua: &Lua, env: &ScriptEnv, tid: u32) -> Result<Table, LuaError> {
+    lua.set_app_data(StateData {
+        options: env.options.clone(),
+        reports: env.report_settings(),
+    });
+    set_package_path(lua, env.src.path.as_deref())?;
+    install_searcher(lua, env.library.clone())?;
+
+    let host = lua.create_table()?;
+    host.set("version", crate::SYSBENCH_VERSION)?;
+    host.set("version_string", env.version_string.as_str())?;
+    host.set("tid", tid)?;
+    let argv = lua.create_table()?;
+    for (i, a) in env.argv.iter().enumerate() {
+        argv.raw_set(i as i64, a.as_str())?;
+    }
+    host.set("argv", argv)?;
+    host.set("command", env.command.as_str())?;
+    host.set("script_path", env.src.display_name())?;
+    let opt = lua.create_table()?;
+    options::fill(lua, &opt, &env.options)?;
+    host.set("opt", opt)?;
+
+    host.set(
+        "read_cmdline_options",
+        lua.create_function(|lua, ()| read_cmdline_options(lua).map(|_| true))?,
+    )?;
+    host.set(
+        "print_test_options",
+        lua.create_function(|lua, ()| {
+            let specs: Vec<_> = options::declared(lua)
+                .map_err(|e| mlua::Error::RuntimeError(e.message))?
+                .into_iter()
+                .map(|d| d.spec)
+                .collect();
+            report::emit(&options::format_options_help(&specs));
+            Ok(())
+        })?,
+    )?;
+    host.set(
+        "histogram_new",
+        lua.create_function(|_, (size, min, max): (f64, f64, f64)| {
+            UserHistogram::new(size.max(0.0) as usize, min, max).map_err(mlua::Error::RuntimeError)
+        })?,
+    )?;
+    host.set(
+        "report_default",
+        lua.create_function(|lua, stat: Table| {
+            let data = lua
+                .app_data_ref::<StateData>()
+                .expect("state data installed");
+            report::emit(&report::text(&stat, &data.reports)?);
+            Ok(())
+        })?,
+    )?;
+    host.set(
+        "report_csv",
+        lua.create_function(|_, stat: Table| {
+            report::emit(&report::csv(&stat)?);
+            Ok(())
+        })?,
+    )?;
+    host.set(
+        "report_json",
+        lua.create_function(|lua, stat: Table| {
+            let data = lua
+                .app_data_ref::<StateData>()
+                .expect("state data installed");
+            report::emit(&report::json(&stat, &data.reports)?);
+            Ok(())
+        })?,
+    )?;
+    crate::sql::install(lua, &host, env)?;
+
+    let internal: Table = lua
+        .load(PRELUDE)
+        .set_name("@<bmk>/prelude.lua")
+        .call(host)?;
+    Ok(internal)
+}
+
+/// `sysbench.cmdline.read_cmdline_options()`: fills `sysbench.opt` for the options the
+/// script declared, from the values given (else their defaults).
+pub(crate) fn read_cmdline_options(lua: &Lua) -> mlua::Result<()> {
+    let declared = options::declared(lua).map_err(|e| mlua::Error::RuntimeError(e.message))?;
+    let given = lua
+        .app_data_ref::<StateData>()
+        .map(|d| d.options.clone())
+        .unwrap_or_default();
+    let opt: Table = lua.globals().get::<Table>("sysbench")?.get("opt")?;
+    for d in declared {
+        let key = d.spec.key();
+        let raw = given.raw(&key).or_else(|| d.spec.default.clone());
+        let Some(raw) = raw else { continue };
+        let value = d
+            .spec
+            .parse(&raw)
+            .map_err(|e| mlua::Error::RuntimeError(e.to_string()))?;
+        opt.raw_set(key, options::lua_value(lua, &value)?)?;
+    }
+    Ok(())
+}
+
+fn set_package_path(lua: &Lua, script: Option<&Path>) -> mlua::Result<()> {
+    let package: Table = lua.globals().get("package")?;
+    let current: String = package.get("path")?;
+    let mut path = String::new();
+    if let Some(dir) = script.and_then(Path::parent) {
+        let dir = if dir.as_os_str().is_empty() {
+            ".".to_string()
+        } else {
+            dir.display().to_string()
+        };
+        path.push_str(&format!("{dir}/?.lua;{dir}/?/init.lua;"));
+    }
+    if let Ok(dir) = std::env::var("SBTEST_SCRIPTDIR") {
+        if !dir.is_empty() {
+            path.push_str(&format!("{dir}/?.lua;"));
+        }
+    }
+    path.push_str(&current);
+    package.set("path", path)
+}
+
+/// Adds a `package.loaders` searcher for the built-in library, after the file searcher
+/// so that a module next to the user's script takes precedence.
+fn install_searcher(lua: &Lua, library: Arc<dyn ModuleLibrary>) -> mlua::Result<()> {
+    let searcher = lua.create_function(move |lua, name: String| match library.module(&name) {
+        Some(src) => {
+            let f = lua
+                .load(strip_shebang(src).as_ref())
+                .set_name(format!("@[built-in]/{name}.lua"))
+                .into_function()?;
+            Ok(Value::Function(f))
+        }
+        None => Ok(Value::String(lua.create_string(format!(
+            "\n\tno module '{name}' in bmk's built-in script library"
+        ))?)),
+    })?;
+    let package: Table = lua.globals().get("package")?;
+    let loaders: Table = package.get("loaders")?;
+    let insert: Function = lua.globals().get::<Table>("table")?.get("insert")?;
+    let at = 3.min(loaders.raw_len() + 1);
+    insert.call::<()>((loaders, at, searcher))
+}
