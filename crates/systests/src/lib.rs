@@ -214,11 +214,12 @@ impl SystemBenchmark {
     }
 
     /// The number of events the test itself limits the run to, if any: `memory` runs
-    /// `--memory-total-size / --memory-block-size` events in total. The CLI sets the
-    /// engine's `RunConfig::events` to the smaller of this and a non-zero `--events`.
+    /// `--memory-total-size / --memory-block-size` events in total (no limit when the
+    /// total size is 0). The CLI sets the engine's `RunConfig::events` to the smaller
+    /// of this and a non-zero `--events`.
     pub fn event_limit(&self) -> Option<u64> {
         match &self.kind {
-            Kind::Memory(t) => Some(t.event_limit()),
+            Kind::Memory(t) => t.event_limit(),
             _ => None,
         }
     }

@@ -30,7 +30,7 @@ pub(crate) fn options() -> Vec<OptSpec> {
             "memory-total-size",
             OptKind::Size,
             Some("100G"),
-            "stop after this many bytes in total have been read or written",
+            "stop after this many bytes in total have been read or written (0 = no limit)",
         ),
         OptSpec::new(
             "memory-scope",
@@ -95,11 +95,11 @@ impl MemoryTest {
             ));
         }
         let total_size = opts.int("memory-total-size", 100 << 30).max(0) as u64;
-        if total_size < block_size {
+        if total_size != 0 && total_size < block_size {
             return Err(SystemTestError::bad_value(
                 "memory-total-size",
                 opts.raw("memory-total-size").unwrap_or_default(),
-                "at least one block (--memory-block-size)",
+                "0 (no limit) or at least one block (--memory-block-size)",
             ));
         }
         let string = |name: &str, default: &str| {
@@ -154,9 +154,9 @@ impl MemoryTest {
         self.block_size
     }
 
-    /// Events in the whole run: the total size in whole blocks.
-    pub(crate) fn event_limit(&self) -> u64 {
-        self.total_size / self.block_size
+    /// Events in the whole run: the total size in whole blocks (none for size 0).
+    pub(crate) fn event_limit(&self) -> Option<u64> {
+        (self.total_size > 0).then(|| self.total_size / self.block_size)
     }
 
     pub(crate) fn header_lines(&self) -> Vec<String> {

@@ -190,7 +190,7 @@ fn cpu_runs_the_requested_events() {
     assert_eq!(b.event_limit(), None);
     let stats = run_events(&b, 2, 40);
     assert_eq!(stats.events, 40);
-    assert!(stats.threads.iter().all(|t| t.events > 0));
+    assert_eq!(stats.threads.iter().map(|t| t.events).sum::<u64>(), 40);
 }
 
 #[test]
@@ -294,6 +294,8 @@ fn memory_rejects_block_sizes_that_are_not_powers_of_two() {
     .unwrap()
     .to_string();
     assert!(err.contains("--memory-total-size"), "{err}");
+    let unlimited = bench("memory", &[("memory-total-size", "0")], 1, 0, None);
+    assert_eq!(unlimited.event_limit(), None);
     assert!(try_bench("memory", &[("memory-scope", "galaxy")], 1, 0, None).is_err());
 }
 
