@@ -56,9 +56,9 @@ impl ResultsSink {
     }
 
     /// Appends one checkpoint.
-    pub fn checkpoint(&mut self, stats: &CumulativeStats) {
+    pub fn checkpoint(&mut self, at: f64, stats: &CumulativeStats) {
         if self.failed.is_none() {
-            if let Err(e) = self.writer.checkpoint(stats.time_total, stats) {
+            if let Err(e) = self.writer.checkpoint(at, stats) {
                 self.failed = Some(e.to_string());
             }
         }

@@ -102,12 +102,12 @@ impl Observer for PrintingObserver<'_> {
         }
     }
 
-    fn checkpoint(&mut self, stats: &CumulativeStats) {
+    fn checkpoint(&mut self, at: f64, stats: &CumulativeStats) {
         if let Some(results) = self.results.as_deref_mut() {
-            results.checkpoint(stats);
+            results.checkpoint(at, stats);
         }
         let mut out = self.out();
-        let _ = self.reporter.checkpoint(&mut out, stats.time_total, stats);
+        let _ = self.reporter.checkpoint(&mut out, at, stats);
         let _ = out.flush();
     }
 }

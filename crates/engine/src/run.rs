@@ -78,8 +78,9 @@ pub trait Observer {
     fn warmup_finished(&mut self) {}
     /// An intermediate report is due.
     fn interval(&mut self, _stats: &IntervalStats) {}
-    /// A checkpoint is due; counters restart after it.
-    fn checkpoint(&mut self, _stats: &CumulativeStats) {}
+    /// A checkpoint is due `at` seconds after the measured start; counters restart
+    /// after it (`stats` covers the span since the previous checkpoint).
+    fn checkpoint(&mut self, _at: f64, _stats: &CumulativeStats) {}
 }
 
 /// How a run ended.
@@ -418,6 +419,9 @@ struct Controller {
     base_marks: Vec<SlotMark>,
     cumulative: Histogram<u64>,
     base_ns: u64,
+    /// The measured start (first rebase): intermediate times count from here even
+    /// after checkpoints reset the cumulative statistics.
+    origin_ns: Option<u64>,
     last_interval_ns: u64,
     end_ns: Option<u64>,
 }
@@ -431,6 +435,7 @@ impl Controller {
             base_marks: vec![SlotMark::default(); n],
             cumulative: new_histogram(),
             base_ns: shared.now_ns(),
+            origin_ns: None,
             last_interval_ns: shared.now_ns(),
             end_ns: None,
             shared,
@@ -461,6 +466,7 @@ impl Controller {
             slot.lag_max.swap(0, Ordering::Relaxed);
         }
         self.base_ns = now;
+        self.origin_ns.get_or_insert(now);
         self.last_interval_ns = now;
     }
 
@@ -481,7 +487,7 @@ impl Controller {
             }
         }
         let stats = IntervalStats {
-            time_total: (now - self.base_ns) as f64 / 1e9,
+            time_total: now.saturating_sub(self.origin_ns.unwrap_or(self.base_ns)) as f64 / 1e9,
             time_interval: (now - self.last_interval_ns) as f64 / 1e9,
             threads_running: running,
             events,
@@ -644,7 +650,8 @@ impl Controller {
                 while checkpoints.front().is_some_and(|&c| now >= c) {
                     checkpoints.pop_front();
                     let stats = self.cumulative();
-                    observer.checkpoint(&stats);
+                    let at = now.saturating_sub(measure_from) as f64 / 1e9;
+                    observer.checkpoint(at, &stats);
                     self.rebase();
                 }
             }
