@@ -199,11 +199,21 @@ impl SystemBenchmark {
         }
     }
 
-    /// The test-specific header lines of `run`. The CLI prints each followed by a
-    /// newline right after the two newlines that follow
-    /// `Initializing random number generator ...`, and before
-    /// `Initializing worker threads...`. An empty string is a blank line; the vector is
-    /// empty for tests with nothing to say (`threads`, `mutex`).
+    /// The test-specific header lines of `run`, each to be printed with a newline.
+    /// They go after `Initializing random number generator ...` and the two empty
+    /// lines that follow it, and right before `Initializing worker threads...`:
+    ///
+    /// ```text
+    /// Initializing random number generator from current time
+    ///
+    ///
+    /// Prime numbers limit: 10000
+    ///
+    /// Initializing worker threads...
+    /// ```
+    ///
+    /// An empty string is an empty line (`cpu` and `memory` end with one, `fileio`
+    /// does not, as in the reference); `threads` and `mutex` have no lines.
     pub fn header_lines(&self) -> Vec<String> {
         match &self.kind {
             Kind::Cpu(t) => t.header_lines(),
