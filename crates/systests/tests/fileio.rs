@@ -56,7 +56,7 @@ fn prepare_creates_sized_files_and_reports() {
     let a = args("rndrd", "sync", &[]);
     let out = prepare(dir.path(), &a);
     let lines: Vec<&str> = out.lines().collect();
-    assert_eq!(lines[0], "2 files, 16KiB each, 0MiB total");
+    assert_eq!(lines[0], "2 files, 16KiB each, 32KiB total");
     assert_eq!(lines[1], "Creating files for the test...");
     assert_eq!(lines[2], "Extra file open flags: (none)");
     assert_eq!(lines[3], "Creating file test_file.0");

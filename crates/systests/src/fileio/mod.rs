@@ -466,8 +466,8 @@ impl FileIoTest {
             out,
             "{} files, {} each, {} total",
             c.num,
-            sizes::kib(c.file_size),
-            sizes::whole_mib(c.file_size * u64::from(c.num))
+            sizes::human(c.file_size),
+            sizes::human(c.file_size * u64::from(c.num))
         )?;
         writeln!(out, "Creating files for the test...")?;
         writeln!(out, "Extra file open flags: {}", c.flags.describe())?;
