@@ -120,7 +120,7 @@ static OPTION_SPECS: &[OptionSpec] = &[
     opt("db-driver", Some("mysql"), "specifies database driver to use ('help' to get list of available drivers)", OptKind::String),
     opt("db-ps-mode", Some("auto"), "prepared statements usage mode {auto, disable}", OptKind::String),
     opt("db-debug", Some("off"), "print database-specific debug information", OptKind::Bool),
-    opt("db-connect-timeout", Some("10"), "connect timeout in seconds (all drivers)", OptKind::Int),
+    opt("db-connect-timeout", Some("5"), "connect timeout in seconds, including the server handshake (all drivers)", OptKind::Int),
     opt("mysql-host", Some("localhost"), "MySQL server host", OptKind::List),
     opt("mysql-port", Some("3306"), "MySQL server port", OptKind::List),
     opt("mysql-socket", None, "MySQL socket", OptKind::List),
@@ -275,7 +275,7 @@ impl Default for CommonOptions {
         CommonOptions {
             ps_mode: PsMode::Auto,
             debug: false,
-            connect_timeout: Duration::from_secs(10),
+            connect_timeout: Duration::from_secs(5),
         }
     }
 }
@@ -577,7 +577,7 @@ impl DriverConfig {
         let common = CommonOptions {
             ps_mode,
             debug: l.bool("db-debug", false)?,
-            connect_timeout: Duration::from_secs(l.int("db-connect-timeout", 10u64)?.max(1)),
+            connect_timeout: Duration::from_secs(l.int("db-connect-timeout", 5u64)?.max(1)),
         };
         let mut cfg = DriverConfig {
             kind,

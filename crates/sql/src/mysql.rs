@@ -35,7 +35,7 @@ const DEFAULT_SOCKETS: [&str; 3] = [
 /// One prepared statement: its SQL is kept so it can be re-prepared after a reconnect.
 struct Stmt {
     template: Template,
-    sql: String,
+    sql: Arc<str>,
     /// Server-side handle; `None` when emulated or not (re-)prepared yet.
     server: Option<mysql::Statement>,
     /// Emulate client-side (ps-mode disable, or the server cannot prepare it).
@@ -322,10 +322,11 @@ fn collect<P: mysql::prelude::Protocol>(
             sets.push_back(None);
             continue;
         }
-        let cols: Vec<mysql::Column> = cols.to_vec();
         let mut rs = ResultSet::new(cols.iter().map(|c| c.name_str().into_owned()).collect());
         for row in set.by_ref() {
-            for (v, c) in row?.unwrap().into_iter().zip(&cols) {
+            let row = row?;
+            let cols = row.columns();
+            for (v, c) in row.unwrap().into_iter().zip(cols.iter()) {
                 push_value(&mut rs, v, c);
             }
         }
@@ -529,7 +530,7 @@ impl Connection for MysqlConnection {
         let template = Template::parse(sql);
         let mut stmt = Stmt {
             template,
-            sql: sql.to_string(),
+            sql: Arc::from(sql),
             server: None,
             emulate: self.cfg.common.ps_mode == PsMode::Disable,
         };

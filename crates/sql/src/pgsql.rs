@@ -32,7 +32,7 @@ const LOST_STATE: &str = "08006";
 
 struct Stmt {
     template: Template,
-    numbered: String,
+    numbered: Arc<str>,
     server: Option<Statement>,
 }
 
@@ -61,6 +61,8 @@ impl ToSql for TextParam<'_> {
         match self.0 {
             Value::Null => return Ok(IsNull::Yes),
             Value::Text(t) => out.extend_from_slice(t),
+            Value::Float(f) if !f.is_finite() => out.extend_from_slice(non_finite(f64::from(*f))),
+            Value::Double(d) if !d.is_finite() => out.extend_from_slice(non_finite(*d)),
             v => {
                 let mut s = String::new();
                 push_literal(&mut s, v, Dialect::Standard);
@@ -79,6 +81,17 @@ impl ToSql for TextParam<'_> {
     }
 
     to_sql_checked!();
+}
+
+/// PostgreSQL's spelling of NaN and the infinities.
+fn non_finite(v: f64) -> &'static [u8] {
+    if v.is_nan() {
+        b"NaN"
+    } else if v > 0.0 {
+        b"Infinity"
+    } else {
+        b"-Infinity"
+    }
 }
 
 /// Raw binary value of any type (decoded to text by [`pgtext::push`]).
@@ -239,7 +252,7 @@ impl PgConnection {
             .as_db_error()
             .is_some_and(|d| matches!(d.severity(), "FATAL" | "PANIC"));
         let lost =
-            e.is_closed() || fatal_severity || self.client.as_ref().is_none_or(Client::is_closed);
+            e.is_closed() || fatal_severity || self.client.as_ref().map_or(true, Client::is_closed);
         let state = match e.code() {
             Some(s) => s.code().to_string(),
             None if lost => LOST_STATE.to_string(),
@@ -355,7 +368,7 @@ impl Connection for PgConnection {
     fn prepare(&mut self, sql: &str) -> Result<StatementId, SqlError> {
         self.trace("prepare", sql);
         let template = Template::parse(sql);
-        let numbered = template.numbered();
+        let numbered: Arc<str> = Arc::from(template.numbered());
         let mut stmt = Stmt {
             template,
             numbered,

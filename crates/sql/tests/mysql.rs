@@ -376,3 +376,65 @@ fn statements_are_classified() {
     );
     assert_eq!(classify("COMMIT"), QueryKind::Other);
 }
+
+/// Child half of `debug_trace_never_prints_the_password` (does nothing unless run by it).
+#[test]
+fn trace_child() {
+    let Ok(creds) = std::env::var("BMK_SQL_TRACE_CHILD") else {
+        return;
+    };
+    let (user, password) = creds.split_once(':').unwrap();
+    let opts = |pw: &'static str| -> Vec<(&'static str, String)> {
+        vec![
+            ("mysql-host", "127.0.0.1".into()),
+            ("mysql-port", "3306".into()),
+            ("mysql-user", user.to_string()),
+            ("mysql-password", pw.to_string()),
+            ("mysql-db", user.to_string()),
+            ("db-debug", "on".into()),
+            ("mysql-debug", "on".into()),
+        ]
+    };
+    let pw: &'static str = Box::leak(password.to_string().into_boxed_str());
+    let good = opts(pw);
+    let good: Vec<(&str, &str)> = good.iter().map(|(k, v)| (*k, v.as_str())).collect();
+    let mut con = connect(DriverKind::Mysql, &good).unwrap();
+    con.query("SELECT 42").unwrap();
+    let st = con.prepare("SELECT ?").unwrap();
+    con.execute(st, &[Value::from("traced")]).unwrap();
+    let bad = opts("Wr0ngPassw0rd");
+    let bad: Vec<(&str, &str)> = bad.iter().map(|(k, v)| (*k, v.as_str())).collect();
+    assert!(connect(DriverKind::Mysql, &bad).is_err());
+}
+
+#[test]
+fn debug_trace_never_prints_the_password() {
+    let db = require!(MysqlTestDb::create());
+    let out = std::process::Command::new(std::env::current_exe().unwrap())
+        .args(["--exact", "trace_child", "--nocapture", "--test-threads=1"])
+        .env(
+            "BMK_SQL_TRACE_CHILD",
+            format!("{}:{}", db.name, db.password),
+        )
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{stdout}\n{stderr}");
+    assert!(
+        stderr.contains("DEBUG: mysql: connect: 127.0.0.1:3306"),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains("DEBUG: mysql: query: SELECT 42"),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains("DEBUG: mysql: execute: SELECT 'traced'"),
+        "{stderr}"
+    );
+    for secret in [db.password.as_str(), "Wr0ngPassw0rd"] {
+        assert!(!stderr.contains(secret), "password leaked: {stderr}");
+        assert!(!stdout.contains(secret), "password leaked: {stdout}");
+    }
+}

@@ -5,6 +5,7 @@
 #![allow(dead_code)]
 
 pub mod throwaway;
+pub mod throwaway_pg;
 pub mod types;
 
 use std::collections::HashMap;
