@@ -60,14 +60,35 @@ const SCRIPTS: &[(&str, &str)] = &[
     ("bulk_insert", include_str!("../lua/bulk_insert.lua")),
     ("oltp_delete", include_str!("../lua/oltp_delete.lua")),
     ("oltp_insert", include_str!("../lua/oltp_insert.lua")),
-    ("oltp_point_select", include_str!("../lua/oltp_point_select.lua")),
+    (
+        "oltp_point_select",
+        include_str!("../lua/oltp_point_select.lua"),
+    ),
     ("oltp_read_only", include_str!("../lua/oltp_read_only.lua")),
-    ("oltp_read_write", include_str!("../lua/oltp_read_write.lua")),
-    ("oltp_update_index", include_str!("../lua/oltp_update_index.lua")),
-    ("oltp_update_non_index", include_str!("../lua/oltp_update_non_index.lua")),
-    ("oltp_write_only", include_str!("../lua/oltp_write_only.lua")),
-    ("select_random_points", include_str!("../lua/select_random_points.lua")),
-    ("select_random_ranges", include_str!("../lua/select_random_ranges.lua")),
+    (
+        "oltp_read_write",
+        include_str!("../lua/oltp_read_write.lua"),
+    ),
+    (
+        "oltp_update_index",
+        include_str!("../lua/oltp_update_index.lua"),
+    ),
+    (
+        "oltp_update_non_index",
+        include_str!("../lua/oltp_update_non_index.lua"),
+    ),
+    (
+        "oltp_write_only",
+        include_str!("../lua/oltp_write_only.lua"),
+    ),
+    (
+        "select_random_points",
+        include_str!("../lua/select_random_points.lua"),
+    ),
+    (
+        "select_random_ranges",
+        include_str!("../lua/select_random_ranges.lua"),
+    ),
     (
         "OLTP_RO-point_selects_reconnect",
         include_str!("../lua/OLTP_RO-point_selects_reconnect.lua"),
@@ -76,8 +97,14 @@ const SCRIPTS: &[(&str, &str)] = &[
 
 /// Other names a script is found under (name, canonical name).
 const ALIASES: &[(&str, &str)] = &[
-    ("oltp_point_select_reconnect", "OLTP_RO-point_selects_reconnect"),
-    ("oltp_point_selects_reconnect", "OLTP_RO-point_selects_reconnect"),
+    (
+        "oltp_point_select_reconnect",
+        "OLTP_RO-point_selects_reconnect",
+    ),
+    (
+        "oltp_point_selects_reconnect",
+        "OLTP_RO-point_selects_reconnect",
+    ),
     ("sync_file", "SYNC_file"),
 ];
 
@@ -129,6 +156,9 @@ mod tests {
             script("OLTP_RO-point_selects_reconnect")
         );
         assert!(script("no_such_workload").is_none());
-        assert_eq!(BuiltinLibrary.module("oltp_read_write"), script("oltp_read_write"));
+        assert_eq!(
+            BuiltinLibrary.module("oltp_read_write"),
+            script("oltp_read_write")
+        );
     }
 }

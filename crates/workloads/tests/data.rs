@@ -1,0 +1,231 @@
+//! prepare: messages, schema and data of spec 3 §1 on every driver, the load modes
+//! (several loader connections per table), and warmup.
+
+mod support;
+
+use support::{Db, Kind};
+
+fn is_groups(s: &str, groups: usize) -> bool {
+    let parts: Vec<&str> = s.split('-').collect();
+    parts.len() == groups
+        && parts
+            .iter()
+            .all(|p| p.len() == 11 && p.bytes().all(|b| b.is_ascii_digit()))
+}
+
+fn check_data(db: &Db, table: &str, rows: u64) {
+    let n: u64 = db
+        .scalar(&format!("SELECT COUNT(*) FROM {table}"))
+        .parse()
+        .unwrap();
+    assert_eq!(n, rows, "{table} rows");
+    let distinct: u64 = db
+        .scalar(&format!("SELECT COUNT(DISTINCT id) FROM {table}"))
+        .parse()
+        .unwrap();
+    assert_eq!(distinct, rows, "{table} ids unique");
+    assert_eq!(db.scalar(&format!("SELECT MIN(id) FROM {table}")), "1");
+    assert_eq!(
+        db.scalar(&format!("SELECT MAX(id) FROM {table}")),
+        rows.to_string()
+    );
+    let kmin: u64 = db
+        .scalar(&format!("SELECT MIN(k) FROM {table}"))
+        .parse()
+        .unwrap();
+    let kmax: u64 = db
+        .scalar(&format!("SELECT MAX(k) FROM {table}"))
+        .parse()
+        .unwrap();
+    assert!(
+        kmin >= 1 && kmax <= rows,
+        "k in [1, {rows}]: {kmin}..{kmax}"
+    );
+    for c in db.column(&format!("SELECT c FROM {table} ORDER BY id LIMIT 50")) {
+        assert_eq!(c.trim_end().len(), 119, "c length: {c:?}");
+        assert!(is_groups(c.trim_end(), 10), "c format: {c:?}");
+    }
+    for pad in db.column(&format!("SELECT pad FROM {table} ORDER BY id LIMIT 50")) {
+        assert_eq!(pad.trim_end().len(), 59, "pad length: {pad:?}");
+        assert!(is_groups(pad.trim_end(), 5), "pad format: {pad:?}");
+    }
+    let distinct_c: u64 = db
+        .scalar(&format!("SELECT COUNT(DISTINCT c) FROM {table}"))
+        .parse()
+        .unwrap();
+    assert!(distinct_c > rows * 9 / 10, "c values are random");
+}
+
+fn check_prepare(kind: Kind, extra: &[&str]) {
+    let Some(db) = Db::new(kind) else { return };
+    let mut args = vec!["--tables=3", "--table-size=2500"];
+    args.extend_from_slice(extra);
+    let out = db.bmk("oltp_read_write", "prepare", &args).ok();
+    for n in 1..=3 {
+        let t = format!("sbtest{n}");
+        assert!(
+            out.stdout.contains(&format!("Creating table '{t}'...")),
+            "{}",
+            out.stdout
+        );
+        assert!(
+            out.stdout
+                .contains(&format!("Inserting 2500 records into '{t}'")),
+            "{}",
+            out.stdout
+        );
+        assert!(
+            out.stdout
+                .contains(&format!("Creating a secondary index on '{t}'...")),
+            "{}",
+            out.stdout
+        );
+        check_data(&db, &t, 2500);
+        let idx = db.indexes(&t);
+        let kname = if kind == Kind::Mysql {
+            "k_".to_string()
+        } else {
+            format!("k_{n}")
+        };
+        assert!(
+            idx.iter().any(|i| i.starts_with(&kname)),
+            "{t} indexes: {idx:?}"
+        );
+    }
+    let tables = db.tables();
+    assert_eq!(tables, vec!["sbtest1", "sbtest2", "sbtest3"]);
+    let schema = db.create_table_text("sbtest1");
+    match kind {
+        Kind::Mysql => {
+            assert!(schema.contains("AUTO_INCREMENT") || extra.contains(&"--auto-inc=off"));
+            assert!(
+                schema.contains("`c` char(120) NOT NULL DEFAULT ''"),
+                "{schema}"
+            );
+            assert!(
+                schema.contains("`pad` char(60) NOT NULL DEFAULT ''"),
+                "{schema}"
+            );
+            assert!(schema.contains("PRIMARY KEY (`id`)"), "{schema}");
+            assert!(schema.contains("KEY `k_1` (`k`)"), "{schema}");
+            assert!(schema.contains("ENGINE=InnoDB"), "{schema}");
+        }
+        Kind::Sqlite => {
+            assert!(schema.contains("id INTEGER"), "{schema}");
+            assert!(schema.contains("PRIMARY KEY"), "{schema}");
+            assert!(!schema.to_uppercase().contains("ENGINE"), "{schema}");
+        }
+        Kind::Pgsql => {
+            assert!(schema.contains("c character"), "{schema}");
+            assert!(schema.contains("pad character"), "{schema}");
+        }
+    }
+    db.bmk("oltp_read_write", "cleanup", &args).ok();
+    assert!(db.tables().is_empty());
+}
+
+#[test]
+fn prepare_sqlite() {
+    check_prepare(Kind::Sqlite, &[]);
+}
+
+#[test]
+fn prepare_sqlite_no_auto_inc() {
+    check_prepare(Kind::Sqlite, &["--auto-inc=off"]);
+}
+
+#[test]
+fn prepare_mysql_original() {
+    check_prepare(Kind::Mysql, &["--threads=2", "--load-mode=original"]);
+}
+
+#[test]
+fn prepare_mysql_parallel_loaders() {
+    // 8 workers on 3 tables: 3, 3 and 2 loader connections per table.
+    check_prepare(Kind::Mysql, &["--threads=8", "--load-bulk-size=300"]);
+}
+
+#[test]
+fn prepare_mysql_parallel_ordered_explicit_ids() {
+    check_prepare(
+        Kind::Mysql,
+        &[
+            "--threads=7",
+            "--load-mode=parallel_ordered",
+            "--auto-inc=off",
+            "--load-bulk-size=100",
+        ],
+    );
+}
+
+#[test]
+fn prepare_mysql_parallel_explicit_ids() {
+    check_prepare(
+        Kind::Mysql,
+        &["--threads=6", "--auto-inc=off", "--load-bulk-size=77"],
+    );
+}
+
+#[test]
+fn prepare_pgsql() {
+    check_prepare(Kind::Pgsql, &["--threads=2"]);
+}
+
+#[test]
+fn prepare_pgsql_parallel_loaders() {
+    check_prepare(Kind::Pgsql, &["--threads=6", "--load-bulk-size=250"]);
+}
+
+#[test]
+fn prepare_pgsql_ordered_explicit_ids() {
+    check_prepare(
+        Kind::Pgsql,
+        &[
+            "--threads=5",
+            "--auto-inc=off",
+            "--load-mode=parallel_ordered",
+        ],
+    );
+}
+
+#[test]
+fn warmup_and_prewarm() {
+    for kind in [Kind::Mysql, Kind::Sqlite, Kind::Pgsql] {
+        let Some(db) = Db::new(kind) else { continue };
+        let args = ["--tables=2", "--table-size=200", "--threads=2"];
+        db.bmk("oltp_read_only", "prepare", &args).ok();
+        for cmd in ["warmup", "prewarm"] {
+            let out = db.bmk("oltp_read_only", cmd, &args).ok();
+            assert!(
+                out.stdout.contains("Preloading table sbtest1"),
+                "{}",
+                out.stdout
+            );
+            assert!(
+                out.stdout.contains("Preloading table sbtest2"),
+                "{}",
+                out.stdout
+            );
+        }
+        db.bmk("oltp_read_only", "cleanup", &args).ok();
+    }
+}
+
+#[test]
+fn prepare_oltp_insert_without_auto_inc_creates_empty_tables() {
+    for kind in [Kind::Sqlite, Kind::Mysql, Kind::Pgsql] {
+        let Some(db) = Db::new(kind) else { continue };
+        let args = ["--tables=1", "--table-size=100", "--auto-inc=off"];
+        db.bmk("oltp_insert", "prepare", &args).ok();
+        assert_eq!(db.scalar("SELECT COUNT(*) FROM sbtest1"), "0");
+        let run = db.bmk(
+            "oltp_insert",
+            "run",
+            &["--tables=1", "--auto-inc=off", "--events=50"],
+        );
+        let run = run.ok();
+        assert_eq!(support::stats(&run.stdout).write, 50);
+        assert_eq!(db.scalar("SELECT COUNT(*) FROM sbtest1"), "50");
+        db.bmk("oltp_insert", "cleanup", &args).ok();
+    }
+}
