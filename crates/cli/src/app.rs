@@ -4,17 +4,21 @@
 //! test (which declares its own options), reject options nothing declared, validate
 //! values, then dispatch the command.
 
-use std::io::{IsTerminal, Read, Write};
+use std::io::{IsTerminal, Write};
 use std::path::Path;
+use std::sync::Arc;
 
 use anyhow::{Context, Result};
 use bmk_engine::options::{OptKind, OptSpec, OptionSet};
+use bmk_lua::{HostConfig, ScriptHost, ScriptSource};
 use bmk_systests::{BuildParams, SystemTest};
+use bmk_workloads::BuiltinLibrary;
 
 use crate::args::{self, GivenOption, RawArgs};
 use crate::banner;
 use crate::defs;
 use crate::help;
+use crate::lua_bench::LuaBench;
 use crate::runner::{self, RunSettings};
 use crate::settings;
 use crate::signals;
@@ -75,11 +79,7 @@ impl Invocation {
 /// The test named on the command line.
 enum Target {
     System(SystemTest),
-    Script {
-        name: String,
-        #[allow(dead_code)]
-        text: String,
-    },
+    Script(ScriptSource),
 }
 
 /// Every option declared before the test is known: general, database and driver ones.
@@ -148,12 +148,12 @@ pub fn run(inv: Invocation) -> Result<i32> {
         return Ok(0);
     }
 
+    // Scripts may draw random numbers at load time, so the generators are set first.
+    bmk_engine::rand::configure(settings::rand_config(&opts));
     let target = resolve_target(raw.test.as_deref())?;
     match target {
         Target::System(test) => run_system(&inv, test, opts, &raw),
-        Target::Script { name, .. } => Err(user_error(format!(
-            "cannot run '{name}': Lua scripts are not supported by this build yet"
-        ))),
+        Target::Script(src) => run_script(&inv, src, opts, &raw),
     }
 }
 
@@ -200,35 +200,13 @@ fn reject_undeclared(opts: &OptionSet, given: &[GivenOption]) -> Result<()> {
 }
 
 fn resolve_target(test: Option<&str>) -> Result<Target> {
-    match test {
-        None | Some("-") => {
-            let mut text = String::new();
-            std::io::stdin()
-                .read_to_string(&mut text)
-                .context("cannot read a Lua script from standard input")?;
-            Ok(Target::Script {
-                name: "-".into(),
-                text,
-            })
-        }
-        Some(name) => {
-            if let Some(t) = SystemTest::by_name(name) {
-                return Ok(Target::System(t));
-            }
-            let path = Path::new(name);
-            if path.is_file() {
-                let text = std::fs::read_to_string(path)
-                    .map_err(|e| user_error(format!("cannot read script '{name}': {e}")))?;
-                return Ok(Target::Script {
-                    name: name.to_string(),
-                    text,
-                });
-            }
-            Err(user_error(format!(
-                "Cannot find benchmark '{name}': no such built-in test and no such script file"
-            )))
-        }
+    let name = test.unwrap_or("-");
+    if let Some(t) = SystemTest::by_name(name) {
+        return Ok(Target::System(t));
     }
+    let src =
+        ScriptSource::resolve(name, &BuiltinLibrary).map_err(|e| user_error(e.to_string()))?;
+    Ok(Target::Script(src))
 }
 
 fn require_command<'a>(inv: &Invocation, raw: &'a RawArgs, test: &str) -> Result<&'a str> {
@@ -308,6 +286,55 @@ fn run_system(
     }
 }
 
+fn lua_error(e: bmk_lua::LuaError) -> anyhow::Error {
+    user_error(e.to_string())
+}
+
+fn run_script(
+    inv: &Invocation,
+    src: ScriptSource,
+    mut opts: OptionSet,
+    raw: &RawArgs,
+) -> Result<i32> {
+    let name = src.display_name();
+    let command = raw.command.clone().unwrap_or_default();
+    let config = HostConfig {
+        argv: inv.argv.clone(),
+        command: command.clone(),
+        options: opts.clone(),
+        library: Arc::new(BuiltinLibrary),
+        threads: opts.int("threads", 1) as u32,
+        banner: Some(banner::banner(inv.strict)),
+    };
+    let mut host = ScriptHost::load(src, config).map_err(lua_error)?;
+    opts.declare(host.declared_options());
+    reject_undeclared(&opts, &raw.options)?;
+    let command = require_command(inv, raw, &name)?;
+    host.set_options(opts.clone()).map_err(lua_error)?;
+    if command == "help" && !host.has_command("help") {
+        let options = host.options_help();
+        if !options.is_empty() {
+            println!("{name} options:");
+            print!("{options}");
+        }
+        host.script_help().map_err(lua_error)?;
+        return Ok(0);
+    }
+    if command != "run" || host.has_command("run") {
+        if !host.has_command(command) {
+            return Err(user_error(format!(
+                "Unknown command: {command}. '{name}' does not implement it"
+            )));
+        }
+        host.run_command(command).map_err(lua_error)?;
+        return Ok(0);
+    }
+    let settings = run_settings(inv, &opts, &name, command)?;
+    let interrupt = signals::install().context("cannot install signal handlers")?;
+    let mut bench = LuaBench::new(&mut host);
+    runner::run(&mut bench, settings, &interrupt)
+}
+
 fn run_settings(
     inv: &Invocation,
     opts: &OptionSet,
@@ -318,7 +345,6 @@ fn run_settings(
     let report = settings::report_options(opts).map_err(|e| user_error(e.to_string()))?;
     let rand = settings::rand_config(opts);
     let seed = (rand.seed != 0).then_some(rand.seed);
-    bmk_engine::rand::configure(rand);
     Ok(RunSettings {
         config,
         report,

@@ -4,6 +4,7 @@ mod args;
 mod banner;
 mod defs;
 mod help;
+mod lua_bench;
 mod results;
 mod runner;
 mod settings;

@@ -1,0 +1,65 @@
+//! Adapts a Lua script (a user's file, stdin, or a built-in workload) to the `run`
+//! command: `init()` before the workers, `done()` after, and the script's report hooks
+//! in place of the default reports when it sets them.
+
+use std::sync::Arc;
+
+use anyhow::Result;
+use bmk_engine::{CumulativeStats, IntervalStats, Test};
+use bmk_lua::ScriptHost;
+use bmk_report::Layout;
+
+use crate::runner::Bench;
+
+/// A loaded script ready to run.
+pub struct LuaBench<'a> {
+    host: &'a mut ScriptHost,
+    test: Arc<dyn Test>,
+}
+
+impl<'a> LuaBench<'a> {
+    /// Wraps a script whose options are already set.
+    pub fn new(host: &'a mut ScriptHost) -> LuaBench<'a> {
+        let test = host.test();
+        LuaBench { host, test }
+    }
+}
+
+impl Bench for LuaBench<'_> {
+    fn test(&self) -> Arc<dyn Test> {
+        self.test.clone()
+    }
+
+    fn header_lines(&self) -> Vec<String> {
+        Vec::new()
+    }
+
+    fn layout(&self) -> Layout {
+        Layout::Db
+    }
+
+    fn before_run(&mut self) -> Result<()> {
+        Ok(self.host.init()?)
+    }
+
+    fn after_run(&mut self) -> Result<()> {
+        Ok(self.host.done()?)
+    }
+
+    fn report_interval(&mut self, stats: &IntervalStats) -> Result<bool> {
+        if !self.host.has_report_hook(true) {
+            return Ok(false);
+        }
+        self.host.report_intermediate(stats)?;
+        Ok(true)
+    }
+
+    fn report_cumulative(&mut self, stats: &CumulativeStats) -> Result<bool> {
+        self.host.close_reports();
+        if !self.host.has_report_hook(false) {
+            return Ok(false);
+        }
+        self.host.report_cumulative(stats)?;
+        Ok(true)
+    }
+}
