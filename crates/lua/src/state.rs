@@ -38,11 +38,11 @@ impl ScriptEnv {
             .options
             .double("rate", 0.0)
             .max(self.options.double("tx_rate", 0.0));
-        ReportSettings {
-            percentile: self.options.double("percentile", 95.0),
-            rate_mode: rate > 0.0,
-            json_open: Default::default(),
-        }
+        ReportSettings::new(
+            self.options.double("percentile", 95.0),
+            self.options.double("report_interval", 0.0),
+            rate > 0.0,
+        )
     }
 }
 
@@ -168,9 +168,9 @@ impl ScriptState {
         options::fill(&self.lua, &opt, &env.options)?;
         if let Some(mut data) = self.lua.app_data_mut::<StateData>() {
             data.options = env.options.clone();
-            let json_open = data.reports.json_open.get();
+            let json = data.reports.json.take();
             data.reports = env.report_settings();
-            data.reports.json_open.set(json_open);
+            data.reports.json.replace(json);
         }
         Ok(())
     }
@@ -238,15 +238,16 @@ fn install(lua: &Lua, env: &ScriptEnv, tid: u32) -> Result<Table, LuaError> {
             let data = lua
                 .app_data_ref::<StateData>()
                 .expect("state data installed");
-            report::emit(&report::text(&stat, &data.reports)?);
-            Ok(())
+            report::print_text(&stat, &data.reports)
         })?,
     )?;
     host.set(
         "report_csv",
-        lua.create_function(|_, stat: Table| {
-            report::emit(&report::csv(&stat)?);
-            Ok(())
+        lua.create_function(|lua, stat: Table| {
+            let data = lua
+                .app_data_ref::<StateData>()
+                .expect("state data installed");
+            report::print_csv(&stat, &data.reports)
         })?,
     )?;
     host.set(
@@ -255,8 +256,7 @@ fn install(lua: &Lua, env: &ScriptEnv, tid: u32) -> Result<Table, LuaError> {
             let data = lua
                 .app_data_ref::<StateData>()
                 .expect("state data installed");
-            report::emit(&report::json(&stat, &data.reports)?);
-            Ok(())
+            report::print_json(&stat, &data.reports)
         })?,
     )?;
     crate::sql::install(lua, &host, env)?;

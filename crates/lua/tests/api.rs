@@ -1,2 +1,585 @@
+//! Tests of the Lua runtime through its API: in process for loading and errors, and
+//! through `bmk-lua-host` (a minimal runner built on the same API and
+//! `bmk_engine::run`) where the output of a run matters.
+
+use std::io::Write;
+use std::path::PathBuf;
+use std::process::{Command, Stdio};
+use std::sync::Arc;
+
+use bmk_engine::options::{OptKind, OptSpec};
+use bmk_lua::{HostConfig, LuaErrorKind, ModuleLibrary, NoModules, ScriptHost, ScriptSource};
+
+fn script(name: &str) -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/scripts")
+        .join(name)
+}
+
+struct Output {
+    ok: bool,
+    stdout: String,
+    stderr: String,
+}
+
+/// Runs `bmk-lua-host args...` with `stdin` as input.
+fn host_with_stdin(args: &[&str], stdin: &str) -> Output {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_bmk-lua-host"))
+        .args(args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn bmk-lua-host");
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(stdin.as_bytes())
+        .unwrap();
+    let out = child.wait_with_output().unwrap();
+    Output {
+        ok: out.status.success(),
+        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
+        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+    }
+}
+
+fn host(args: &[&str]) -> Output {
+    host_with_stdin(args, "")
+}
+
+fn host_ok(args: &[&str]) -> String {
+    let out = host(args);
+    assert!(
+        out.ok,
+        "bmk-lua-host {args:?} failed\nstdout:\n{}\nstderr:\n{}",
+        out.stdout, out.stderr
+    );
+    out.stdout
+}
+
+fn path(name: &str) -> String {
+    script(name).display().to_string()
+}
+
+/// `key=value` from a `total:` line.
+fn total_field(out: &str, key: &str) -> f64 {
+    let line = out
+        .lines()
+        .find(|l| l.starts_with("total:"))
+        .unwrap_or_else(|| panic!("no total line in\n{out}"));
+    line.split_whitespace()
+        .filter_map(|kv| kv.split_once('='))
+        .find(|(k, _)| *k == key)
+        .map(|(_, v)| v.parse().unwrap())
+        .unwrap_or_else(|| panic!("no {key} in {line}"))
+}
+
+fn load(name: &str, library: Arc<dyn ModuleLibrary>) -> Result<ScriptHost, bmk_lua::LuaError> {
+    let src = ScriptSource::from_file(&script(name)).unwrap();
+    ScriptHost::load(src, HostConfig::new(vec!["test".into()], "run", library))
+}
+
+// Options -------------------------------------------------------------------------------
+
 #[test]
-fn placeholder() {}
+fn declared_options_infer_their_types() {
+    let host = load("options.lua", Arc::new(NoModules)).unwrap();
+    let specs = host.declared_options();
+    let kind = |n: &str| specs.iter().find(|s| s.name == n).unwrap().kind;
+    assert_eq!(kind("flag"), OptKind::Bool);
+    assert_eq!(kind("count"), OptKind::Double);
+    assert_eq!(kind("ratio"), OptKind::Double);
+    assert_eq!(kind("rows"), OptKind::Int);
+    assert_eq!(kind("block"), OptKind::Size);
+    assert_eq!(kind("name"), OptKind::String);
+    assert_eq!(kind("hosts"), OptKind::List);
+    assert_eq!(kind("path"), OptKind::File);
+    let defaults: Vec<_> = specs
+        .iter()
+        .map(|s| (s.name.as_str(), s.default.as_deref().unwrap_or("-")))
+        .collect();
+    assert_eq!(
+        defaults,
+        [
+            ("block", "16K"),
+            ("count", "10"),
+            ("even", "2"),
+            ("flag", "off"),
+            ("hosts", "a,b"),
+            ("name", "sbtest"),
+            ("path", "data.txt"),
+            ("ratio", "0.5"),
+            ("rows", "100"),
+        ]
+    );
+}
+
+#[test]
+fn options_help_is_sorted_and_aligned() {
+    let host = load("options.lua", Arc::new(NoModules)).unwrap();
+    let expected = concat!(
+        "  --block=SIZE         A size [16K]\n",
+        "  --count=N            An inferred number [10]\n",
+        "  --even=N             An even number [2]\n",
+        "  --flag[=on|off]      A boolean flag [off]\n",
+        "  --hosts=[LIST,...]   A list [a,b]\n",
+        "  --name=STRING        A string [sbtest]\n",
+        "  --path=FILENAME      A file [data.txt]\n",
+        "  --ratio=N            An explicit double [0.5]\n",
+        "  --rows=N             An explicit integer [100]\n",
+    );
+    assert_eq!(host.options_help(), expected);
+    // The same text from the script side, and from `help` without a help() function.
+    let out = host_ok(&[&path("options.lua"), "print_options"]);
+    assert_eq!(out, expected);
+    let out = host_ok(&[&path("options.lua"), "help"]);
+    assert_eq!(out, expected);
+}
+
+#[test]
+fn option_values_reach_sysbench_opt_typed() {
+    let out = host_ok(&[&path("options.lua"), "check"]);
+    assert!(
+        out.contains(
+            "flag=false count=10 ratio=0.5 rows=100 block=16384 name=sbtest hosts=a|b path=data.txt even=2"
+        ),
+        "{out}"
+    );
+    let out = host_ok(&[
+        "--flag",
+        "--count=2.5",
+        "--rows=7",
+        "--block=2M",
+        "--name=x",
+        "--hosts=h1,h2,h3",
+        "--even=4",
+        "--threads=3",
+        &path("options.lua"),
+        "check",
+    ]);
+    assert!(
+        out.contains(
+            "flag=true count=2.5 ratio=0.5 rows=7 block=2097152 name=x hosts=h1|h2|h3 path=data.txt even=4"
+        ),
+        "{out}"
+    );
+    assert!(out.contains("threads=3 number"), "{out}");
+    assert!(out.contains("command=check"), "{out}");
+    assert!(out.contains("version=1.1.0"), "{out}");
+    assert!(out.contains("options.lua"), "{out}");
+    assert!(out.contains("argc=10"), "{out}");
+    assert!(out.contains("defined=true parallel=false"), "{out}");
+}
+
+#[test]
+fn wrong_option_types_and_validators_are_rejected() {
+    let out = host(&["--rows=abc", &path("options.lua"), "check"]);
+    assert!(!out.ok);
+    assert!(
+        out.stderr
+            .contains("invalid value 'abc' for option --rows: expected an integer"),
+        "{}",
+        out.stderr
+    );
+    let out = host(&["--flag=maybe", &path("options.lua"), "check"]);
+    assert!(!out.ok);
+    assert!(out.stderr.contains("--flag"), "{}", out.stderr);
+    let out = host(&["--even=3", &path("options.lua"), "check"]);
+    assert!(!out.ok);
+    assert!(
+        out.stderr.contains("invalid value '3' for option --even"),
+        "{}",
+        out.stderr
+    );
+    let out = host(&["--nope=1", &path("options.lua"), "check"]);
+    assert!(!out.ok);
+    assert!(
+        out.stderr.contains("invalid option: --nope"),
+        "{}",
+        out.stderr
+    );
+}
+
+#[test]
+fn set_options_declares_missing_script_options() {
+    let mut host = load("options.lua", Arc::new(NoModules)).unwrap();
+    let mut opts = bmk_engine::options::OptionSet::new();
+    opts.declare([OptSpec::new("threads", OptKind::Int, Some("1"), "")]);
+    opts.set("rows", "12").unwrap();
+    host.set_options(opts).unwrap();
+    host.run_command("check").unwrap();
+}
+
+// Commands ------------------------------------------------------------------------------
+
+#[test]
+fn parallel_commands_run_in_every_thread_with_its_tid() {
+    let out = host_ok(&["--threads=4", &path("commands.lua"), "fanout"]);
+    let mut tids: Vec<u32> = out
+        .lines()
+        .filter_map(|l| l.strip_prefix("fanout tid="))
+        .map(|t| t.parse().unwrap())
+        .collect();
+    tids.sort();
+    assert_eq!(tids, [0, 1, 2, 3], "{out}");
+}
+
+#[test]
+fn custom_and_classic_commands() {
+    let host = load("commands.lua", Arc::new(NoModules)).unwrap();
+    assert!(host.has_command("fanout") && host.command_is_parallel("fanout"));
+    assert!(host.has_command("single") && !host.command_is_parallel("single"));
+    assert!(host.has_command("prepare") && !host.command_is_parallel("prepare"));
+    assert!(!host.has_command("cleanup"));
+    assert!(!host.has_command("run"));
+    let out = host_ok(&["--threads=4", &path("commands.lua"), "single"]);
+    assert_eq!(out, "single tid=0 parallel=false\n");
+    let out = host_ok(&[&path("commands.lua"), "prepare"]);
+    assert_eq!(out, "prepare called\n");
+    let out = host_ok(&[&path("commands.lua"), "help"]);
+    assert_eq!(out, "custom help text\n");
+    let mut host = host;
+    let err = host.run_command("nonesuch").unwrap_err();
+    assert_eq!(err.kind, LuaErrorKind::UnknownCommand);
+}
+
+// Event loop ----------------------------------------------------------------------------
+
+#[test]
+fn restartable_errors_restart_the_same_event() {
+    let out = host_ok(&["--events=30", &path("restart.lua")]);
+    assert_eq!(total_field(&out, "events"), 30.0, "{out}");
+    assert!(
+        out.contains("thread 0 events=30 restarts=60 attempts=90"),
+        "{out}"
+    );
+    // Latency covers the retries: the first attempt of every event sleeps 20 ms.
+    assert!(total_field(&out, "max_ms") >= 20.0, "{out}");
+}
+
+#[test]
+fn thread_run_replaces_the_event_loop() {
+    let out = host_ok(&["--threads=3", "--time=0", &path("thread_run.lua")]);
+    assert_eq!(total_field(&out, "events"), 21.0, "{out}");
+    assert_eq!(total_field(&out, "reads"), 21.0, "{out}");
+}
+
+#[test]
+fn event_returning_true_stops_the_worker() {
+    let out = host_ok(&["--threads=2", "--time=0", &path("stop.lua")]);
+    assert_eq!(total_field(&out, "events"), 20.0, "{out}");
+    // ffi.C.sb_counter_inc from the script reaches the engine's counters.
+    assert_eq!(total_field(&out, "errors"), 20.0, "{out}");
+    assert_eq!(total_field(&out, "writes"), 20.0, "{out}");
+}
+
+#[test]
+fn script_from_stdin() {
+    let out = host_with_stdin(
+        &["--events=5", "-"],
+        "#!/usr/bin/env sysbench\nfunction event() ffi.C.sb_counter_inc(0, ffi.C.SB_CNT_OTHER) end\nffi = require('ffi')\n",
+    );
+    assert!(out.ok, "{}", out.stderr);
+    assert_eq!(total_field(&out.stdout, "events"), 5.0);
+    assert_eq!(total_field(&out.stdout, "other"), 5.0);
+}
+
+// Reports -------------------------------------------------------------------------------
+
+#[test]
+fn report_hooks_replace_the_default_output() {
+    let out = host_ok(&[
+        "--time=1",
+        "--report-interval=0.25",
+        "--mode=custom",
+        &path("hooks.lua"),
+    ]);
+    let hooks: Vec<&str> = out.lines().filter(|l| l.starts_with("HOOK ")).collect();
+    assert!(hooks.len() >= 3, "{out}");
+    assert!(
+        !out.contains("interval:") && !out.contains("total:"),
+        "{out}"
+    );
+    assert!(hooks[0].contains("threads=1"), "{out}");
+    assert!(out.lines().any(|l| l.starts_with("FINAL events=")), "{out}");
+    // latency_pct is in seconds: ~1 ms sleeps.
+    let lat: f64 = hooks[0]
+        .split_whitespace()
+        .find_map(|kv| kv.strip_prefix("lat="))
+        .unwrap()
+        .parse()
+        .unwrap();
+    assert!(lat > 0.0009 && lat < 0.05, "{out}");
+}
+
+#[test]
+fn csv_report_lines() {
+    let out = host_ok(&[
+        "--time=1",
+        "--report-interval=0.5",
+        "--mode=csv",
+        &path("hooks.lua"),
+    ]);
+    let lines: Vec<&str> = out.lines().filter(|l| !l.starts_with("total:")).collect();
+    assert!(!lines.is_empty(), "{out}");
+    for l in &lines {
+        let cols: Vec<&str> = l.split(',').collect();
+        assert_eq!(cols.len(), 10, "{l}");
+        assert_eq!(cols[1], "1", "{l}");
+        assert!(cols[2].parse::<f64>().unwrap() > 100.0, "{l}");
+        assert!(cols[4].contains('.'), "{l}");
+    }
+    assert!(lines[0].starts_with("0.5,"), "{out}");
+}
+
+#[test]
+fn json_report_is_one_array() {
+    let out = host_ok(&[
+        "--time=1",
+        "--report-interval=0.25",
+        "--mode=json",
+        &path("hooks.lua"),
+    ]);
+    let json: String = out
+        .lines()
+        .filter(|l| !l.starts_with("total:"))
+        .collect::<Vec<_>>()
+        .join("\n");
+    let v: serde_json::Value =
+        serde_json::from_str(&json).unwrap_or_else(|e| panic!("{e}: {json}"));
+    let items = v.as_array().unwrap();
+    assert!(items.len() >= 3, "{json}");
+    for item in items {
+        assert_eq!(item["threads"], 1);
+        assert!(item["tps"].as_f64().unwrap() > 100.0);
+        assert!(item["qps"]["total"].is_number());
+        assert!(item["latency"].as_f64().unwrap() > 0.9);
+    }
+}
+
+#[test]
+fn default_report_line() {
+    let out = host_ok(&[
+        "--time=1",
+        "--report-interval=0.5",
+        "--mode=default",
+        &path("hooks.lua"),
+    ]);
+    let line = out.lines().next().unwrap();
+    assert!(line.starts_with("[ 0.5s ] thds: 1 tps: "), "{out}");
+    assert!(
+        line.contains(" qps: 0.00 (r/w/o: 0.00/0.00/0.00) lat (ms,95%): "),
+        "{out}"
+    );
+    assert!(line.ends_with(" err/s: 0.00 reconn/s: 0.00"), "{out}");
+}
+
+// Random numbers ------------------------------------------------------------------------
+
+#[test]
+fn random_distributions_have_the_right_shape() {
+    let out = host_ok(&["--rand-seed=7", &path("rand.lua"), "check"]);
+    assert_eq!(out, "rand ok\n");
+}
+
+#[test]
+fn fixed_seed_repeats_exactly() {
+    let run = |seed: &str| {
+        let mut lines: Vec<String> = host_ok(&[
+            &format!("--rand-seed={seed}"),
+            "--threads=3",
+            &path("rand.lua"),
+            "draws",
+        ])
+        .lines()
+        .map(str::to_string)
+        .collect();
+        lines.sort();
+        lines
+    };
+    let a = run("42");
+    assert_eq!(a.len(), 3);
+    assert_eq!(a, run("42"));
+    assert_ne!(a, run("43"));
+    // Threads draw different streams.
+    let streams: Vec<&str> = a.iter().map(|l| l.split_once(": ").unwrap().1).collect();
+    assert_ne!(streams[0], streams[1]);
+}
+
+#[test]
+fn unique_has_no_duplicates_across_threads() {
+    let out = host_ok(&["--threads=4", &path("rand.lua"), "uniques"]);
+    let mut all = std::collections::HashSet::new();
+    let mut n = 0;
+    for line in out.lines() {
+        for v in line.strip_prefix("uniques ").unwrap().split(' ') {
+            n += 1;
+            assert!(all.insert(v.parse::<u32>().unwrap()), "duplicate {v}");
+        }
+    }
+    assert_eq!(n, 80_000);
+}
+
+// Histograms ----------------------------------------------------------------------------
+
+#[test]
+fn user_histograms_print_their_buckets() {
+    let out = host_ok(&[&path("histogram.lua"), "hist"]);
+    let lines: Vec<&str> = out.lines().collect();
+    assert_eq!(lines.len(), 4, "{out}");
+    assert_eq!(
+        lines[0],
+        "       value  ------------- distribution ------------- count"
+    );
+    assert!(
+        lines[1].ends_with(&format!("|{} 30", "*".repeat(40))),
+        "{out}"
+    );
+    assert!(
+        lines[2].contains("|*************") && lines[2].ends_with(" 10"),
+        "{out}"
+    );
+    assert!(
+        lines[3].starts_with("    1000.000 |*") && lines[3].ends_with(" 1"),
+        "{out}"
+    );
+}
+
+// Errors --------------------------------------------------------------------------------
+
+#[test]
+fn syntax_errors_name_file_and_line() {
+    let err = match load("syntax_error.lua", Arc::new(NoModules)) {
+        Err(e) => e,
+        Ok(_) => panic!("loaded a broken script"),
+    };
+    assert_eq!(err.kind, LuaErrorKind::Syntax);
+    assert!(
+        err.message.contains("syntax_error.lua:3:"),
+        "{}",
+        err.message
+    );
+    assert!(err.message.contains("near '='"), "{}", err.message);
+}
+
+#[test]
+fn runtime_errors_carry_a_traceback() {
+    let out = host(&["--time=0", &path("runtime_error.lua")]);
+    assert!(!out.ok);
+    assert!(
+        out.stderr
+            .contains("runtime_error.lua:6: attempt to index local 't' (a nil value)"),
+        "{}",
+        out.stderr
+    );
+    assert!(out.stderr.contains("stack traceback:"), "{}", out.stderr);
+    assert!(
+        out.stderr.contains("in function 'event'") || out.stderr.contains("runtime_error.lua:14"),
+        "{}",
+        out.stderr
+    );
+}
+
+#[test]
+fn runtime_errors_at_load_time() {
+    let src = ScriptSource::from_text("inline.lua", "local x = 1\nerror('boom')\n");
+    let err = match ScriptHost::load(src, HostConfig::new(vec![], "run", Arc::new(NoModules))) {
+        Err(e) => e,
+        Ok(_) => panic!("should fail"),
+    };
+    assert_eq!(err.kind, LuaErrorKind::Runtime);
+    assert!(
+        err.message
+            .starts_with("inline.lua:2: boom\nstack traceback:"),
+        "{}",
+        err.message
+    );
+}
+
+#[test]
+fn unknown_modules_say_where_we_looked() {
+    let err = match load("missing_module.lua", Arc::new(NoModules)) {
+        Err(e) => e,
+        Ok(_) => panic!("should fail"),
+    };
+    let m = &err.message;
+    assert!(
+        m.contains("module 'no_such_module_anywhere' not found"),
+        "{m}"
+    );
+    assert!(
+        m.contains("tests/scripts/no_such_module_anywhere.lua"),
+        "{m}"
+    );
+    assert!(
+        m.contains("no module 'no_such_module_anywhere' in bmk's built-in script library"),
+        "{m}"
+    );
+}
+
+#[test]
+fn unknown_scripts_say_where_we_looked() {
+    let err = ScriptSource::resolve("no_such_script", &NoModules).unwrap_err();
+    assert_eq!(err.kind, LuaErrorKind::NotFound);
+    assert_eq!(
+        err.message,
+        "Cannot find script 'no_such_script': no file 'no_such_script', no file \
+         'no_such_script.lua', and no built-in script 'no_such_script'"
+    );
+}
+
+struct TestLibrary;
+impl ModuleLibrary for TestLibrary {
+    fn module(&self, name: &str) -> Option<&'static str> {
+        (name == "test_builtin")
+            .then_some("return { greeting = function() return 'hello from the library' end }")
+    }
+}
+
+#[test]
+fn require_finds_built_in_and_nearby_modules() {
+    let mut host = load("uses_module.lua", Arc::new(TestLibrary)).unwrap();
+    host.run_command("show").unwrap();
+    let src = ScriptSource::resolve("test_builtin", &TestLibrary).unwrap();
+    assert_eq!(src.path, None);
+}
+
+// Coordinated omission ----------------------------------------------------------------
+
+#[test]
+fn a_stall_under_rate_shows_in_latency_and_queue() {
+    let out = host_ok(&[
+        "--rate=200",
+        "--time=2.5",
+        "--report-interval=0.25",
+        &path("stall.lua"),
+    ]);
+    let intervals: Vec<(f64, f64, u64)> = out
+        .lines()
+        .filter(|l| l.starts_with("interval:"))
+        .map(|l| {
+            let get = |k: &str| {
+                l.split_whitespace()
+                    .find_map(|kv| kv.strip_prefix(&format!("{k}=")))
+                    .unwrap()
+                    .to_string()
+            };
+            (
+                get("max_ms").parse().unwrap(),
+                get("p99_ms").parse().unwrap(),
+                get("queue").parse().unwrap(),
+            )
+        })
+        .collect();
+    assert!(intervals.len() >= 8, "{out}");
+    // The stalled event and the arrivals queued behind it.
+    assert!(intervals.iter().any(|i| i.0 >= 450.0), "{out}");
+    assert!(intervals.iter().any(|i| i.1 >= 100.0), "{out}");
+    // While it stalls, arrivals pile up.
+    assert!(intervals.iter().any(|i| i.2 >= 10), "{out}");
+    // Before the stall, latency is small.
+    assert!(intervals[0].0 < 50.0, "{out}");
+    assert!(total_field(&out, "max_ms") >= 450.0, "{out}");
+}

@@ -1,0 +1,1 @@
+require("no_such_module_anywhere")
