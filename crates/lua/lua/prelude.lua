@@ -173,16 +173,155 @@ end
 
 -- SQL ----------------------------------------------------------------------------------
 
-sb.sql = host.sql or {}
-sb.sql.type = {
-  NONE = 0, TINYINT = 1, SMALLINT = 2, INT = 3, BIGINT = 4, FLOAT = 5, DOUBLE = 6,
-  TIME = 7, DATE = 8, DATETIME = 9, TIMESTAMP = 10, CHAR = 11, VARCHAR = 12,
+local sql = {
+  type = {
+    NONE = 0, TINYINT = 1, SMALLINT = 2, INT = 3, BIGINT = 4, FLOAT = 5, DOUBLE = 6,
+    TIME = 7, DATE = 8, DATETIME = 9, TIMESTAMP = 10, CHAR = 11, VARCHAR = 12,
+  },
+  error = { NONE = 0, IGNORABLE = 1, FATAL = 2 },
 }
-sb.sql.error = { NONE = 0, IGNORABLE = 1, FATAL = 2 }
-if not sb.sql.driver then
-  sb.sql.driver = function()
-    error("no SQL driver available", 2)
+sb.sql = sql
+local raw_sql = host.sql_raw
+
+local function print_lines(lines)
+  for i = 1, #lines do
+    io.stdout:write(lines[i], "\n")
   end
+  io.stdout:flush()
+end
+
+-- Turns the errinfo of a failed driver call into sysbench's behaviour: ignorable
+-- errors (already counted by the driver layer) restart the event; fatal ones may be
+-- downgraded by hooks.sql_error_ignorable, else print FATAL lines and abort.
+local function sql_failure(con, info)
+  local errdesc = {
+    connection = con,
+    query = info.query,
+    sql_errno = info.sql_errno,
+    sql_state = info.sql_state,
+    sql_errmsg = info.sql_errmsg,
+    errcode = RESTART_EVENT,
+  }
+  if info.kind == "ignorable" then
+    error(errdesc, 0)
+  end
+  errdesc.errcode = sql.error.FATAL
+  local hook = sb.hooks.sql_error_ignorable
+  if hook and hook(errdesc) then
+    C.sb_counter_inc(sb.tid, C.SB_CNT_ERROR)
+    errdesc.errcode = RESTART_EVENT
+    error(errdesc, 0)
+  end
+  print_lines(info.fatal_lines)
+  error(info.message, 0)
+end
+
+local Statement = {}
+Statement.__index = Statement
+
+function Statement:bind_create(ty, max_len)
+  return self.raw:bind_create(ty, max_len)
+end
+
+function Statement:bind_param(...)
+  return self.raw:bind_param(...)
+end
+
+function Statement:execute()
+  local ok, res = self.raw:execute()
+  if not ok then
+    sql_failure(self.connection, res)
+  end
+  return res
+end
+
+function Statement:close()
+  return self.raw:close()
+end
+
+local Connection = {}
+Connection.__index = Connection
+
+function Connection:query(text)
+  local ok, res = self.raw:query(text)
+  if not ok then
+    sql_failure(self, res)
+  end
+  return res
+end
+
+function Connection:query_row(text)
+  local rs = self:query(text)
+  if rs == nil then
+    return nil
+  end
+  local row = rs:fetch_row()
+  if row == nil then
+    return nil
+  end
+  return unpack(row, 1, rs.nfields)
+end
+
+function Connection:prepare(text)
+  local ok, res = self.raw:prepare(text)
+  if not ok then
+    sql_failure(self, res)
+  end
+  return setmetatable({ raw = res, connection = self }, Statement)
+end
+
+local function checked(name)
+  return function(self, ...)
+    local ok, info = self.raw[name](self.raw, ...)
+    if not ok then
+      sql_failure(self, info)
+    end
+  end
+end
+
+Connection.bulk_insert_init = checked("bulk_insert_init")
+Connection.bulk_insert_next = checked("bulk_insert_next")
+Connection.bulk_insert_done = checked("bulk_insert_done")
+Connection.reconnect = checked("reconnect")
+
+function Connection:disconnect()
+  return self.raw:disconnect()
+end
+
+function Connection:more_results()
+  return self.raw:more_results()
+end
+
+function Connection:next_result()
+  local ok, res = self.raw:next_result()
+  if not ok then
+    sql_failure(self, res)
+  end
+  return res
+end
+
+local Driver = {}
+Driver.__index = Driver
+
+function Driver:name()
+  return self.raw:name()
+end
+
+function Driver:connect()
+  local ok, res = self.raw:connect()
+  if not ok then
+    print_lines(res.fatal_lines)
+    error("connection creation failed", 2)
+  end
+  return setmetatable({ raw = res, driver = self }, Connection)
+end
+
+function sql.driver(name)
+  local raw, err = raw_sql.driver(name)
+  if not raw then
+    error(err, 2)
+  end
+  return setmetatable({ raw = raw }, Driver)
 end
 
 -- Event loop ---------------------------------------------------------------------------

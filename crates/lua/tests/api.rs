@@ -24,7 +24,13 @@ struct Output {
 
 /// Runs `bmk-lua-host args...` with `stdin` as input.
 fn host_with_stdin(args: &[&str], stdin: &str) -> Output {
+    host_in(&std::env::temp_dir(), args, stdin)
+}
+
+/// Runs `bmk-lua-host args...` in directory `dir`.
+fn host_in(dir: &std::path::Path, args: &[&str], stdin: &str) -> Output {
     let mut child = Command::new(env!("CARGO_BIN_EXE_bmk-lua-host"))
+        .current_dir(dir)
         .args(args)
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
@@ -582,4 +588,102 @@ fn a_stall_under_rate_shows_in_latency_and_queue() {
     // Before the stall, latency is small.
     assert!(intervals[0].0 < 50.0, "{out}");
     assert!(total_field(&out, "max_ms") >= 450.0, "{out}");
+}
+
+// SQL ---------------------------------------------------------------------------------
+
+/// A fresh directory for one test's database files.
+fn scratch_dir(test: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("bmk-lua-{test}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+fn sqlite(dir: &std::path::Path, args: &[&str]) -> Output {
+    let mut all = vec!["--db-driver=sqlite", "--sqlite-db=test.db"];
+    all.extend_from_slice(args);
+    host_in(dir, &all, "")
+}
+
+#[test]
+fn sql_api_on_sqlite() {
+    let dir = scratch_dir("sql-api");
+    let sql = path("sql.lua");
+    let out = sqlite(&dir, &[&sql, "check"]);
+    assert!(out.ok, "{}\n{}", out.stdout, out.stderr);
+    assert_eq!(out.stdout, "sql ok\n");
+    // Every statement is classified: BEGIN/COMMIT other, SELECT read, UPDATE write.
+    let out = sqlite(&dir, &["--events=300", &sql, "run"]);
+    assert!(out.ok, "{}\n{}", out.stdout, out.stderr);
+    assert_eq!(total_field(&out.stdout, "events"), 300.0);
+    assert_eq!(total_field(&out.stdout, "reads"), 300.0);
+    assert_eq!(total_field(&out.stdout, "writes"), 300.0);
+    assert_eq!(total_field(&out.stdout, "other"), 600.0);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn sql_fatal_errors_print_fatal_and_abort() {
+    let dir = scratch_dir("sql-fatal");
+    let out = sqlite(&dir, &[&path("sql.lua"), "fatal"]);
+    assert!(!out.ok);
+    assert_eq!(
+        out.stdout,
+        "FATAL: sqlite_drv_query() returned error 1 (no such table: no_such_table) for query \
+         'SELECT * FROM no_such_table'\n"
+    );
+    assert!(
+        out.stderr.starts_with(
+            "SQL error, errno = 1, state = '': no such table: no_such_table\nstack traceback:"
+        ),
+        "{}",
+        out.stderr
+    );
+    let out = sqlite(&dir, &[&path("sql.lua"), "hooked"]);
+    assert!(out.ok, "{}\n{}", out.stdout, out.stderr);
+    assert_eq!(out.stdout, "hooked ok 1\n");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn sql_connect_failures_are_fatal() {
+    let dir = scratch_dir("sql-connect");
+    let out = sqlite(
+        &dir,
+        &[
+            "--sqlite-db=/nonexistent/dir/x.db",
+            &path("sql.lua"),
+            "check",
+        ],
+    );
+    assert!(!out.ok);
+    assert!(
+        out.stdout
+            .starts_with("FATAL: unable to connect to SQLite database"),
+        "{}",
+        out.stdout
+    );
+    assert!(out.stderr.contains("sql.lua:"), "{}", out.stderr);
+    assert!(
+        out.stderr.contains("connection creation failed"),
+        "{}",
+        out.stderr
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn sql_driver_errors() {
+    let out = host_with_stdin(
+        &["-", "x"],
+        "sysbench.cmdline.commands = { x = {function() sysbench.sql.driver('oracle') end} }",
+    );
+    assert!(!out.ok);
+    assert!(
+        out.stderr
+            .contains("invalid database driver name: 'oracle'"),
+        "{}",
+        out.stderr
+    );
 }

@@ -41,8 +41,30 @@ fn general_options() -> Vec<OptSpec> {
             "distribution",
         ),
         OptSpec::new("percentile", OptKind::Double, Some("95"), "percentile"),
-        OptSpec::new("db-driver", OptKind::String, Some("sqlite"), "driver"),
     ]
+}
+
+/// The database options of `bmk-sql`, with `sqlite` as the default driver.
+fn sql_options() -> Vec<OptSpec> {
+    bmk_sql::option_specs()
+        .iter()
+        .map(|o| {
+            let kind = match o.kind {
+                bmk_sql::OptKind::Bool => OptKind::Bool,
+                bmk_sql::OptKind::Int => OptKind::Int,
+                bmk_sql::OptKind::String => OptKind::String,
+                bmk_sql::OptKind::List => OptKind::List,
+                bmk_sql::OptKind::File => OptKind::File,
+                bmk_sql::OptKind::Size => OptKind::Size,
+            };
+            let default = if o.name == "db-driver" {
+                Some("sqlite")
+            } else {
+                o.default
+            };
+            OptSpec::new(o.name, kind, default, o.help)
+        })
+        .collect()
 }
 
 struct Printer<'a> {
@@ -104,6 +126,7 @@ fn real_main() -> Result<(), String> {
     let argv: Vec<String> = std::env::args().collect();
     let mut options = OptionSet::new();
     options.declare(general_options());
+    options.declare(sql_options());
     let mut positional = Vec::new();
     for arg in &argv[1..] {
         match arg.strip_prefix("--") {

@@ -1,0 +1,126 @@
+-- sysbench.sql on a real driver (SQLite by default): `check` exercises the API and
+-- asserts inside Lua; `run` classifies statements; `fatal` and `hooked` test errors.
+
+local function connect()
+  local drv = sysbench.sql.driver()
+  return drv, drv:connect()
+end
+
+local T = sysbench.sql.type
+
+local function check()
+  local drv, con = connect()
+  assert(drv:name() == sysbench.opt.db_driver, "driver name " .. drv:name())
+  con:query("DROP TABLE IF EXISTS lua_types")
+  con:query([[CREATE TABLE lua_types (
+      id INTEGER PRIMARY KEY, ti SMALLINT, si SMALLINT, i INTEGER, bi BIGINT,
+      f FLOAT, d DOUBLE PRECISION, tm VARCHAR(8), dt VARCHAR(10), dtm VARCHAR(19),
+      ts VARCHAR(19), c CHAR(10), vc VARCHAR(100))]])
+  local stmt = con:prepare(
+    "INSERT INTO lua_types VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)")
+  local p = {
+    stmt:bind_create(T.INT), stmt:bind_create(T.TINYINT), stmt:bind_create(T.SMALLINT),
+    stmt:bind_create(T.INT), stmt:bind_create(T.BIGINT), stmt:bind_create(T.FLOAT),
+    stmt:bind_create(T.DOUBLE), stmt:bind_create(T.TIME), stmt:bind_create(T.DATE),
+    stmt:bind_create(T.DATETIME), stmt:bind_create(T.TIMESTAMP),
+    stmt:bind_create(T.CHAR, 10), stmt:bind_create(T.VARCHAR, 5),
+  }
+  stmt:bind_param(unpack(p))
+  local values = {1, 7, 300, 70000, 5000000000, 1.5, 2.25, "12:34:56", "2024-02-29",
+                  "2024-02-29 12:34:56", "2024-03-01 00:00:01", "chars", "truncated"}
+  for i, v in ipairs(values) do p[i]:set(v) end
+  assert(stmt:execute() == nil, "INSERT has no result set")
+  -- NULLs in every column but the key
+  p[1]:set(2)
+  for i = 2, #p do p[i]:set(nil) end
+  stmt:execute()
+  -- random strings into the CHAR column
+  p[1]:set(3)
+  p[12]:set_rand_str("##-@@")
+  stmt:execute()
+  stmt:close()
+
+  local rs = con:query("SELECT * FROM lua_types ORDER BY id")
+  assert(rs.nrows == 3, "nrows " .. rs.nrows)
+  assert(rs.nfields == 13, "nfields " .. rs.nfields)
+  local row = rs:fetch_row()
+  local want = {"1", "7", "300", "70000", "5000000000", "1.5", "2.25", "12:34:56",
+                "2024-02-29", "2024-02-29 12:34:56", "2024-03-01 00:00:01", "chars", "trunc"}
+  for i = 1, 13 do
+    assert(row[i] == want[i], string.format("column %d: %s ~= %s", i, tostring(row[i]), want[i]))
+  end
+  row = rs:fetch_row()
+  assert(row[1] == "2")
+  for i = 2, 13 do assert(row[i] == nil, "NULL expected in column " .. i) end
+  row = rs:fetch_row()
+  assert(row[12]:match("^%d%d%-%l%l$"), "rand str " .. tostring(row[12]))
+  assert(rs:fetch_row() == nil, "no fourth row")
+  rs:free()
+
+  -- query_row returns the values as multiple results, NULL as nil
+  local a, b, c = con:query_row("SELECT 1, NULL, 'x'")
+  assert(a == "1" and b == nil and c == "x")
+  assert(con:query_row("SELECT 1 WHERE 1 = 0") == nil)
+
+  -- bulk insert
+  con:query("DROP TABLE IF EXISTS lua_bulk")
+  con:query("CREATE TABLE lua_bulk (id INTEGER, v VARCHAR(64))")
+  con:bulk_insert_init("INSERT INTO lua_bulk (id, v) VALUES")
+  for i = 1, 20000 do
+    con:bulk_insert_next(string.format("(%d, '%s')", i, sysbench.rand.varstring(40, 60)))
+  end
+  con:bulk_insert_done()
+  local n = con:query_row("SELECT COUNT(*) FROM lua_bulk")
+  assert(n == "20000", "bulk rows " .. tostring(n))
+
+  assert(con:more_results() == false)
+  con:reconnect()
+  assert(con:query_row("SELECT COUNT(*) FROM lua_types") == "3")
+  con:disconnect()
+  print("sql ok")
+end
+
+local drv, con, select_stmt, id_param
+
+function thread_init()
+  drv, con = connect()
+  select_stmt = con:prepare("SELECT COUNT(*) FROM lua_bulk WHERE id = ?")
+  id_param = select_stmt:bind_create(T.INT)
+  select_stmt:bind_param(id_param)
+end
+
+function event()
+  con:query("BEGIN")
+  id_param:set(sysbench.rand.uniform(1, 20000))
+  local rs = select_stmt:execute()
+  assert(rs:fetch_row()[1] == "1")
+  con:query("UPDATE lua_bulk SET v = 'x' WHERE id = " .. sysbench.rand.uniform(1, 20000))
+  con:query("COMMIT")
+end
+
+function thread_done()
+  con:disconnect()
+end
+
+local fails = 0
+sysbench.cmdline.commands = {
+  check = {check},
+  fatal = {function()
+    local _, c = connect()
+    c:query("SELECT * FROM no_such_table")
+  end},
+  hooked = {function()
+    -- A fatal error made ignorable by the hook: the errdesc is raised for a restart.
+    sysbench.hooks.sql_error_ignorable = function(err)
+      fails = fails + 1
+      return err.sql_errmsg:match("no such table") ~= nil
+    end
+    local _, c = connect()
+    local ok, err = pcall(c.query, c, "SELECT * FROM no_such_table")
+    assert(not ok and type(err) == "table", "errdesc raised")
+    assert(err.errcode == sysbench.error.RESTART_EVENT)
+    assert(err.connection == c and err.query == "SELECT * FROM no_such_table")
+    assert(err.sql_errno ~= nil and err.sql_state ~= nil)
+    print("hooked ok " .. fails)
+  end},
+}
