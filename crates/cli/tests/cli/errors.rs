@@ -1,0 +1,213 @@
+//! Every error path of spec 1 §1: the message (one line on stderr, never a panic) and
+//! the exit code.
+
+use crate::util::*;
+
+#[test]
+fn unknown_option_is_named_as_given() {
+    let dir = Dir::new();
+    dir.bmk()
+        .args("cpu --foo=1 run")
+        .run()
+        .fails_with("invalid option: --foo=1");
+    dir.sysbench()
+        .args("cpu run --foo=1")
+        .run()
+        .fails_with("invalid option: --foo=1");
+    dir.bmk()
+        .args("--no-such-switch cpu run")
+        .run()
+        .fails_with("invalid option: --no-such-switch");
+    // An option of another test is not an option of this one.
+    dir.bmk()
+        .args("cpu --memory-block-size=4K run")
+        .run()
+        .fails_with("invalid option: --memory-block-size=4K");
+}
+
+#[test]
+fn bad_values_name_the_option_the_value_and_what_is_allowed() {
+    let dir = Dir::new();
+    for (args, option, value, allowed) in [
+        ("cpu --threads=x run", "--threads", "'x'", "integer"),
+        ("cpu --threads=0 run", "--threads", "'0'", "1"),
+        ("cpu --rand-type=foo run", "--rand-type", "'foo'", "uniform"),
+        ("cpu --percentile=200 run", "--percentile", "'200'", "100"),
+        ("cpu --time=-1 run", "--time", "'-1'", "0"),
+        (
+            "cpu --report-interval=x run",
+            "--report-interval",
+            "'x'",
+            "",
+        ),
+        ("cpu --debug=maybe run", "--debug", "'maybe'", "on"),
+        (
+            "cpu --report-format=xml run",
+            "--report-format",
+            "'xml'",
+            "json",
+        ),
+        (
+            "cpu --forced-shutdown=soon run",
+            "--forced-shutdown",
+            "'soon'",
+            "%",
+        ),
+        (
+            "cpu --report-checkpoints=a run",
+            "--report-checkpoints",
+            "'a'",
+            "seconds",
+        ),
+        (
+            "cpu --percentiles=50,200 run",
+            "--percentiles",
+            "'200'",
+            "100",
+        ),
+        (
+            "memory --memory-oper=bogus run",
+            "--memory-oper",
+            "'bogus'",
+            "read",
+        ),
+        (
+            "memory --memory-scope=x run",
+            "--memory-scope",
+            "'x'",
+            "global",
+        ),
+        (
+            "memory --memory-block-size=12Q run",
+            "--memory-block-size",
+            "'12Q'",
+            "K, M, G or T",
+        ),
+        (
+            "fileio --file-test-mode=bogus run",
+            "--file-test-mode",
+            "'bogus'",
+            "rndrw",
+        ),
+        (
+            "fileio --file-total-size=abc run",
+            "--file-total-size",
+            "'abc'",
+            "K, M, G or T",
+        ),
+        (
+            "fileio --file-io-mode=x run",
+            "--file-io-mode",
+            "'x'",
+            "mmap",
+        ),
+    ] {
+        dir.bmk()
+            .args(args)
+            .run()
+            .fails_mentioning(&[option, value, allowed]);
+        dir.sysbench()
+            .args(args)
+            .run()
+            .fails_mentioning(&[option, value, allowed]);
+    }
+}
+
+#[test]
+fn histogram_needs_a_percentile() {
+    let dir = Dir::new();
+    dir.bmk()
+        .args("cpu --histogram --percentile=0 --events=1 run")
+        .run()
+        .fails_mentioning(&["--histogram", "--percentile=0"]);
+}
+
+#[test]
+fn a_built_in_test_needs_a_command() {
+    let dir = Dir::new();
+    dir.sysbench()
+        .args("cpu")
+        .run()
+        .fails_with("The 'cpu' test requires a command argument. See 'sysbench cpu help'");
+    dir.bmk()
+        .args("--threads=2 memory")
+        .run()
+        .fails_with("The 'memory' test requires a command argument. See 'bmk memory help'");
+}
+
+#[test]
+fn strict_grammar_reads_a_separate_value_as_the_test_name() {
+    let dir = Dir::new();
+    dir.sysbench()
+        .args("--threads 2 cpu run")
+        .run()
+        .fails_with("Unrecognized command line argument: run");
+    dir.bmk()
+        .args("cpu run extra")
+        .run()
+        .fails_with("Unrecognized command line argument: extra");
+}
+
+#[test]
+fn bmk_mode_accepts_separate_values() {
+    let dir = Dir::new();
+    let run = dir.bmk().args("--threads 2 --events 4 cpu run").run().ok();
+    assert!(
+        run.stdout.contains("Number of threads: 2\n"),
+        "{}",
+        run.stdout
+    );
+    assert_eq!(run.total_events(), 4);
+}
+
+#[test]
+fn unknown_test_and_unknown_command() {
+    let dir = Dir::new();
+    dir.bmk()
+        .args("nosuchtest run")
+        .run()
+        .fails_mentioning(&["nosuchtest"]);
+    dir.bmk()
+        .args("cpu bogus")
+        .run()
+        .fails_mentioning(&["bogus"]);
+}
+
+#[test]
+fn fileio_run_needs_prepare_and_a_mode() {
+    let dir = Dir::new();
+    let size = "--file-num=2 --file-total-size=1M";
+    dir.bmk()
+        .args(&format!("fileio {size} run"))
+        .run()
+        .fails_mentioning(&["--file-test-mode"]);
+    dir.bmk()
+        .args(&format!("fileio {size} --file-test-mode=rndrw run"))
+        .run()
+        .fails_mentioning(&["test_file.0", "prepare"]);
+    assert!(dir.entries().is_empty(), "{:?}", dir.entries());
+}
+
+#[test]
+fn config_file_missing_is_one_clear_line() {
+    let dir = Dir::new();
+    dir.bmk()
+        .args("--config-file=nosuch.cfg cpu run")
+        .run()
+        .fails_mentioning(&["nosuch.cfg", "--config-file"]);
+    // A bad option inside the file is reported like one on the command line.
+    dir.write("bad.cfg", "time=1\nfoo=1\n");
+    dir.bmk()
+        .args("--config-file=bad.cfg cpu run")
+        .run()
+        .fails_with("invalid option: --foo=1");
+}
+
+#[test]
+fn errors_print_the_banner_on_stdout_first() {
+    let dir = Dir::new();
+    let run = dir.sysbench().args("cpu --foo=1 run").run().code(1);
+    let lines = run.lines();
+    assert!(lines[0].starts_with("sysbench 1.1.0"), "{}", run.stdout);
+    assert_eq!(lines.len(), 2, "{}", run.stdout);
+}

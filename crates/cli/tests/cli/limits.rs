@@ -1,0 +1,132 @@
+//! `--events`, `--time`, `--warmup-time`, `--forced-shutdown`, `--thread-init-timeout`.
+
+use std::time::Instant;
+
+use crate::util::*;
+
+#[test]
+fn events_limit_is_exact_with_one_and_several_threads() {
+    let dir = Dir::new();
+    for (threads, events) in [(1, 1), (1, 137), (2, 1000), (3, 1001), (8, 5)] {
+        let run = dir
+            .bmk()
+            .arg(format!("--threads={threads}"))
+            .arg(format!("--events={events}"))
+            .args("cpu --cpu-max-prime=500 --time=0 run")
+            .run()
+            .ok();
+        assert_eq!(run.total_events(), events, "{}", run.stdout);
+        // Fairness sums back to the total.
+        let avg: f64 = num(run.value("events (avg/stddev):").split('/').next().unwrap());
+        assert!((avg * threads as f64 - events as f64).abs() < 0.01, "{avg}");
+    }
+}
+
+#[test]
+fn events_limit_stops_before_the_time_limit() {
+    let dir = Dir::new();
+    let t0 = Instant::now();
+    let run = dir
+        .bmk()
+        .args("threads --threads=2 --events=500 --time=30 run")
+        .run()
+        .ok();
+    assert_eq!(run.total_events(), 500);
+    assert!(t0.elapsed().as_secs_f64() < 10.0);
+}
+
+#[test]
+fn time_limit_is_honoured() {
+    let dir = Dir::new();
+    let t0 = Instant::now();
+    let run = dir
+        .bmk()
+        .args("cpu --threads=2 --time=1 --cpu-max-prime=2000 run")
+        .run()
+        .ok();
+    let wall = t0.elapsed().as_secs_f64();
+    let elapsed = run.time_elapsed();
+    assert!((0.95..1.3).contains(&elapsed), "time elapsed {elapsed}");
+    assert!((0.95..3.0).contains(&wall), "wall {wall}");
+    assert!(run.total_events() > 10);
+}
+
+#[test]
+fn warmup_resets_statistics_and_ignores_the_event_limit() {
+    let dir = Dir::new();
+    // Event limit alone: the warm-up does not eat into it.
+    let t0 = Instant::now();
+    let run = dir
+        .bmk()
+        .args("cpu --warmup-time=1 --events=200 --cpu-max-prime=500 --time=0 run")
+        .run()
+        .ok();
+    assert!(t0.elapsed().as_secs_f64() >= 1.0, "warm-up was skipped");
+    assert_eq!(run.total_events(), 200, "{}", run.stdout);
+    assert!(run.time_elapsed() < 1.0, "{}", run.stdout);
+
+    // Time limit: the report covers only the measured second, not the warm-up.
+    let t0 = Instant::now();
+    let run = dir
+        .bmk()
+        .args("threads --warmup-time=1 --time=1 --report-interval=1 run")
+        .run()
+        .ok();
+    let wall = t0.elapsed().as_secs_f64();
+    assert!(wall >= 2.0, "wall {wall}: warm-up + time");
+    let elapsed = run.time_elapsed();
+    assert!((0.95..1.4).contains(&elapsed), "time elapsed {elapsed}");
+    // The first interval is stamped from the measured start, not from the warm-up.
+    let first = run
+        .lines()
+        .into_iter()
+        .find(|l| l.starts_with("[ "))
+        .map(str::to_string);
+    if let Some(first) = first {
+        assert!(first.starts_with("[ 1s ]"), "{first}");
+    }
+    let execution: f64 = num(run
+        .value("execution time (avg/stddev):")
+        .split('/')
+        .next()
+        .unwrap());
+    assert!(
+        execution < 1.4,
+        "busy time {execution} includes the warm-up"
+    );
+}
+
+#[test]
+fn forced_shutdown_reports_and_exits_2() {
+    let dir = Dir::new();
+    let t0 = Instant::now();
+    // One mutex event per thread that takes far longer than --time.
+    let run = dir
+        .bmk()
+        .args(
+            "mutex --threads=1 --mutex-locks=2000000000 --mutex-loops=0 --time=1 \
+             --forced-shutdown=1 run",
+        )
+        .run()
+        .code(2);
+    let wall = t0.elapsed().as_secs_f64();
+    assert!(wall < 6.0, "took {wall} s");
+    assert!(
+        run.stdout
+            .contains("The --max-time limit has expired, forcing shutdown...\n"),
+        "{}",
+        run.stdout
+    );
+    // The cumulative report follows.
+    let after = run.stdout.split("forcing shutdown...\n").nth(1).unwrap();
+    assert!(after.contains("Throughput:"), "{}", run.stdout);
+    assert!(after.contains("Latency (ms):"), "{}", run.stdout);
+
+    // A percentage of --time also works.
+    let run = dir
+        .sysbench()
+        .args("mutex --mutex-locks=2000000000 --mutex-loops=0 --time=1 --forced-shutdown=50% run")
+        .run()
+        .code(2);
+    assert!(run.stdout.contains("forcing shutdown"), "{}", run.stdout);
+}

@@ -1,0 +1,89 @@
+//! Rate mode end to end: the reported percentiles include the time arrivals spent
+//! queued behind slow events (no coordinated omission), and the queue line shows it.
+
+use crate::util::*;
+
+const SLOW_EVENT: &str = "threads --threads=1 --thread-yields=20000 --thread-locks=1";
+
+#[test]
+fn queueing_time_is_in_the_percentiles() {
+    let dir = Dir::new();
+    // Closed loop first: how long one event takes on this machine.
+    let closed = dir
+        .bmk()
+        .args(&format!("{SLOW_EVENT} --time=1 run"))
+        .run()
+        .ok();
+    let service_p95 = closed.latency_ms("95th percentile:");
+    let eps = num(&closed.value("events/s (eps):"));
+    assert!(eps > 5.0, "events too slow for the test: {eps}/s");
+    // Arrivals at four times what one worker can serve: the queue grows all run long.
+    let rate = (eps * 4.0).ceil() as u64;
+    let open = dir
+        .bmk()
+        .args(&format!(
+            "{SLOW_EVENT} --rate={rate} --time=2 --report-interval=0.5 run"
+        ))
+        .run()
+        .ok();
+    let p95 = open.latency_ms("95th percentile:");
+    assert!(
+        p95 >= 5.0 * service_p95.max(0.01),
+        "rate-mode p95 {p95} ms vs service time p95 {service_p95} ms: queueing hidden\n{}",
+        open.stdout
+    );
+    let queue: Vec<u64> = open
+        .lines()
+        .into_iter()
+        .filter_map(|l| l.split("] queue length: ").nth(1))
+        .map(|rest| {
+            assert!(
+                regex::Regex::new(r"^\d+ concurrency: \d+$")
+                    .unwrap()
+                    .is_match(rest),
+                "{rest:?}"
+            );
+            rest.split(' ').next().unwrap().parse().unwrap()
+        })
+        .collect();
+    assert!(queue.len() >= 3, "{}", open.stdout);
+    assert!(
+        queue.last().unwrap() > queue.first().unwrap() && *queue.last().unwrap() > 10,
+        "queue does not grow: {queue:?}"
+    );
+    // Schedule lag is reported separately.
+    assert!(
+        open.stdout.contains("Schedule lag (ms):"),
+        "{}",
+        open.stdout
+    );
+    check_columns(&open.stdout);
+}
+
+#[test]
+fn rate_mode_intermediate_lines() {
+    let dir = Dir::new();
+    let run = dir
+        .bmk()
+        .args("cpu --rate=200 --time=1 --report-interval=0.5 --cpu-max-prime=500 run")
+        .run()
+        .ok();
+    let re = regex::Regex::new(
+        r"^\[ \d+\.\ds \] thds: 1 eps: \d+\.\d\d lat \(ms,95%\): \d+\.\d\d\n\[ \d+\.\ds \] queue length: \d+ concurrency: \d+$",
+    )
+    .unwrap();
+    let lines: Vec<&str> = run
+        .lines()
+        .into_iter()
+        .filter(|l| l.starts_with("[ "))
+        .collect();
+    assert!(
+        lines.len() >= 2 && lines.len().is_multiple_of(2),
+        "{}",
+        run.stdout
+    );
+    for pair in lines.chunks(2) {
+        let joined = pair.join("\n");
+        assert!(re.is_match(&joined), "{joined:?}");
+    }
+}

@@ -1,0 +1,108 @@
+//! `--results=FILE.json`: valid against `docs/results.schema.json`, complete, and free
+//! of secrets.
+
+use std::path::Path;
+use std::sync::OnceLock;
+
+use serde_json::Value;
+
+use crate::util::*;
+
+fn schema() -> &'static jsonschema::Validator {
+    static V: OnceLock<jsonschema::Validator> = OnceLock::new();
+    V.get_or_init(|| {
+        let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../docs/results.schema.json");
+        let text = std::fs::read_to_string(&path)
+            .unwrap_or_else(|e| panic!("cannot read {}: {e}", path.display()));
+        let schema: Value = serde_json::from_str(&text).expect("the schema is JSON");
+        jsonschema::validator_for(&schema).expect("the schema compiles")
+    })
+}
+
+/// Reads `path`, validates it against the schema, returns it.
+pub fn validated(path: &Path) -> Value {
+    let text = std::fs::read_to_string(path)
+        .unwrap_or_else(|e| panic!("cannot read {}: {e}", path.display()));
+    let doc: Value = serde_json::from_str(&text)
+        .unwrap_or_else(|e| panic!("{} is not JSON: {e}\n{text}", path.display()));
+    let errors: Vec<String> = schema()
+        .iter_errors(&doc)
+        .map(|e| format!("{} at {}", e, e.instance_path()))
+        .collect();
+    assert!(
+        errors.is_empty(),
+        "schema violations:\n{}",
+        errors.join("\n")
+    );
+    doc
+}
+
+#[test]
+fn results_file_has_every_interval_final_stats_and_histogram() {
+    let dir = Dir::new();
+    let run = dir
+        .bmk()
+        .args(
+            "cpu --time=2 --report-interval=0.5 --report-checkpoints=1 --percentiles=50,99 \
+             --cpu-max-prime=2000 --results=r.json --mysql-password=secret123 run",
+        )
+        .run()
+        .ok();
+    assert_eq!(dir.entries(), ["r.json"]);
+    let doc = validated(&dir.join("r.json"));
+    assert_eq!(doc["status"], "completed");
+    assert_eq!(doc["test"], "cpu");
+    assert_eq!(doc["command"], "run");
+    // Every printed interval is in the file.
+    let printed = run
+        .lines()
+        .into_iter()
+        .filter(|l| l.starts_with("[ ") && !l.contains("Checkpoint"))
+        .count();
+    let intervals = doc["intervals"].as_array().unwrap();
+    assert_eq!(intervals.len(), printed, "{doc}");
+    assert!(printed >= 3);
+    assert_eq!(doc["checkpoints"].as_array().unwrap().len(), 1);
+    // Final statistics match the text report.
+    assert_eq!(doc["final"]["events"].as_u64().unwrap(), run.total_events());
+    // The serialized histogram is there and not empty.
+    let hist = &doc["histogram"];
+    assert!(
+        !hist.is_null() && hist.to_string().len() > 20,
+        "histogram: {hist}"
+    );
+    // The password is redacted everywhere.
+    let text = std::fs::read_to_string(dir.join("r.json")).unwrap();
+    for (what, haystack) in [
+        ("results file", text.as_str()),
+        ("stdout", run.stdout.as_str()),
+        ("stderr", run.stderr.as_str()),
+    ] {
+        assert!(!haystack.contains("secret123"), "password in the {what}");
+    }
+    assert_eq!(doc["options"]["mysql_password"], "***");
+}
+
+#[test]
+fn results_file_of_an_events_run_in_strict_mode() {
+    let dir = Dir::new();
+    dir.sysbench()
+        .args("threads --threads=2 --events=100 --results=t.json run")
+        .run()
+        .ok();
+    let doc = validated(&dir.join("t.json"));
+    assert_eq!(doc["final"]["events"], 100);
+    assert_eq!(doc["final"]["threads"], 2);
+}
+
+#[test]
+fn results_file_in_a_missing_directory_is_a_clear_error() {
+    let dir = Dir::new();
+    let run = dir
+        .bmk()
+        .args("cpu --events=1 --results=no/such/dir/r.json run")
+        .run()
+        .code(1);
+    assert!(run.stderr.contains("no/such/dir/r.json"), "{}", run.stderr);
+    assert_eq!(run.stderr.lines().count(), 1, "{}", run.stderr);
+}
