@@ -85,6 +85,12 @@ pub struct WorkerContext {
     /// Events claimed from the global `--events` budget but not yet run.
     budget: Cell<u64>,
     in_event: Cell<bool>,
+    /// Whether the event `more_events` just admitted belongs to the measured span (it
+    /// was admitted after warm-up, and so was charged to the `--events` budget).
+    admitted_measured: Cell<Option<bool>>,
+    /// Whether the current event is recorded: events begun during warm-up are not,
+    /// even when they end after it.
+    measured: Cell<bool>,
 }
 
 thread_local! {
@@ -126,6 +132,8 @@ impl WorkerContext {
             started_ns: Cell::new(0),
             arrival_ns: Cell::new(None),
             budget: Cell::new(0),
+            admitted_measured: Cell::new(None),
+            measured: Cell::new(false),
             in_event: Cell::new(false),
         }
     }
@@ -158,12 +166,11 @@ impl WorkerContext {
         if self.stopping() {
             return false;
         }
-        if self.shared.config.events > 0
-            && self.shared.measuring.load(Ordering::Relaxed)
-            && !self.claim_event()
-        {
+        let measuring = self.shared.measuring.load(Ordering::Relaxed);
+        if self.shared.config.events > 0 && measuring && !self.claim_event() {
             return false;
         }
+        self.admitted_measured.set(Some(measuring));
         if let Some(queue) = &self.shared.arrivals {
             match queue.take(&self.shared.stop) {
                 Some(at) => self.arrival_ns.set(Some(at)),
@@ -224,12 +231,23 @@ impl WorkerContext {
         };
         self.started_ns.set(start);
         self.in_event.set(true);
+        let measured = self
+            .admitted_measured
+            .take()
+            .unwrap_or_else(|| self.shared.measuring.load(Ordering::Relaxed));
+        self.measured.set(measured);
     }
 
     /// Marks the end of an event: records its latency and counts it.
     #[inline]
     pub fn event_stop(&self) {
         if !self.in_event.replace(false) {
+            return;
+        }
+        if self.shared.arrivals.is_some() {
+            self.shared.concurrency.fetch_sub(1, Ordering::Relaxed);
+        }
+        if !self.measured.get() {
             return;
         }
         let latency = self.shared.now_ns().saturating_sub(self.started_ns.get());
@@ -242,9 +260,6 @@ impl WorkerContext {
         }
         if latency > slot.latency_max.load(Ordering::Relaxed) {
             slot.latency_max.fetch_max(latency, Ordering::Relaxed);
-        }
-        if self.shared.arrivals.is_some() {
-            self.shared.concurrency.fetch_sub(1, Ordering::Relaxed);
         }
     }
 
