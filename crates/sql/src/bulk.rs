@@ -1,6 +1,20 @@
 //! Batching of `bulk_insert_next` tuples into multi-row `INSERT`s of at most
 //! [`BULK_MAX_BYTES`] per statement.
 
+use crate::config::DriverKind;
+use crate::error::{SqlError, SqlOp};
+
+/// The error for `bulk_insert_next`/`bulk_insert_done` without `bulk_insert_init`.
+pub(crate) fn not_started(driver: DriverKind) -> SqlError {
+    SqlError::new(
+        driver,
+        SqlOp::Query,
+        0,
+        "",
+        "bulk_insert_next() called before bulk_insert_init()",
+    )
+}
+
 /// Maximum size of one multi-row INSERT statement built by the bulk insert API.
 pub const BULK_MAX_BYTES: usize = 512 * 1024;
 

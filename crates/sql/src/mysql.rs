@@ -124,16 +124,11 @@ fn ssl_opts(cfg: &DriverConfig) -> Result<Option<SslOpts>, SqlError> {
         let wanted: Vec<String> = cipher
             .split([':', ','])
             .filter(|s| !s.is_empty())
-            .map(|s| s.to_ascii_uppercase().replace('-', "_"))
+            .map(cipher_key)
             .collect();
         let suites: Vec<_> = rustls::crypto::ring::ALL_CIPHER_SUITES
             .iter()
-            .filter(|s| {
-                let name = format!("{:?}", s.suite()).to_ascii_uppercase();
-                wanted.iter().any(|w| {
-                    name == *w || name.ends_with(&format!("_{w}")) || name == format!("TLS_{w}")
-                })
-            })
+            .filter(|s| wanted.contains(&cipher_key(&format!("{:?}", s.suite()))))
             .copied()
             .collect();
         if suites.is_empty() {
@@ -145,6 +140,23 @@ fn ssl_opts(cfg: &DriverConfig) -> Result<Option<SslOpts>, SqlError> {
         o = o.with_cipher_suites(&suites);
     }
     Ok(Some(o))
+}
+
+/// Canonical form of a cipher suite name, so OpenSSL names (`TLS_AES_128_GCM_SHA256`,
+/// `ECDHE-RSA-AES128-GCM-SHA256`) match rustls names (`TLS13_AES_128_GCM_SHA256`,
+/// `TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256`).
+fn cipher_key(name: &str) -> String {
+    let up = name.trim().to_ascii_uppercase();
+    let up = up
+        .strip_prefix("TLS13_")
+        .or_else(|| up.strip_prefix("TLS_"))
+        .unwrap_or(&up)
+        .replace("_WITH_", "_");
+    let key: String = up.chars().filter(|c| c.is_ascii_alphanumeric()).collect();
+    match key.strip_suffix("SHA256") {
+        Some(k) if k.ends_with("CHACHA20POLY1305") => k.to_string(),
+        _ => key,
+    }
 }
 
 fn base_opts(cfg: &DriverConfig, ep: &Endpoint) -> Result<OptsBuilder, SqlError> {
@@ -251,6 +263,18 @@ fn describe(e: &mysql::Error, op: SqlOp, ep: &Endpoint) -> (u32, String, String,
             "HY000".into(),
             "Got packet bigger than 'max_allowed_packet' bytes".into(),
             false,
+        ),
+        mysql::Error::CodecError(c) if op == SqlOp::Connect => (
+            2026,
+            "HY000".into(),
+            format!("SSL connection error or connection lost during the handshake: {c}"),
+            true,
+        ),
+        mysql::Error::CodecError(c) => (
+            2013,
+            "HY000".into(),
+            format!("Lost connection to server during query ({c})"),
+            true,
         ),
         mysql::Error::TlsError(t) => (
             2026,
@@ -619,6 +643,9 @@ impl Connection for MysqlConnection {
     }
 
     fn bulk_insert_next(&mut self, values_tuple: &str) -> Result<(), SqlError> {
+        if !self.bulk.is_active() {
+            return Err(crate::bulk::not_started(DriverKind::Mysql));
+        }
         if let Some(stmt) = self.bulk.push(values_tuple) {
             self.run_text(&stmt, SqlOp::Query)?;
         }
@@ -658,5 +685,30 @@ impl Connection for MysqlConnection {
         self.conn = None;
         self.lost_errno = None;
         self.pending.clear();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::cipher_key;
+
+    #[test]
+    fn cipher_names_match_across_libraries() {
+        assert_eq!(
+            cipher_key("TLS_AES_128_GCM_SHA256"),
+            cipher_key("TLS13_AES_128_GCM_SHA256")
+        );
+        assert_eq!(
+            cipher_key("ECDHE-RSA-AES128-GCM-SHA256"),
+            cipher_key("TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256")
+        );
+        assert_eq!(
+            cipher_key("ECDHE-RSA-CHACHA20-POLY1305"),
+            cipher_key("TLS_ECDHE_RSA_WITH_CHACHA20_POLY1305_SHA256")
+        );
+        assert_ne!(
+            cipher_key("TLS_AES_256_GCM_SHA384"),
+            cipher_key("TLS13_AES_128_GCM_SHA256")
+        );
     }
 }

@@ -252,7 +252,7 @@ impl PgConnection {
             .as_db_error()
             .is_some_and(|d| matches!(d.severity(), "FATAL" | "PANIC"));
         let lost =
-            e.is_closed() || fatal_severity || self.client.as_ref().map_or(true, Client::is_closed);
+            e.is_closed() || fatal_severity || !matches!(&self.client, Some(c) if !c.is_closed());
         let state = match e.code() {
             Some(s) => s.code().to_string(),
             None if lost => LOST_STATE.to_string(),
@@ -467,6 +467,9 @@ impl Connection for PgConnection {
     }
 
     fn bulk_insert_next(&mut self, values_tuple: &str) -> Result<(), SqlError> {
+        if !self.bulk.is_active() {
+            return Err(crate::bulk::not_started(DriverKind::Pgsql));
+        }
         if let Some(stmt) = self.bulk.push(values_tuple) {
             self.run_text(&stmt, SqlOp::Query)?;
         }

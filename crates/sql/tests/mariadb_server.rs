@@ -66,11 +66,33 @@ fn tls_required_account() {
         let rs = con.execute(st, &[Value::from("x")]).unwrap().unwrap();
         assert_eq!(rs.get_str(0, 0).as_deref(), Some("x"));
     }
+    // A chosen cipher suite, and a client certificate/key pair.
+    let cert_path = server.cert.clone().unwrap();
+    let key_path = cert_path.with_file_name("key.pem");
+    let (cert_s, key_s) = (
+        cert_path.to_str().unwrap().to_string(),
+        key_path.to_str().unwrap().to_string(),
+    );
+    let mut opts = base("REQUIRED");
+    opts.push(("mysql-ssl-cipher", "TLS_AES_128_GCM_SHA256"));
+    opts.push(("mysql-ssl-cert", &cert_s));
+    opts.push(("mysql-ssl-key", &key_s));
+    let mut con = connect(DriverKind::Mysql, &opts).unwrap_or_else(|e| panic!("{e}"));
+    let rs = con
+        .query("SHOW SESSION STATUS LIKE 'Ssl_cipher'")
+        .unwrap()
+        .unwrap();
+    assert_eq!(rs.get_str(0, 1).as_deref(), Some("TLS_AES_128_GCM_SHA256"));
+    let mut opts = base("REQUIRED");
+    opts.push(("mysql-ssl-cipher", "NO-SUCH-CIPHER"));
+    let e = connect(DriverKind::Mysql, &opts)
+        .err()
+        .expect("unknown cipher");
+    assert!(e.message.contains("NO-SUCH-CIPHER"), "{e}");
+
     // With the server's certificate as CA and identity checks: the self-signed
     // certificate is accepted or refused, but never hangs.
-    let cert = server.cert.clone().unwrap();
     let mut opts = base("VERIFY_CA");
-    let cert_s = cert.to_str().unwrap().to_string();
     opts.push(("mysql-ssl-ca", &cert_s));
     let t = Instant::now();
     let _ = connect(DriverKind::Mysql, &opts);

@@ -62,7 +62,9 @@ fn ps_disable_gives_same_rows_as_auto() {
 fn bulk_insert_one_million_rows() {
     let dir = TempDir::new("bmk-sqlite");
     let mut con = open(&dir, &[]);
+    assert!(con.bulk_insert_next("(1)").is_err(), "next before init");
     types::bulk_million(&mut *con, "");
+    assert!(con.bulk_insert_next("(1)").is_err(), "next after done");
 }
 
 #[test]

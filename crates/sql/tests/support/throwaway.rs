@@ -56,9 +56,13 @@ impl ThrowawayMariadb {
         let dir = TempDir::new("bmk-mariadb");
         let data = dir.path().join("data");
         let log = std::fs::File::create(dir.path().join("install.log")).expect("log");
+        // A private tmpdir: concurrent servers must not share temporary files.
+        let tmp = dir.path().join("tmp");
+        std::fs::create_dir_all(&tmp).expect("tmpdir");
         let st = Command::new(install)
             .arg("--no-defaults")
             .arg(format!("--datadir={}", data.display()))
+            .arg(format!("--tmpdir={}", tmp.display()))
             .args([
                 "--user=root",
                 "--auth-root-authentication-method=normal",
@@ -120,6 +124,7 @@ impl ThrowawayMariadb {
             .arg(format!("--socket={}", self.socket.display()))
             .arg(format!("--pid-file={}", d.join("mysqld.pid").display()))
             .arg(format!("--log-error={}", d.join("error.log").display()))
+            .arg(format!("--tmpdir={}", d.join("tmp").display()))
             .args([
                 "--bind-address=127.0.0.1",
                 "--user=root",
@@ -130,7 +135,8 @@ impl ThrowawayMariadb {
             ]);
         if self.tls {
             cmd.arg(format!("--ssl-cert={}", d.join("cert.pem").display()))
-                .arg(format!("--ssl-key={}", d.join("key.pem").display()));
+                .arg(format!("--ssl-key={}", d.join("key.pem").display()))
+                .arg(format!("--ssl-ca={}", d.join("cert.pem").display()));
         }
         let child = cmd
             .stdin(Stdio::null())
