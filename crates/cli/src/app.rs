@@ -4,7 +4,7 @@
 //! test (which declares its own options), reject options nothing declared, validate
 //! values, then dispatch the command.
 
-use std::io::{IsTerminal, Write};
+use std::io::IsTerminal;
 use std::path::Path;
 use std::sync::Arc;
 
@@ -248,31 +248,15 @@ fn run_system(
     let mut out = std::io::stdout().lock();
     match command {
         "prepare" => {
-            if test.commands().contains(&"prepare") {
-                bench
-                    .prepare(&mut out)
-                    .map_err(|e| user_error(e.to_string()))?;
-            } else {
-                writeln!(
-                    out,
-                    "'{}' test does not implement the 'prepare' command.",
-                    test.name()
-                )?;
-            }
+            bench
+                .prepare(&mut out)
+                .map_err(|e| user_error(e.to_string()))?;
             Ok(0)
         }
         "cleanup" => {
-            if test.commands().contains(&"cleanup") {
-                bench
-                    .cleanup(&mut out)
-                    .map_err(|e| user_error(e.to_string()))?;
-            } else {
-                writeln!(
-                    out,
-                    "'{}' test does not implement the 'cleanup' command.",
-                    test.name()
-                )?;
-            }
+            bench
+                .cleanup(&mut out)
+                .map_err(|e| user_error(e.to_string()))?;
             Ok(0)
         }
         _ => {
