@@ -131,7 +131,7 @@ pub fn run(
         layout: bench.layout(),
         percentile: settings.report.percentile,
         percentiles: settings.report.percentiles.clone(),
-        report_interval: settings.report.interval,
+        report_interval: stamp_step(settings.report.interval, &settings.config.checkpoints),
         rate_mode: settings.config.rate > 0.0,
     };
     let mut results = match &settings.report.results {
@@ -261,6 +261,23 @@ fn print_header(bench: &dyn Bench, settings: &RunSettings) {
         h.push('\n');
     }
     print!("{h}");
+}
+
+/// The step whose decimals the `[ Ns ]` stamps need: the report interval, or a
+/// fractional `--report-checkpoints` value when that needs more decimals (`[ 0.5s ]
+/// Checkpoint report:` rather than `[ 1s ]`).
+fn stamp_step(interval: f64, checkpoints: &[std::time::Duration]) -> f64 {
+    let decimals = bmk_report::printf::time_decimals;
+    checkpoints
+        .iter()
+        .map(|c| c.as_secs_f64())
+        .fold(interval, |step, c| {
+            if decimals(c) > decimals(step) {
+                c
+            } else {
+                step
+            }
+        })
 }
 
 /// `5` for 5.0, `0.25` for 0.25.

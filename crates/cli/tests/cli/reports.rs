@@ -361,3 +361,19 @@ fn rand_seed_makes_random_choices_repeatable() {
         .stdout
         .contains("Initializing random number generator from seed (12345).\n"));
 }
+
+#[test]
+fn fractional_checkpoints_show_their_decimals() {
+    let dir = Dir::new();
+    let run = dir
+        .bmk()
+        .args("threads --time=1 --report-checkpoints=0.5 run")
+        .run()
+        .ok();
+    let stamps: Vec<&str> = run
+        .lines()
+        .into_iter()
+        .filter(|l| l.ends_with("] Checkpoint report:"))
+        .collect();
+    assert_eq!(stamps, ["[ 0.5s ] Checkpoint report:"], "{}", run.stdout);
+}
