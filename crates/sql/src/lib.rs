@@ -14,6 +14,30 @@
 //! the `--db-debug`/`--mysql-debug` query trace on stderr. Passwords are never printed
 //! or logged (the `Debug` impls of the option structs hide them; error messages never
 //! contain them).
+//!
+//! # Error semantics
+//! Every failing call returns an [`SqlError`]; the caller prints
+//! [`SqlError::fatal_lines`] and raises its `Display` text for fatal errors, and
+//! restarts the event (counting an ignored error, plus a reconnect when
+//! [`SqlError::reconnected`]) for ignorable ones.
+//! * mysql: `errno` is the server error number (client errors 2002/2003 connect,
+//!   2006/2013 lost connection, 2026 TLS). Ignorable when listed in
+//!   `--mysql-ignore-errors` (or `all`). A listed lost-connection error (2013, 2006,
+//!   2055, 2011, and MariaDB's 1053/1927, 4031) reconnects at once; while the server
+//!   stays down every call fails ignorably (after a 100 ms pause) until a reconnect
+//!   succeeds, which is reported once as `Ignorable { reconnected: true }`.
+//! * pgsql: `errno` is 0 and `sqlstate` carries the code; `--pgsql-ignore-errors` holds
+//!   SQLSTATEs or 2-character classes. A lost connection (closed socket, or a FATAL
+//!   server error such as 57P01) reconnects when its SQLSTATE, 08006 or class 08 is
+//!   listed. An ignorable error inside a transaction sends `ROLLBACK` so the restarted
+//!   event can `BEGIN` again.
+//! * sqlite: `errno` is the extended result code; `--sqlite-ignore-errors` matches the
+//!   primary code (names like `busy`, `locked`, or numbers). Ignorable errors roll back
+//!   an open transaction.
+//!
+//! Prepared statements keep their SQL: after a reconnect they are re-prepared on their
+//! next execution. `--db-ps-mode=disable` (and statements MySQL cannot prepare) are
+//! emulated client-side with quoting per server dialect ([`Template`]).
 
 #![deny(missing_docs)]
 

@@ -18,6 +18,22 @@ fn connects_and_reports_server() {
         scalar(&mut *con, "SELECT current_database()").unwrap(),
         db.name
     );
+    // UNIX socket directory as host.
+    if std::path::Path::new("/var/run/postgresql/.s.PGSQL.5432").exists() {
+        let mut c = connect(
+            DriverKind::Pgsql,
+            &db.opts(&[("pgsql-host", "/var/run/postgresql")]),
+        )
+        .unwrap();
+        assert_eq!(
+            scalar(
+                &mut *c,
+                "SELECT COALESCE(inet_client_addr()::text, 'socket')"
+            )
+            .unwrap(),
+            "socket"
+        );
+    }
     // TLS modes the machine's server offers.
     for mode in ["disable", "prefer", "require"] {
         let mut c = db.connect(&[("pgsql-sslmode", mode)]);
