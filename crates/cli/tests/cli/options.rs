@@ -199,8 +199,14 @@ fn version_in_both_modes() {
 #[test]
 fn help_lists_options_and_tests() {
     let dir = Dir::new();
-    for cmd in [dir.bmk(), dir.sysbench()] {
+    for (cmd, name) in [(dir.bmk(), "bmk"), (dir.sysbench(), "sysbench")] {
         let run = cmd.args("--help").run().ok();
+        assert!(
+            run.stdout
+                .contains(&format!("  {name} [options]... [testname] [command]\n")),
+            "{}",
+            run.stdout
+        );
         for needle in [
             "Usage:",
             "--threads=N",
