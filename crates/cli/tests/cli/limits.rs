@@ -130,3 +130,31 @@ fn forced_shutdown_reports_and_exits_2() {
         .code(2);
     assert!(run.stdout.contains("forcing shutdown"), "{}", run.stdout);
 }
+
+#[test]
+fn thread_init_timeout_exits_2() {
+    let dir = Dir::new();
+    // A Lua script whose thread_init outlasts the timeout (busy, so no sleep builtin).
+    dir.write(
+        "slow_init.lua",
+        "function thread_init()\n  local t = os.time()\n  while os.time() - t < 5 do end\nend\n\
+         function event()\nend\n",
+    );
+    let t0 = Instant::now();
+    let run = dir
+        .sysbench()
+        .args("slow_init.lua --thread-init-timeout=1 --time=1 run")
+        .run()
+        .code(2);
+    assert!(
+        t0.elapsed().as_secs_f64() < 4.0,
+        "did not give up after 1 s"
+    );
+    assert!(
+        run.stdout
+            .contains("Worker threads failed to initialize within 1 seconds!\n"),
+        "{}",
+        run.stdout
+    );
+    assert!(!run.stdout.contains("Threads started!"), "{}", run.stdout);
+}
