@@ -4,5 +4,6 @@
 fn main() {
     println!("cargo:rustc-link-arg-tests=-rdynamic");
     println!("cargo:rustc-link-arg-bins=-rdynamic");
+    println!("cargo:rustc-link-arg-benches=-rdynamic");
     println!("cargo:rerun-if-changed=build.rs");
 }
