@@ -28,7 +28,8 @@ pub enum SqlOp {
     Query,
     /// Preparing a statement.
     Prepare,
-    /// Executing a prepared statement.
+    /// Executing a server-side prepared statement (emulated statements report
+    /// [`SqlOp::Query`], as their text goes through the query path).
     Execute,
 }
 

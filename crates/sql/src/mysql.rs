@@ -579,7 +579,7 @@ impl Connection for MysqlConnection {
         let stmt = self.stmt(id)?;
         if stmt.emulate {
             let sql = stmt.template.render(params, Dialect::Mysql);
-            return self.run_text(&sql, SqlOp::Execute);
+            return self.run_text(&sql, SqlOp::Query);
         }
         let sql = stmt.sql.clone();
         let server = stmt.server.clone();

@@ -403,7 +403,7 @@ impl Connection for PgConnection {
         };
         if self.cfg.common.ps_mode == PsMode::Disable {
             let sql = stmt.template.render(params, Dialect::Standard);
-            return self.run_text(&sql, SqlOp::Execute);
+            return self.run_text(&sql, SqlOp::Query);
         }
         let numbered = stmt.numbered.clone();
         let server = stmt.server.clone();

@@ -291,7 +291,7 @@ impl Connection for SqliteConnection {
         if self.cfg.common.ps_mode == PsMode::Disable {
             let sql = stmt.template.render(params, Dialect::Standard);
             self.trace("query", &sql);
-            return self.run(&sql, &[], false, SqlOp::Execute);
+            return self.run(&sql, &[], false, SqlOp::Query);
         }
         let sql = std::mem::take(&mut self.stmts[id.0 as usize].as_mut().expect("checked").sql);
         if self.debug {
