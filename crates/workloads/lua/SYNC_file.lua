@@ -14,7 +14,7 @@
 --     when F disappears (the race of the reference protocol), and no worker can still
 --     be waiting once the measured run has ended.
 -- Only an outside controller deletes F. Waiting at the gate counts as thread
--- initialisation: use --thread-init-timeout=0 (or a large value).
+-- initialisation: give --thread-init-timeout a large value.
 
 local ffi = require("ffi")
 pcall(ffi.cdef, "int usleep(unsigned int usec);")

@@ -34,32 +34,28 @@ local ARG_INT = sysbench.cmdline.ARG_INT
 local ARG_STRING = sysbench.cmdline.ARG_STRING
 
 sysbench.cmdline.options = {
-  table_size = { "Number of rows per table", 10000, ARG_INT },
-  range_size = { "Range size for range SELECT queries", 100, ARG_INT },
-  tables = { "Number of tables", 1, ARG_INT },
-  point_selects = { "Number of point SELECT queries per transaction", 10, ARG_INT },
-  simple_ranges = { "Number of simple range SELECT queries per transaction", 1, ARG_INT },
-  sum_ranges = { "Number of SELECT SUM() queries per transaction", 1, ARG_INT },
-  order_ranges = { "Number of SELECT ORDER BY queries per transaction", 1, ARG_INT },
-  distinct_ranges = { "Number of SELECT DISTINCT queries per transaction", 1, ARG_INT },
-  index_updates = { "Number of UPDATE index queries per transaction", 1, ARG_INT },
-  non_index_updates = { "Number of UPDATE non-index queries per transaction", 1, ARG_INT },
-  delete_inserts = { "Number of DELETE/INSERT combinations per transaction", 1, ARG_INT },
-  range_selects = { "Enable/disable all range SELECT queries", true },
-  auto_inc = { "Use AUTO_INCREMENT column as Primary Key (for MySQL), or its "
-    .. "alternatives in other DBMS. When disabled, use client-generated IDs", true },
-  create_table_options = { "Extra CREATE TABLE options", "", ARG_STRING },
-  skip_trx = { "Don't start explicit transactions and execute all queries "
-    .. "in the AUTOCOMMIT mode", false },
-  secondary = { "Use a secondary index in place of the PRIMARY KEY", false },
-  create_secondary = { "Create a secondary index in addition to the PRIMARY KEY", true },
-  reconnect = { "Reconnect after every N events. The default (0) is to not reconnect",
-    0, ARG_INT },
-  mysql_storage_engine = { "Storage engine, if MySQL is used", "innodb", ARG_STRING },
-  pgsql_variant = { "Use this PostgreSQL variant when running with the PostgreSQL "
-    .. "driver. The only currently supported variant is 'redshift'. When enabled, "
-    .. "create_secondary is automatically disabled, and delete_inserts is set to 0",
-    "", ARG_STRING },
+  table_size = { "Rows loaded into each table", 10000, ARG_INT },
+  range_size = { "Ids covered by each range SELECT", 100, ARG_INT },
+  tables = { "How many tables <table_name>1..N to use", 1, ARG_INT },
+  point_selects = { "Point SELECTs per event", 10, ARG_INT },
+  simple_ranges = { "Simple range SELECTs per event", 1, ARG_INT },
+  sum_ranges = { "SUM(k) range SELECTs per event", 1, ARG_INT },
+  order_ranges = { "ORDER BY c range SELECTs per event", 1, ARG_INT },
+  distinct_ranges = { "DISTINCT c range SELECTs per event", 1, ARG_INT },
+  index_updates = { "UPDATEs of the indexed column k per event", 1, ARG_INT },
+  non_index_updates = { "UPDATEs of the non-indexed column c per event", 1, ARG_INT },
+  delete_inserts = { "DELETE + re-INSERT pairs per event", 1, ARG_INT },
+  range_selects = { "Run the four kinds of range SELECTs", true },
+  auto_inc = { "Let the server assign ids (AUTO_INCREMENT, SERIAL, SQLite rowid); off: "
+    .. "the client writes them", true },
+  create_table_options = { "Text appended to every CREATE TABLE", "", ARG_STRING },
+  skip_trx = { "No BEGIN/COMMIT: every statement autocommits", false },
+  secondary = { "Index id with a plain index xid instead of the primary key", false },
+  create_secondary = { "Build the index k_N on column k after the load", true },
+  reconnect = { "Open a new connection every N events (0 = never)", 0, ARG_INT },
+  mysql_storage_engine = { "ENGINE of the tables (MySQL/MariaDB)", "innodb", ARG_STRING },
+  pgsql_variant = { "PostgreSQL flavour; 'redshift' builds no k index and runs no "
+    .. "DELETE/INSERT pairs", "", ARG_STRING },
 
   -- BMK-kit extensions
   table_name = { "Base name of the tables (tables are <table_name>1..N)", "sbtest",

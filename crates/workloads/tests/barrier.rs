@@ -30,7 +30,7 @@ fn check_barrier(kind: Kind) {
             "--table-size=100",
             "--threads=4",
             "--time=1",
-            "--thread-init-timeout=0",
+            "--thread-init-timeout=600",
             "--sync-wait=5",
         ]
         .map(String::from),

@@ -89,10 +89,18 @@ impl Run {
     }
 }
 
-/// Runs bmk with `args`.
+/// Runs bmk with `args`. A run limited by `--events` gets `--time=0` (no time limit;
+/// the default is 10 s) unless it sets `--time` itself.
 pub fn bmk(args: &[String]) -> Run {
+    let mut args = args.to_vec();
+    if args.iter().any(|a| a.starts_with("--events="))
+        && !args.iter().any(|a| a.starts_with("--time="))
+    {
+        let at = args.len().saturating_sub(1);
+        args.insert(at, "--time=0".into());
+    }
     let out: Output = Command::new(bmk_bin())
-        .args(args)
+        .args(&args)
         .env_remove("MYSQL_SESSION_OPTIONS")
         .output()
         .expect("run bmk");
