@@ -93,6 +93,11 @@ const SCRIPTS: &[(&str, &str)] = &[
         "OLTP_RO-point_selects_reconnect",
         include_str!("../lua/OLTP_RO-point_selects_reconnect.lua"),
     ),
+    ("bmk_shared", include_str!("../lua/bmk_shared.lua")),
+    ("tpcc_common", include_str!("../lua/tpcc_common.lua")),
+    ("tpcc_run", include_str!("../lua/tpcc_run.lua")),
+    ("tpcc_check", include_str!("../lua/tpcc_check.lua")),
+    ("tpcc", include_str!("../lua/tpcc.lua")),
 ];
 
 /// Other names a script is found under (name, canonical name).
