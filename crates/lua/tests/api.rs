@@ -687,3 +687,157 @@ fn sql_driver_errors() {
         out.stderr
     );
 }
+
+/// A server for the SQL tests: how to reach it and how to make a scratch database.
+struct Server {
+    name: &'static str,
+    options: fn(&str) -> Vec<String>,
+    create_db: fn(&str) -> Result<(), String>,
+    drop_db: fn(&str),
+}
+
+fn run_tool(cmd: &str, args: &[&str]) -> Result<(), String> {
+    let out = Command::new(cmd)
+        .args(args)
+        .output()
+        .map_err(|e| format!("{cmd}: {e}"))?;
+    if out.status.success() {
+        Ok(())
+    } else {
+        Err(format!("{cmd}: {}", String::from_utf8_lossy(&out.stderr)))
+    }
+}
+
+const MARIADB: Server = Server {
+    name: "MariaDB",
+    options: |db| {
+        vec![
+            "--db-driver=mysql".into(),
+            "--mysql-socket=/run/mysqld/mysqld.sock".into(),
+            "--mysql-user=root".into(),
+            format!("--mysql-db={db}"),
+        ]
+    },
+    create_db: |db| {
+        run_tool(
+            "mariadb",
+            &[
+                "-uroot",
+                "--socket=/run/mysqld/mysqld.sock",
+                "-e",
+                &format!("DROP DATABASE IF EXISTS {db}; CREATE DATABASE {db}"),
+            ],
+        )
+    },
+    drop_db: |db| {
+        let _ = run_tool(
+            "mariadb",
+            &[
+                "-uroot",
+                "--socket=/run/mysqld/mysqld.sock",
+                "-e",
+                &format!("DROP DATABASE IF EXISTS {db}"),
+            ],
+        );
+    },
+};
+
+const POSTGRES: Server = Server {
+    name: "PostgreSQL",
+    options: |db| {
+        vec![
+            "--db-driver=pgsql".into(),
+            "--pgsql-host=127.0.0.1".into(),
+            "--pgsql-user=postgres".into(),
+            format!("--pgsql-db={db}"),
+        ]
+    },
+    create_db: |db| {
+        let psql = |sql: String| {
+            run_tool(
+                "psql",
+                &[
+                    "-h",
+                    "127.0.0.1",
+                    "-U",
+                    "postgres",
+                    "-v",
+                    "ON_ERROR_STOP=1",
+                    "-c",
+                    &sql,
+                ],
+            )
+        };
+        psql(format!("DROP DATABASE IF EXISTS {db}"))?;
+        psql(format!("CREATE DATABASE {db}"))
+    },
+    drop_db: |db| {
+        let _ = run_tool(
+            "psql",
+            &[
+                "-h",
+                "127.0.0.1",
+                "-U",
+                "postgres",
+                "-c",
+                &format!("DROP DATABASE IF EXISTS {db}"),
+            ],
+        );
+    },
+};
+
+/// Runs the SQL script's commands against `server`; skips (with a note) when the server
+/// is unreachable, unless `CI=true`.
+fn sql_on_server(server: &Server, test: &str) {
+    let db = format!("bmk_lua_{test}_{}", std::process::id());
+    if let Err(e) = (server.create_db)(&db) {
+        if std::env::var("CI").as_deref() == Ok("true") {
+            panic!("{} is not reachable: {e}", server.name);
+        }
+        eprintln!("note: skipping, {} is not reachable: {e}", server.name);
+        return;
+    }
+    let opts = (server.options)(&db);
+    let run = |extra: &[&str]| {
+        let mut args: Vec<&str> = opts.iter().map(String::as_str).collect();
+        args.extend_from_slice(extra);
+        host(&args)
+    };
+    let sql = path("sql.lua");
+    let out = run(&[&sql, "check"]);
+    assert!(out.ok, "{}\n{}", out.stdout, out.stderr);
+    assert_eq!(out.stdout, "sql ok\n");
+    let out = run(&["--events=100", "--threads=2", &sql, "run"]);
+    assert!(out.ok, "{}\n{}", out.stdout, out.stderr);
+    assert_eq!(total_field(&out.stdout, "events"), 100.0);
+    assert_eq!(total_field(&out.stdout, "reads"), 100.0);
+    assert_eq!(total_field(&out.stdout, "writes"), 100.0);
+    assert_eq!(total_field(&out.stdout, "other"), 200.0);
+    let out = run(&[&sql, "fatal"]);
+    assert!(!out.ok);
+    assert!(out.stdout.starts_with("FATAL: "), "{}", out.stdout);
+    assert!(
+        out.stdout
+            .contains("for query 'SELECT * FROM no_such_table'"),
+        "{}",
+        out.stdout
+    );
+    assert!(
+        out.stderr.starts_with("SQL error, errno = "),
+        "{}",
+        out.stderr
+    );
+    let out = run(&[&sql, "hooked"]);
+    assert!(out.ok, "{}\n{}", out.stdout, out.stderr);
+    (server.drop_db)(&db);
+}
+
+#[test]
+fn sql_api_on_mariadb() {
+    sql_on_server(&MARIADB, "mariadb");
+}
+
+#[test]
+fn sql_api_on_postgresql() {
+    sql_on_server(&POSTGRES, "pgsql");
+}
