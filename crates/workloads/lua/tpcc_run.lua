@@ -451,6 +451,7 @@ end
 local trx_retry = false
 local RESTART = sysbench.error.RESTART_EVENT
 local MAX_RETRIES = 100
+local pending_kind = nil
 
 function tpcc_thread_init()
   tpcc_check_options()
@@ -492,7 +493,11 @@ function tpcc_event()
   if counters ~= nil and counters[base + SLOT_START] == 0 then
     counters[base + SLOT_START] = tpcc_shm.now()
   end
-  local kind = pick_type()
+  -- An event restarted by the engine (deadlock, serialization failure, lock wait
+  -- timeout) runs the same transaction type again, so the mix of completed
+  -- transactions stays the standard one (Percona draws a new type).
+  local kind = pending_kind or pick_type()
+  pending_kind = nil
   local trx = TRX[kind]
   local inputs = trx.gen()
   local tries = 0
@@ -526,6 +531,9 @@ function tpcc_event()
     elseif restart and trx_retry and tries <= MAX_RETRIES then
       note(SLOT_RETRIES)
     else
+      if restart and not Q.percona then
+        pending_kind = kind
+      end
       error(res, 0)
     end
   end
