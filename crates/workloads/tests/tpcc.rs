@@ -1,0 +1,266 @@
+//! The built-in TPC-C workload (`bmk tpcc`) end to end on MariaDB and PostgreSQL:
+//! prepare (1 warehouse x 2 table sets) → row counts per table → a 10 s run with 8
+//! users (standard mix within tolerance, tpmC printed) → `check` passes every
+//! consistency check → `--trx-debug=N` runs only that transaction → new_order
+//! rollbacks are counted but are not errors → a broken invariant fails exactly its
+//! check → cleanup leaves nothing. Plus option errors that need no server.
+
+mod support;
+
+use std::collections::HashMap;
+
+use support::{bmk, stats, Db, Kind};
+
+const SETS: u32 = 2;
+const BASE: &[&str] = &["--scale=1", "--tables=2"];
+
+fn args<'a>(extra: &[&'a str]) -> Vec<&'a str> {
+    let mut v: Vec<&str> = BASE.to_vec();
+    v.extend_from_slice(extra);
+    v
+}
+
+/// The per-type counts printed by `run` ("    new_order:   2219 (44.68%)"), plus
+/// "rollbacks" and "tpmC".
+fn summary(stdout: &str) -> HashMap<String, f64> {
+    let mut m = HashMap::new();
+    for l in stdout.lines() {
+        let t = l.trim();
+        if let Some(rest) = t.strip_prefix("tpmC:") {
+            let v = rest.split_whitespace().next().unwrap().parse().unwrap();
+            m.insert("tpmC".to_string(), v);
+            continue;
+        }
+        let Some((name, rest)) = t.split_once(':') else {
+            continue;
+        };
+        let name = match name {
+            "new_order" | "payment" | "order_status" | "delivery" | "stock_level" | "purge" => name,
+            "new_order rollbacks" => "rollbacks",
+            _ => continue,
+        };
+        if let Some(v) = rest.split_whitespace().next().and_then(|n| n.parse().ok()) {
+            m.insert(name.to_string(), v);
+        }
+    }
+    m
+}
+
+const TYPES: [&str; 5] = [
+    "new_order",
+    "payment",
+    "order_status",
+    "delivery",
+    "stock_level",
+];
+
+fn count(db: &Db, table: &str) -> u64 {
+    db.scalar(&format!("SELECT count(*) FROM {table}"))
+        .parse()
+        .unwrap()
+}
+
+fn check_lines(stdout: &str) -> (Vec<String>, usize) {
+    let failed: Vec<String> = stdout
+        .lines()
+        .filter(|l| l.contains("FAILED!!!"))
+        .map(str::to_string)
+        .collect();
+    let passed = stdout.lines().filter(|l| l.ends_with(": PASSED")).count();
+    (failed, passed)
+}
+
+fn full_flow(kind: Kind) {
+    let Some(db) = Db::new(kind) else { return };
+    // PostgreSQL at REPEATABLE READ restarts most conflicting transactions; READ
+    // COMMITTED keeps the short run busy enough for the mix statistics.
+    let level = if kind == Kind::Pgsql {
+        "--trx-level=RC"
+    } else {
+        "--trx-level=RR"
+    };
+
+    db.bmk("tpcc", "prepare", &args(&["--threads=2"])).ok();
+    for n in 1..=SETS {
+        assert_eq!(count(&db, &format!("warehouse{n}")), 1);
+        assert_eq!(count(&db, &format!("district{n}")), 10);
+        assert_eq!(count(&db, &format!("customer{n}")), 30_000);
+        assert_eq!(count(&db, &format!("history{n}")), 30_000);
+        assert_eq!(count(&db, &format!("orders{n}")), 30_000);
+        assert_eq!(count(&db, &format!("new_orders{n}")), 9_000);
+        assert_eq!(count(&db, &format!("stock{n}")), 100_000);
+        assert_eq!(count(&db, &format!("item{n}")), 100_000);
+        let ol = count(&db, &format!("order_line{n}"));
+        assert!((290_000..=310_000).contains(&ol), "order_line{n}: {ol}");
+        let olcnt: u64 = db
+            .scalar(&format!("SELECT sum(o_ol_cnt) FROM orders{n}"))
+            .parse()
+            .unwrap();
+        assert_eq!(ol, olcnt);
+    }
+    assert!(db.indexes("customer1").iter().any(|i| i == "idx_customer1"));
+
+    // 10 s, 8 users, the standard mix.
+    let run = db
+        .bmk("tpcc", "run", &args(&["--threads=8", "--time=10", level]))
+        .ok();
+    let s = summary(&run.stdout);
+    let total: f64 = TYPES.iter().map(|t| s[*t]).sum();
+    assert!(total > 500.0, "too few transactions:\n{}", run.stdout);
+    let expect = [45.0, 43.0, 4.0, 4.0, 4.0];
+    let tol = [4.0, 4.0, 2.0, 2.0, 2.0];
+    for (i, t) in TYPES.iter().enumerate() {
+        let pct = 100.0 * s[*t] / total;
+        assert!(
+            (pct - expect[i]).abs() <= tol[i],
+            "{t}: {pct:.2}% (expected {}%)\n{}",
+            expect[i],
+            run.stdout
+        );
+    }
+    assert!(s["tpmC"] > 0.0, "{}", run.stdout);
+    let st = stats(&run.stdout);
+    assert_eq!(st.transactions, total as u64, "{}", run.stdout);
+
+    let chk = db.bmk("tpcc", "check", &args(&["--threads=2"])).ok();
+    let (failed, passed) = check_lines(&chk.stdout);
+    assert!(failed.is_empty(), "{failed:?}");
+    assert_eq!(passed, 10 * SETS as usize, "{}", chk.stdout);
+
+    // --trx-debug=N runs only that transaction.
+    for (i, t) in TYPES.iter().enumerate() {
+        let dbg = format!("--trx-debug={}", i + 1);
+        let r = db
+            .bmk(
+                "tpcc",
+                "run",
+                &args(&["--threads=2", "--time=2", level, &dbg]),
+            )
+            .ok();
+        let s = summary(&r.stdout);
+        assert!(s[*t] > 0.0, "{dbg}: no {t}\n{}", r.stdout);
+        for other in TYPES.iter().filter(|o| *o != t) {
+            assert_eq!(s[*other], 0.0, "{dbg} ran {other}\n{}", r.stdout);
+        }
+    }
+
+    // One user, new_order only: about 1 % rollbacks, counted apart, no errors.
+    let r = db
+        .bmk(
+            "tpcc",
+            "run",
+            &args(&["--threads=1", "--events=1500", "--time=0", "--trx-debug=1"]),
+        )
+        .ok();
+    let s = summary(&r.stdout);
+    let st = stats(&r.stdout);
+    assert!(
+        s["rollbacks"] >= 3.0,
+        "rollbacks: {}\n{}",
+        s["rollbacks"],
+        r.stdout
+    );
+    assert!(
+        s["rollbacks"] <= 80.0,
+        "rollbacks: {}\n{}",
+        s["rollbacks"],
+        r.stdout
+    );
+    assert_eq!(st.ignored_errors, 0, "{}", r.stdout);
+    assert_eq!(st.transactions, 1500);
+    assert_eq!(s["new_order"], 1500.0);
+
+    // Still consistent; then break check 5 only: drop the oldest undelivered order's
+    // new_orders row (ids stay contiguous, the maximum is unchanged).
+    let chk = db.bmk("tpcc", "check", &args(&["--threads=2"])).ok();
+    assert!(check_lines(&chk.stdout).0.is_empty(), "{}", chk.stdout);
+    let min = db.scalar("SELECT min(no_o_id) FROM new_orders1 WHERE no_w_id = 1 AND no_d_id = 1");
+    db.exec(&format!(
+        "DELETE FROM new_orders1 WHERE no_w_id = 1 AND no_d_id = 1 AND no_o_id = {min}"
+    ));
+    let chk = db.bmk("tpcc", "check", &args(&["--threads=2"]));
+    assert_ne!(chk.code, 0, "check must fail\n{}", chk.stdout);
+    let (failed, passed) = check_lines(&chk.stdout);
+    assert_eq!(failed.len(), 1, "{failed:?}");
+    assert!(
+        failed[0].starts_with("Check 5 ")
+            && failed[0].contains("table set 1")
+            && failed[0].contains("(1 offending)"),
+        "{failed:?}"
+    );
+    assert_eq!(passed, 10 * SETS as usize - 1);
+
+    db.bmk("tpcc", "cleanup", BASE).ok();
+    assert!(db.tables().is_empty(), "{:?}", db.tables());
+}
+
+#[test]
+fn tpcc_mysql_prepare_run_check_cleanup() {
+    full_flow(Kind::Mysql);
+}
+
+#[test]
+fn tpcc_pgsql_prepare_run_check_cleanup() {
+    full_flow(Kind::Pgsql);
+}
+
+/// NULL schema variant, no foreign keys and the Percona quirks on PostgreSQL: the
+/// data still passes every check after a run.
+#[test]
+fn tpcc_pgsql_null_nofk2_percona() {
+    let Some(db) = Db::new(Kind::Pgsql) else {
+        return;
+    };
+    let a = ["--scale=1", "--tables=1", "--force-null=1", "--use-fk=2"];
+    db.bmk("tpcc", "prepare", &a).ok();
+    assert!(!db
+        .indexes("history1")
+        .iter()
+        .any(|i| i.starts_with("fkey_")));
+    let nulls = db.scalar("SELECT count(*) FROM orders1 WHERE o_carrier_id IS NULL");
+    assert_eq!(nulls, "9000");
+    let mut r = a.to_vec();
+    r.extend([
+        "--threads=4",
+        "--time=3",
+        "--tpcc-compat=percona",
+        "--trx-level=RC",
+    ]);
+    let run = db.bmk("tpcc", "run", &r).ok();
+    assert!(
+        run.stdout.contains("=> tpcc-compat: percona"),
+        "{}",
+        run.stdout
+    );
+    let chk = db.bmk("tpcc", "check", &a).ok();
+    assert!(check_lines(&chk.stdout).0.is_empty(), "{}", chk.stdout);
+    db.bmk("tpcc", "cleanup", &a).ok();
+    assert!(db.tables().is_empty());
+}
+
+#[test]
+fn tpcc_option_errors() {
+    let sq = Db::new(Kind::Sqlite).unwrap();
+    let r = sq.bmk("tpcc", "run", &["--force-primary=1", "--time=1"]);
+    assert_ne!(r.code, 0);
+    assert!(
+        r.stderr.contains("--force-primary=1 needs MySQL/MariaDB")
+            || r.stdout.contains("--force-primary=1 needs MySQL/MariaDB"),
+        "{}\n{}",
+        r.stdout,
+        r.stderr
+    );
+    let r = sq.bmk("tpcc", "prepare", &["--use-fk=3"]);
+    assert_ne!(r.code, 0);
+    assert!(format!("{}{}", r.stdout, r.stderr).contains("--use-fk must be 0"));
+    let help = bmk(&["tpcc".to_string(), "help".to_string()]).ok();
+    for o in [
+        "--use_fk",
+        "--trx_debug",
+        "--for_update",
+        "--force_null",
+        "--tpcc_compat",
+    ] {
+        assert!(help.stdout.contains(o), "{o}\n{}", help.stdout);
+    }
+}
