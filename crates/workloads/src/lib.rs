@@ -98,7 +98,10 @@ const SCRIPTS: &[(&str, &str)] = &[
     ("tpcc_run", include_str!("../lua/tpcc_run.lua")),
     ("tpcc_check", include_str!("../lua/tpcc_check.lua")),
     ("tpcc", include_str!("../lua/tpcc.lua")),
-    ("dbstress_common", include_str!("../lua/dbstress_common.lua")),
+    (
+        "dbstress_common",
+        include_str!("../lua/dbstress_common.lua"),
+    ),
     ("dbstress", include_str!("../lua/dbstress.lua")),
 ];
 
