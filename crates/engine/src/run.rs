@@ -414,6 +414,12 @@ struct Controller {
     shared: Arc<Shared>,
     /// Per-worker bucket counts already drained.
     seen: Vec<Vec<u64>>,
+    /// Per-worker number of samples drained so far, and its value at the cumulative
+    /// baseline. Cumulative event counts come from these rather than from the workers'
+    /// event counters, so that a report's event count and its histogram always agree
+    /// even when an event ends while a checkpoint resets the statistics.
+    drained: Vec<u64>,
+    base_drained: Vec<u64>,
     /// Marks at the last interval report and at the cumulative baseline.
     interval_marks: Vec<SlotMark>,
     base_marks: Vec<SlotMark>,
@@ -431,6 +437,8 @@ impl Controller {
         let n = shared.slots.len();
         Controller {
             seen: vec![Vec::new(); n],
+            drained: vec![0; n],
+            base_drained: vec![0; n],
             interval_marks: vec![SlotMark::default(); n],
             base_marks: vec![SlotMark::default(); n],
             cumulative: new_histogram(),
@@ -444,8 +452,14 @@ impl Controller {
 
     /// Moves new samples from every worker into `into` (and into the cumulative one).
     fn drain(&mut self, into: &mut Histogram<u64>) {
-        for (slot, seen) in self.shared.slots.iter().zip(self.seen.iter_mut()) {
-            slot.recorder.drain_into(seen, into);
+        for ((slot, seen), drained) in self
+            .shared
+            .slots
+            .iter()
+            .zip(self.seen.iter_mut())
+            .zip(self.drained.iter_mut())
+        {
+            *drained += slot.recorder.drain_into(seen, into);
         }
         self.cumulative
             .add(&*into)
@@ -457,6 +471,7 @@ impl Controller {
         let mut discard = new_histogram();
         self.drain(&mut discard);
         self.cumulative.reset();
+        self.base_drained.clone_from(&self.drained);
         let now = self.shared.now_ns();
         for (i, slot) in self.shared.slots.iter().enumerate() {
             self.base_marks[i] = SlotMark::of(slot);
@@ -521,7 +536,7 @@ impl Controller {
         for (i, slot) in self.shared.slots.iter().enumerate() {
             let mark = SlotMark::of(slot);
             let base = self.base_marks[i];
-            let events = mark.events - base.events;
+            let events = self.drained[i] - self.base_drained[i];
             let busy = mark.latency_sum - base.latency_sum;
             stats.events += events;
             stats.sum_ns += busy;
