@@ -46,7 +46,7 @@ fn time_limit_is_honoured() {
         .ok();
     let wall = t0.elapsed().as_secs_f64();
     let elapsed = run.time_elapsed();
-    assert!((0.95..1.3).contains(&elapsed), "time elapsed {elapsed}");
+    assert!((0.95..1.5).contains(&elapsed), "time elapsed {elapsed}");
     assert!((0.95..3.0).contains(&wall), "wall {wall}");
     assert!(run.total_events() > 10);
 }
@@ -69,13 +69,13 @@ fn warmup_resets_statistics_and_ignores_the_event_limit() {
     let t0 = Instant::now();
     let run = dir
         .bmk()
-        .args("threads --warmup-time=1 --time=1 --report-interval=1 run")
+        .args("cpu --cpu-max-prime=500 --warmup-time=1 --time=1 --report-interval=1 run")
         .run()
         .ok();
     let wall = t0.elapsed().as_secs_f64();
     assert!(wall >= 2.0, "wall {wall}: warm-up + time");
     let elapsed = run.time_elapsed();
-    assert!((0.95..1.4).contains(&elapsed), "time elapsed {elapsed}");
+    assert!((0.95..1.6).contains(&elapsed), "time elapsed {elapsed}");
     // The first interval is stamped from the measured start, not from the warm-up.
     let first = run
         .lines()

@@ -3,7 +3,7 @@
 
 use crate::util::*;
 
-const SLOW_EVENT: &str = "threads --threads=1 --thread-yields=20000 --thread-locks=1";
+const SLOW_EVENT: &str = "threads --threads=1 --thread-yields=2000 --thread-locks=1";
 
 #[test]
 fn queueing_time_is_in_the_percentiles() {
@@ -14,22 +14,32 @@ fn queueing_time_is_in_the_percentiles() {
         .args(&format!("{SLOW_EVENT} --time=1 run"))
         .run()
         .ok();
-    let service_p95 = closed.latency_ms("95th percentile:");
+    let service_avg = closed.latency_ms("avg:");
     let eps = num(&closed.value("events/s (eps):"));
-    assert!(eps > 5.0, "events too slow for the test: {eps}/s");
-    // Arrivals at four times what one worker can serve: the queue grows all run long.
-    let rate = (eps * 4.0).ceil() as u64;
-    let open = dir
-        .bmk()
-        .args(&format!(
-            "{SLOW_EVENT} --rate={rate} --time=2 --report-interval=0.5 run"
-        ))
-        .run()
-        .ok();
+    assert!(eps > 1.0, "events too slow for the test: {eps}/s");
+    // Arrivals at several times what one worker can serve, so the queue grows all run
+    // long and most events wait for many service times. The closed-loop figure can be
+    // off on a busy machine: if the worker kept up after all, try a higher rate.
+    let mut attempt = 0;
+    let open = loop {
+        let rate = (eps * [8.0, 32.0, 128.0][attempt]).ceil() as u64;
+        let open = dir
+            .bmk()
+            .args(&format!(
+                "{SLOW_EVENT} --rate={rate} --time=2 --report-interval=0.5 run"
+            ))
+            .run()
+            .ok();
+        let served = num(&open.value("events/s (eps):"));
+        attempt += 1;
+        if served < 0.7 * rate as f64 || attempt == 3 {
+            break open;
+        }
+    };
     let p95 = open.latency_ms("95th percentile:");
     assert!(
-        p95 >= 5.0 * service_p95.max(0.01),
-        "rate-mode p95 {p95} ms vs service time p95 {service_p95} ms: queueing hidden\n{}",
+        p95 >= 5.0 * service_avg.max(0.01),
+        "rate-mode p95 {p95} ms vs mean service time {service_avg} ms: queueing hidden\n{}",
         open.stdout
     );
     let queue: Vec<u64> = open

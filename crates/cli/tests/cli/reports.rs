@@ -83,7 +83,7 @@ fn checkpoints_print_full_reports_and_reset_counters() {
     let dir = Dir::new();
     let run = dir
         .bmk()
-        .args("cpu --time=3 --report-checkpoints=1,2 --cpu-max-prime=3000 run")
+        .args("cpu --time=3 --report-interval=1 --report-checkpoints=1,2 --cpu-max-prime=3000 run")
         .run()
         .ok();
     assert!(
@@ -104,35 +104,44 @@ fn checkpoints_print_full_reports_and_reset_counters() {
         ["[ 1s ] Checkpoint report:", "[ 2s ] Checkpoint report:"]
     );
 
-    // Each checkpoint and the final report cover about one second (counters reset),
-    // with comparable event counts; cumulative counters would double and triple.
-    let events_in = |text: &str| -> (u64, f64) {
-        let ev = text
+    // Each checkpoint and the final report cover about one second (counters reset):
+    // a cumulative report would say 2 s at the second checkpoint.
+    let span = |text: &str, label: &str| -> f64 {
+        num(text
             .lines()
-            .find_map(|l| l.trim_start().strip_prefix("total number of events:"))
+            .find_map(|l| l.trim_start().strip_prefix(label))
             .unwrap()
             .trim()
-            .parse()
-            .unwrap();
-        let t = num(text
-            .lines()
-            .find_map(|l| l.trim_start().strip_prefix("time elapsed:"))
-            .unwrap()
-            .trim()
-            .trim_end_matches('s'));
-        (ev, t)
+            .trim_end_matches('s'))
     };
-    let spans: Vec<(u64, f64)> = blocks[1..].iter().map(|b| events_in(b)).collect();
-    let (final_events, final_time) =
-        events_in(blocks[2].split("Threads fairness:").nth(1).unwrap());
-    let all = [spans[0], spans[1], (final_events, final_time)];
-    for (ev, t) in all {
+    for block in &blocks[1..] {
+        let t = span(block, "time elapsed:");
         assert!((0.8..1.3).contains(&t), "span of {t} s\n{}", run.stdout);
-        assert!(ev > 0);
     }
-    let max = all.iter().map(|s| s.0).max().unwrap() as f64;
-    let min = all.iter().map(|s| s.0).min().unwrap() as f64;
-    assert!(max / min < 1.8, "spans not reset: {all:?}");
+    // And its event count is that second's, as the intermediate report of the same
+    // second shows it (both are taken in the same tick).
+    for (k, block) in blocks[1..].iter().enumerate() {
+        let events = span(block, "total number of events:");
+        let t = span(block, "time elapsed:");
+        let line = interval_lines(&run)
+            .into_iter()
+            .find(|l| l.starts_with(&format!("[ {}s ]", k + 1)))
+            .unwrap_or_else(|| panic!("no interval line for second {}\n{}", k + 1, run.stdout));
+        let eps = num(line
+            .split("eps: ")
+            .nth(1)
+            .unwrap()
+            .split(' ')
+            .next()
+            .unwrap());
+        let expected = eps * t;
+        assert!(
+            (events - expected).abs() <= 0.1 * expected + 5.0,
+            "checkpoint {} has {events} events, its second {expected:.0}\n{}",
+            k + 1,
+            run.stdout
+        );
+    }
     // Checkpoint reports have the full layout and columns.
     assert!(check_columns(&run.stdout) >= 3 * 10);
 }
