@@ -390,3 +390,59 @@ fn rand_loop_generators() {
         assert!(lo < 100 && hi > 900, "tid {tid}: {lo}..{hi}");
     }
 }
+
+#[test]
+fn reconnect_every_n_events_reprepares() {
+    let Some(db) = Db::new(Kind::Mysql) else {
+        return;
+    };
+    db.bmk("oltp_read_only", "prepare", &["--table-size=100"])
+        .ok();
+    let run = db
+        .bmk(
+            "oltp_read_only",
+            "run",
+            &[
+                "--table-size=100",
+                "--events=50",
+                "--reconnect=10",
+                "--db-debug=on",
+            ],
+        )
+        .ok();
+    assert_eq!(traced(&run.stderr, "reconnect").len(), 5, "{}", run.stderr);
+    // 7 statements (BEGIN, COMMIT, 5 selects) prepared at start and after each reconnect.
+    assert_eq!(traced(&run.stderr, "prepare").len(), 42);
+    assert_eq!(stats(&run.stdout).read, 50 * 14);
+    db.bmk("oltp_read_only", "cleanup", &[]).ok();
+}
+
+#[test]
+fn bmk_create_then_prepare_loads_existing_tables() {
+    for kind in [Kind::Sqlite, Kind::Mysql, Kind::Pgsql] {
+        let Some(db) = Db::new(kind) else { continue };
+        let args = ["--tables=2", "--table-size=400", "--threads=2"];
+        let out = db.bmk("oltp_read_write", "create", &args).ok();
+        assert!(
+            out.stdout.contains("Creating table 'sbtest2'..."),
+            "{}",
+            out.stdout
+        );
+        assert_eq!(db.tables(), vec!["sbtest1", "sbtest2"]);
+        assert_eq!(db.scalar("SELECT COUNT(*) FROM sbtest1"), "0");
+        let out = db.bmk("oltp_read_write", "prepare", &args).ok();
+        assert!(out.stdout.contains("exists and is empty"), "{}", out.stdout);
+        assert_eq!(db.scalar("SELECT COUNT(*) FROM sbtest2"), "400");
+        // A second prepare refuses to load a table twice.
+        let again = db.bmk("oltp_read_write", "prepare", &args);
+        assert_ne!(again.code, 0);
+        assert!(
+            format!("{}{}", again.stdout, again.stderr).contains("is not empty"),
+            "{}{}",
+            again.stdout,
+            again.stderr
+        );
+        db.bmk("oltp_read_write", "cleanup", &args).ok();
+        assert!(db.tables().is_empty());
+    }
+}

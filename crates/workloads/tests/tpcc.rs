@@ -264,3 +264,23 @@ fn tpcc_option_errors() {
         assert!(help.stdout.contains(o), "{o}\n{}", help.stdout);
     }
 }
+
+/// SQLite: one loader, BEGIN IMMEDIATE write transactions, inline foreign keys; the
+/// run keeps the data consistent.
+#[test]
+fn tpcc_sqlite_prepare_run_check_cleanup() {
+    let db = Db::new(Kind::Sqlite).unwrap();
+    let a = ["--scale=1", "--tables=1"];
+    db.bmk("tpcc", "prepare", &a).ok();
+    assert_eq!(count(&db, "new_orders1"), 9_000);
+    let mut r = a.to_vec();
+    r.extend(["--threads=4", "--time=3"]);
+    let run = db.bmk("tpcc", "run", &r).ok();
+    assert!(summary(&run.stdout)["new_order"] > 0.0, "{}", run.stdout);
+    let chk = db.bmk("tpcc", "check", &a).ok();
+    let (failed, passed) = check_lines(&chk.stdout);
+    assert!(failed.is_empty(), "{failed:?}");
+    assert_eq!(passed, 10);
+    db.bmk("tpcc", "cleanup", &a).ok();
+    assert!(db.tables().is_empty());
+}
