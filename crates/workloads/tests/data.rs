@@ -56,8 +56,8 @@ fn check_data(db: &Db, table: &str, rows: u64) {
     assert!(distinct_c > rows * 9 / 10, "c values are random");
 }
 
-fn check_prepare(kind: Kind, extra: &[&str]) {
-    let Some(db) = Db::new(kind) else { return };
+fn check_prepare(kind: Kind, extra: &[&str]) -> Option<String> {
+    let db = Db::new(kind)?;
     let mut args = vec!["--tables=3", "--table-size=2500"];
     args.extend_from_slice(extra);
     let out = db.bmk("oltp_read_write", "prepare", &args).ok();
@@ -122,6 +122,7 @@ fn check_prepare(kind: Kind, extra: &[&str]) {
     }
     db.bmk("oltp_read_write", "cleanup", &args).ok();
     assert!(db.tables().is_empty());
+    Some(out.stdout)
 }
 
 #[test]
@@ -142,7 +143,11 @@ fn prepare_mysql_original() {
 #[test]
 fn prepare_mysql_parallel_loaders() {
     // 8 workers on 3 tables: 3, 3 and 2 loader connections per table.
-    check_prepare(Kind::Mysql, &["--threads=8", "--load-bulk-size=300"]);
+    let out = check_prepare(Kind::Mysql, &["--threads=8", "--load-bulk-size=300"]);
+    if let Some(out) = out {
+        assert!(out.contains("3 loader connections, load mode parallel, 300 rows per INSERT"));
+        assert!(out.contains("2 loader connections, load mode parallel, 300 rows per INSERT"));
+    }
 }
 
 #[test]

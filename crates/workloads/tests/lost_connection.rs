@@ -1,0 +1,53 @@
+//! A worker whose connection is killed reconnects (lost-connection errors listed in
+//! --mysql-ignore-errors), its statements are prepared again and the event restarts.
+
+mod support;
+
+use std::process::{Command, Stdio};
+use std::time::Duration;
+
+use support::{bmk_bin, stats, Db, Kind};
+
+#[test]
+fn killed_connections_reconnect_and_reprepare() {
+    let Some(db) = Db::new(Kind::Mysql) else {
+        return;
+    };
+    db.bmk("oltp_read_only", "prepare", &["--table-size=500"])
+        .ok();
+    let mut args = vec!["oltp_read_only".to_string()];
+    args.extend(db.args());
+    args.extend(
+        [
+            "--table-size=500",
+            "--threads=2",
+            "--time=4",
+            "--mysql-ignore-errors=2013,2006",
+            "run",
+        ]
+        .map(String::from),
+    );
+    let child = Command::new(bmk_bin())
+        .args(&args)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(1500));
+    let ids = db.column(&format!(
+        "SELECT ID FROM information_schema.PROCESSLIST WHERE DB = '{}' AND ID <> CONNECTION_ID()",
+        db.name
+    ));
+    assert!(!ids.is_empty(), "the workers' connections are visible");
+    for id in &ids {
+        db.exec(&format!("KILL {id}"));
+    }
+    let out = child.wait_with_output().unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stdout}\n{stderr}");
+    let s = stats(&stdout);
+    assert!(s.reconnects >= 1, "{stdout}");
+    assert!(s.transactions > 0);
+    db.bmk("oltp_read_only", "cleanup", &[]).ok();
+}
