@@ -182,6 +182,10 @@ local sql = {
 }
 sb.sql = sql
 local raw_sql = host.sql_raw
+local sql_type_names = {}
+for name, code in pairs(sql.type) do
+  sql_type_names[code] = name
+end
 
 local function print_lines(lines)
   for i = 1, #lines do
@@ -216,19 +220,61 @@ local function sql_failure(con, info)
   error(info.message, 0)
 end
 
+-- A bind parameter: a Lua table holding the current value, read by execute().
+local Param = {}
+Param.__index = Param
+
+function Param:set(value)
+  self.value = value
+end
+
+function Param:set_rand_str(fmt)
+  self.value = sb.rand.string(fmt)
+end
+
 local Statement = {}
 Statement.__index = Statement
 
 function Statement:bind_create(ty, max_len)
-  return self.raw:bind_create(ty, max_len)
+  if sql_type_names[ty] == nil then
+    error("invalid sysbench.sql.type value " .. tostring(ty), 2)
+  end
+  return setmetatable({ type = ty, max_len = max_len or 0 }, Param)
 end
 
 function Statement:bind_param(...)
-  return self.raw:bind_param(...)
+  local params = { ... }
+  local spec = {}
+  for i = 1, select("#", ...) do
+    local p = params[i]
+    spec[2 * i - 1] = p.type
+    spec[2 * i] = p.max_len
+  end
+  self.params = params
+  self.nparams = select("#", ...)
+  self.raw:bind_types(unpack(spec, 1, 2 * self.nparams))
+end
+
+-- Current values of the bound parameters, as multiple values (nil = NULL).
+local function param_values(ps, i, n)
+  if i > n then
+    return
+  end
+  return ps[i].value, param_values(ps, i + 1, n)
 end
 
 function Statement:execute()
-  local ok, res = self.raw:execute()
+  local ps, n = self.params, self.nparams
+  local ok, res
+  if n == 0 then
+    ok, res = self.raw:execute()
+  elseif n == 1 then
+    ok, res = self.raw:execute(ps[1].value)
+  elseif n == 2 then
+    ok, res = self.raw:execute(ps[1].value, ps[2].value)
+  else
+    ok, res = self.raw:execute(param_values(ps, 1, n))
+  end
   if not ok then
     sql_failure(self.connection, res)
   end
@@ -267,7 +313,7 @@ function Connection:prepare(text)
   if not ok then
     sql_failure(self, res)
   end
-  return setmetatable({ raw = res, connection = self }, Statement)
+  return setmetatable({ raw = res, connection = self, params = {}, nparams = 0 }, Statement)
 end
 
 local function checked(name)
@@ -384,6 +430,28 @@ local function default_thread_run(tid)
       return
     end
   end
+end
+
+-- --luajit-cmd: a LuaJIT control command like `luajit -j CMD[=ARG,...]`: on, off and
+-- flush switch the JIT; any other name starts module jit.NAME with the arguments.
+local function luajit_command(cmd)
+  local name, args = cmd:match("^([%w_]+)=?(.*)$")
+  if not name then
+    error("invalid value '" .. cmd .. "' for option --luajit-cmd", 0)
+  end
+  if name == "on" or name == "off" or name == "flush" then
+    jit[name]()
+    return
+  end
+  local list = {}
+  for a in args:gmatch("[^,]+") do
+    list[#list + 1] = a
+  end
+  require("jit." .. name).start(unpack(list))
+end
+
+if type(sb.opt.luajit_cmd) == "string" and sb.opt.luajit_cmd ~= "" then
+  luajit_command(sb.opt.luajit_cmd)
 end
 
 -- Internal functions for the Rust side -----------------------------------------------

@@ -29,13 +29,10 @@ pub struct ScriptHost {
 fn line_buffer_c_stdout() {
     static ONCE: Once = Once::new();
     ONCE.call_once(|| {
-        extern "C" {
-            static mut stdout: *mut libc::FILE;
-        }
         // SAFETY: glibc's `stdout` is initialised before main; setvbuf before any
         // output has been written to the stream (Lua has not run yet).
         unsafe {
-            libc::setvbuf(stdout, std::ptr::null_mut(), libc::_IOLBF, 0);
+            libc::setvbuf(report::c_stdout(), std::ptr::null_mut(), libc::_IOLBF, 0);
         }
     });
 }

@@ -137,3 +137,36 @@ pub(crate) fn emit(s: &str) {
     let _ = out.write_all(s.as_bytes());
     let _ = out.flush();
 }
+
+extern "C" {
+    #[link_name = "stdout"]
+    static mut C_STDOUT: *mut libc::FILE;
+}
+
+/// C's `stdout` stream, which Lua's `io.write` uses.
+pub(crate) fn c_stdout() -> *mut libc::FILE {
+    // SAFETY: reading the pointer glibc initialised before main.
+    unsafe { C_STDOUT }
+}
+
+/// Lua's `print`, replaced so that one call is one write: lines printed by several
+/// worker threads at once never interleave (C stdio locks per `fwrite`, and the stock
+/// `print` writes each argument separately).
+pub(crate) fn print(lua: &Lua, args: mlua::Variadic<mlua::Value>) -> mlua::Result<()> {
+    let tostring: mlua::Function = lua.globals().get("tostring")?;
+    let mut line = Vec::with_capacity(64);
+    for (i, v) in args.iter().enumerate() {
+        if i > 0 {
+            line.push(b'\t');
+        }
+        let s: mlua::LuaString = tostring.call(v)?;
+        line.extend_from_slice(&s.as_bytes());
+    }
+    line.push(b'\n');
+    // SAFETY: fwrite on the process's stdout stream with a valid buffer; glibc locks
+    // the stream for the duration of the call.
+    unsafe {
+        libc::fwrite(line.as_ptr().cast(), 1, line.len(), c_stdout());
+    }
+    Ok(())
+}

@@ -17,7 +17,10 @@ use bmk_sql::{
     classify, Connection, Driver, DriverConfig, DriverKind, QueryKind, ResultSet, SqlError,
     SqlErrorKind, SqlType, StatementId, Value as SqlValue,
 };
-use mlua::{AnyUserData, Lua, MultiValue, Table, UserData, UserDataFields, UserDataMethods, Value};
+use mlua::{Lua, Table, UserData, UserDataFields, UserDataMethods, Value};
+
+/// What the raw methods return: `(true, value)` or `(false, errinfo)`.
+type Outcome = (bool, Value);
 
 use crate::error::LuaError;
 use crate::state::{ScriptEnv, StateData};
@@ -109,7 +112,7 @@ fn closed_error(lua: &Lua, kind: DriverKind) -> mlua::Result<Table> {
 }
 
 /// `(true, rs_or_nil)` or `(false, errinfo)`.
-fn result(lua: &Lua, r: Result<Option<ResultSet>, SqlError>) -> mlua::Result<MultiValue> {
+fn result(lua: &Lua, r: Result<Option<ResultSet>, SqlError>) -> mlua::Result<Outcome> {
     let (ok, v) = match r {
         Ok(Some(rs)) => (
             true,
@@ -118,15 +121,14 @@ fn result(lua: &Lua, r: Result<Option<ResultSet>, SqlError>) -> mlua::Result<Mul
         Ok(None) => (true, Value::Nil),
         Err(e) => (false, Value::Table(error_info(lua, &e)?)),
     };
-    Ok(MultiValue::from_vec(vec![Value::Boolean(ok), v]))
+    Ok((ok, v))
 }
 
-fn status(lua: &Lua, r: Result<(), SqlError>) -> mlua::Result<MultiValue> {
-    let v = match r {
-        Ok(()) => vec![Value::Boolean(true)],
-        Err(e) => vec![Value::Boolean(false), Value::Table(error_info(lua, &e)?)],
-    };
-    Ok(MultiValue::from_vec(v))
+fn status(lua: &Lua, r: Result<(), SqlError>) -> mlua::Result<Outcome> {
+    Ok(match r {
+        Ok(()) => (true, Value::Nil),
+        Err(e) => (false, Value::Table(error_info(lua, &e)?)),
+    })
 }
 
 /// `sysbench.sql.driver()`.
@@ -140,21 +142,18 @@ impl UserData for LuaDriver {
         methods.add_method("connect", |lua, d, ()| {
             let index = CONNECTIONS.fetch_add(1, Ordering::Relaxed);
             match d.driver.connect(index) {
-                Ok(conn) => Ok(MultiValue::from_vec(vec![
-                    Value::Boolean(true),
+                Ok(conn) => Ok((
+                    true,
                     Value::UserData(lua.create_userdata(LuaConnection {
                         shared: Rc::new(RefCell::new(Some(conn))),
                         kind: d.driver.kind(),
                     })?),
-                ])),
+                )),
                 Err(mut e) => {
                     if e.kind != SqlErrorKind::Connect && !e.is_ignorable() {
                         e.kind = SqlErrorKind::Connect;
                     }
-                    Ok(MultiValue::from_vec(vec![
-                        Value::Boolean(false),
-                        Value::Table(error_info(lua, &e)?),
-                    ]))
+                    Ok((false, Value::Table(error_info(lua, &e)?)))
                 }
             }
         });
@@ -184,11 +183,8 @@ impl LuaConnection {
     }
 }
 
-fn failed(info: Table) -> mlua::Result<MultiValue> {
-    Ok(MultiValue::from_vec(vec![
-        Value::Boolean(false),
-        Value::Table(info),
-    ]))
+fn failed(info: Table) -> mlua::Result<Outcome> {
+    Ok((false, Value::Table(info)))
 }
 
 impl UserData for LuaConnection {
@@ -212,17 +208,17 @@ impl UserData for LuaConnection {
             c.with(
                 lua,
                 |conn| match conn.prepare(&sql) {
-                    Ok(id) => Ok(MultiValue::from_vec(vec![
-                        Value::Boolean(true),
+                    Ok(id) => Ok((
+                        true,
                         Value::UserData(lua.create_userdata(LuaStatement {
                             conn: c.shared.clone(),
                             kind: c.kind,
                             id: Some(id),
                             query_kind: classify(&sql),
-                            params: Vec::new(),
+                            types: Vec::new(),
                             values: Vec::new(),
                         })?),
-                    ])),
+                    )),
                     Err(e) => failed(error_info(lua, &e)?),
                 },
                 failed,
@@ -278,48 +274,28 @@ impl UserData for LuaConnection {
     }
 }
 
-/// A bind parameter (`stmt:bind_create(type [, max_len])`).
-struct Param {
+/// How one bound parameter converts Lua values (`stmt:bind_create(type [, max_len])`;
+/// the parameter objects themselves are Lua tables holding the current value).
+#[derive(Clone, Copy)]
+struct ParamType {
     ty: SqlType,
     max_len: usize,
-    value: SqlValue,
 }
 
-type SharedParam = Rc<RefCell<Param>>;
-
-struct LuaParam(SharedParam);
-
-impl Param {
-    fn set_text(&mut self, mut bytes: Vec<u8>) {
+impl ParamType {
+    fn text(self, mut bytes: Vec<u8>) -> SqlValue {
         if self.max_len > 0 && matches!(self.ty, SqlType::Char | SqlType::VarChar) {
             bytes.truncate(self.max_len);
         }
-        self.value = if self.ty.is_integer() || self.ty.is_float() {
+        if self.ty.is_integer() || self.ty.is_float() {
             self.ty.value_from_text(&bytes)
         } else {
             SqlValue::Text(bytes)
-        };
-    }
-
-    fn set(&mut self, v: Value) -> mlua::Result<()> {
-        match v {
-            Value::Nil => self.value = SqlValue::Null,
-            Value::Boolean(b) => self.value = SqlValue::Int(b as i64),
-            Value::Integer(i) => self.set_number(i as f64),
-            Value::Number(n) => self.set_number(n),
-            Value::String(s) => self.set_text(s.as_bytes().to_vec()),
-            other => {
-                // cdata (e.g. 64-bit integers) and anything else: their text form.
-                let text = other.to_string()?;
-                let text = text.trim_end_matches("ULL").trim_end_matches("LL");
-                self.set_text(text.as_bytes().to_vec());
-            }
         }
-        Ok(())
     }
 
-    fn set_number(&mut self, n: f64) {
-        self.value = match self.ty {
+    fn number(self, n: f64) -> SqlValue {
+        match self.ty {
             t if t.is_integer() => SqlValue::Int(n as i64),
             SqlType::Float => SqlValue::Float(n as f32),
             SqlType::Double => SqlValue::Double(n),
@@ -329,22 +305,26 @@ impl Param {
                 } else {
                     format!("{n}")
                 };
-                return self.set_text(text.into_bytes());
+                self.text(text.into_bytes())
             }
-        };
+        }
     }
-}
 
-impl UserData for LuaParam {
-    fn add_methods<M: UserDataMethods<Self>>(methods: &mut M) {
-        methods.add_method("set", |_, p, v: Value| p.0.borrow_mut().set(v));
-        methods.add_method("set_rand_str", |_, p, fmt: mlua::LuaString| {
-            let fmt = fmt.as_bytes();
-            let mut out = fmt.to_vec();
-            bmk_engine::rand::fill_template(&fmt, &mut out);
-            p.0.borrow_mut().set_text(out);
-            Ok(())
-        });
+    /// The bind value of a Lua value: nil is NULL, numbers and strings convert to
+    /// the parameter's type, cdata (64-bit integers) by their text.
+    fn value(self, v: &Value) -> mlua::Result<SqlValue> {
+        Ok(match v {
+            Value::Nil => SqlValue::Null,
+            Value::Boolean(b) => SqlValue::Int(*b as i64),
+            Value::Integer(i) => self.number(*i as f64),
+            Value::Number(n) => self.number(*n),
+            Value::String(s) => self.text(s.as_bytes().to_vec()),
+            other => {
+                let text = other.to_string()?;
+                let text = text.trim_end_matches("ULL").trim_end_matches("LL");
+                self.text(text.as_bytes().to_vec())
+            }
+        })
     }
 }
 
@@ -354,39 +334,35 @@ struct LuaStatement {
     kind: DriverKind,
     id: Option<StatementId>,
     query_kind: QueryKind,
-    params: Vec<SharedParam>,
+    types: Vec<ParamType>,
     values: Vec<SqlValue>,
 }
 
 impl UserData for LuaStatement {
     fn add_methods<M: UserDataMethods<Self>>(methods: &mut M) {
-        methods.add_method(
-            "bind_create",
-            |lua, _, (ty, max_len): (u32, Option<f64>)| {
-                let ty = SqlType::from_code(ty).ok_or_else(|| {
-                    mlua::Error::RuntimeError(format!("invalid sysbench.sql.type value {ty}"))
+        // bind_types(type1, max_len1, type2, max_len2, ...) for the parameters that
+        // `stmt:bind_param` bound, in placeholder order.
+        methods.add_method_mut("bind_types", |_, s, spec: mlua::Variadic<f64>| {
+            s.types.clear();
+            for pair in spec.chunks(2) {
+                let code = pair[0] as u32;
+                let ty = SqlType::from_code(code).ok_or_else(|| {
+                    mlua::Error::RuntimeError(format!("invalid sysbench.sql.type value {code}"))
                 })?;
-                lua.create_userdata(LuaParam(Rc::new(RefCell::new(Param {
-                    ty,
-                    max_len: max_len.unwrap_or(0.0).max(0.0) as usize,
-                    value: SqlValue::Null,
-                }))))
-            },
-        );
-        methods.add_method_mut("bind_param", |_, s, params: mlua::Variadic<AnyUserData>| {
-            s.params = params
-                .iter()
-                .map(|ud| ud.borrow::<LuaParam>().map(|p| p.0.clone()))
-                .collect::<mlua::Result<_>>()?;
+                let max_len = pair.get(1).copied().unwrap_or(0.0).max(0.0) as usize;
+                s.types.push(ParamType { ty, max_len });
+            }
             Ok(())
         });
-        methods.add_method_mut("execute", |lua, s, ()| {
+        methods.add_method_mut("execute", |lua, s, args: mlua::Variadic<Value>| {
             let Some(id) = s.id else {
                 return failed(closed_error(lua, s.kind)?);
             };
             s.values.clear();
-            s.values
-                .extend(s.params.iter().map(|p| p.borrow().value.clone()));
+            for (i, t) in s.types.iter().enumerate() {
+                let v = args.get(i).unwrap_or(&Value::Nil);
+                s.values.push(t.value(v)?);
+            }
             let mut guard = s.conn.borrow_mut();
             let Some(conn) = guard.as_deref_mut() else {
                 return failed(closed_error(lua, s.kind)?);

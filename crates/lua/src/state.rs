@@ -195,6 +195,9 @@ fn install(lua: &Lua, env: &ScriptEnv, tid: u32) -> Result<Table, LuaError> {
     set_package_path(lua, env.src.path.as_deref())?;
     install_searcher(lua, env.library.clone())?;
 
+    lua.globals()
+        .set("print", lua.create_function(report::print)?)?;
+
     let host = lua.create_table()?;
     host.set("version", crate::SYSBENCH_VERSION)?;
     host.set("version_string", env.version_string.as_str())?;
