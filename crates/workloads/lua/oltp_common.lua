@@ -267,10 +267,10 @@ function apply_session_options(c)
     end
   end
   if sysbench.tid == 0 and opt_bool("mysql_check_charset") and driver_name() == "mysql" then
-    local rs = c:query("SELECT VARIABLE_NAME, VARIABLE_VALUE FROM "
-      .. "performance_schema.session_variables WHERE VARIABLE_NAME IN "
+    -- SHOW works on MySQL and MariaDB whether performance_schema is on or not.
+    local rs = c:query("SHOW SESSION VARIABLES WHERE Variable_name IN "
       .. "('character_set_client', 'character_set_connection', "
-      .. "'character_set_results', 'collation_connection') ORDER BY VARIABLE_NAME")
+      .. "'character_set_results', 'collation_connection')")
     if rs then
       for _ = 1, rs.nrows do
         local row = rs:fetch_row()

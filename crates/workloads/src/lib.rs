@@ -34,6 +34,28 @@
 //! * The `k` index is created after the load (`k_N`; on PostgreSQL/SQLite, where
 //!   index names are per schema, `k_N` for the default table name and
 //!   `<table_name>_k_N` otherwise).
+//!
+//! # Load (`prepare`)
+//! * `--load-mode=original`, or threads ≤ tables: worker t creates and loads tables
+//!   t+1, t+1+threads, ... (stock behaviour).
+//! * `parallel` / `parallel_ordered` with threads > tables: table N gets the workers
+//!   N-1, N-1+tables, ...; the first creates the table, all load (contiguous id
+//!   slices, or round-robin chunks of `--load-bulk-size` rows when ordered), the first
+//!   waits for the others (marker files in `$TMPDIR`, keyed by the process id) and
+//!   builds the k index. Integer arithmetic: every row is loaded exactly once.
+//! * Rows go out as multi-row INSERTs of `--load-bulk-size` rows (the original mode:
+//!   512 KiB statements), never larger than the server's `max_allowed_packet`, grouped
+//!   into 4 MiB transactions; the whole VALUES text is one template filled by a single
+//!   `ffi.C.sb_rand_str` call.
+//! * `create` (BMK) creates empty tables; `prepare` then loads existing empty tables
+//!   and refuses non-empty ones.
+//!
+//! # Run
+//! * Stock table choice is uniform; `--pin-tables` pins worker t to table
+//!   (t mod tables)+1 when threads ≥ tables (and prepares statements for that table
+//!   only).
+//! * `--sync-file`: the BMK-kit file protocol; `F.0` is removed at the end of the run
+//!   rather than at release time, which closes the reference protocol's race.
 
 use bmk_lua::ModuleLibrary;
 
