@@ -218,6 +218,29 @@ fn set_options_declares_missing_script_options() {
     host.run_command("check").unwrap();
 }
 
+#[test]
+fn read_cmdline_options_call_command_and_globals() {
+    let out = host_ok(&["--level=9", &path("misc.lua"), "nested"]);
+    assert_eq!(out, "level 9\ndefined false\n");
+    let out = host_ok(&[&path("misc.lua"), "globals"]);
+    assert_eq!(out, "globals ok\n");
+}
+
+#[test]
+fn luajit_cmd_controls_the_jit() {
+    let out = host_ok(&["--threads=2", &path("misc.lua"), "jit"]);
+    assert_eq!(out, "jit true\njit true\n");
+    let out = host_ok(&["--threads=2", "--luajit-cmd=off", &path("misc.lua"), "jit"]);
+    assert_eq!(out, "jit false\njit false\n");
+    let out = host(&["--luajit-cmd=nosuchmod", &path("misc.lua"), "jit"]);
+    assert!(!out.ok);
+    assert!(
+        out.stderr.contains("module 'jit.nosuchmod' not found"),
+        "{}",
+        out.stderr
+    );
+}
+
 // Commands ------------------------------------------------------------------------------
 
 #[test]

@@ -41,6 +41,12 @@ fn general_options() -> Vec<OptSpec> {
             "distribution",
         ),
         OptSpec::new("percentile", OptKind::Double, Some("95"), "percentile"),
+        OptSpec::new(
+            "luajit-cmd",
+            OptKind::String,
+            None,
+            "LuaJIT control command",
+        ),
     ]
 }
 
