@@ -37,7 +37,7 @@ mod tests {
         ]);
         assert_eq!(
             text,
-            "  --threads=N          workers [1]\n  --db-debug[=on|off] trace [off]\n"
+            "  --threads=N         workers [1]\n  --db-debug[=on|off] trace [off]\n"
         );
     }
 }
