@@ -425,9 +425,6 @@ struct Controller {
     base_marks: Vec<SlotMark>,
     cumulative: Histogram<u64>,
     base_ns: u64,
-    /// The measured start (first rebase): intermediate times count from here even
-    /// after checkpoints reset the cumulative statistics.
-    origin_ns: Option<u64>,
     last_interval_ns: u64,
     end_ns: Option<u64>,
 }
@@ -443,7 +440,6 @@ impl Controller {
             base_marks: vec![SlotMark::default(); n],
             cumulative: new_histogram(),
             base_ns: shared.now_ns(),
-            origin_ns: None,
             last_interval_ns: shared.now_ns(),
             end_ns: None,
             shared,
@@ -481,11 +477,13 @@ impl Controller {
             slot.lag_max.swap(0, Ordering::Relaxed);
         }
         self.base_ns = now;
-        self.origin_ns.get_or_insert(now);
         self.last_interval_ns = now;
     }
 
-    fn interval(&mut self) -> IntervalStats {
+    /// Statistics since the previous interval; `nominal_ns` is the report's scheduled
+    /// time since the measured start, printed instead of the wake-up time so that a
+    /// late wake-up on a busy machine does not show as `[ 0.51s ]`.
+    fn interval(&mut self, nominal_ns: u64) -> IntervalStats {
         let mut hist = new_histogram();
         self.drain(&mut hist);
         let now = self.shared.now_ns();
@@ -502,7 +500,7 @@ impl Controller {
             }
         }
         let stats = IntervalStats {
-            time_total: now.saturating_sub(self.origin_ns.unwrap_or(self.base_ns)) as f64 / 1e9,
+            time_total: nominal_ns as f64 / 1e9,
             time_interval: (now - self.last_interval_ns) as f64 / 1e9,
             threads_running: running,
             events,
@@ -657,15 +655,15 @@ impl Controller {
             if !warming && !shared.stop.load(Ordering::Relaxed) {
                 if let Some(at) = next_report {
                     if now >= at {
-                        let stats = self.interval();
+                        let stats = self.interval(at - measure_from);
                         observer.interval(&stats);
                         next_report = Some(at + interval.expect("set with next_report"));
                     }
                 }
-                while checkpoints.front().is_some_and(|&c| now >= c) {
+                while let Some(&c) = checkpoints.front().filter(|&&c| now >= c) {
                     checkpoints.pop_front();
                     let stats = self.cumulative();
-                    let at = now.saturating_sub(measure_from) as f64 / 1e9;
+                    let at = (c - measure_from) as f64 / 1e9;
                     observer.checkpoint(at, &stats);
                     self.rebase();
                 }
