@@ -51,6 +51,7 @@ impl ScriptHost {
             version_string,
             options: Arc::new(cfg.options),
             threads: cfg.threads.max(1),
+            script_cache: Default::default(),
         };
         let main = ScriptState::new(&env, 0)?;
         // Surface broken option declarations now rather than at help or run time.

@@ -6,10 +6,12 @@
 //! of them. Every state — the main one and each worker's — is made by
 //! [`ScriptState::new`]; states are not `Send` and live on the thread that made them.
 
+use std::collections::HashMap;
 use std::path::Path;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex, OnceLock};
 
 use bmk_engine::options::OptionSet;
+use mlua::chunk::ChunkMode;
 use mlua::{Function, Lua, LuaOptions, MultiValue, StdLib, Table, Value};
 
 use crate::error::LuaError;
@@ -19,6 +21,53 @@ use crate::report::{self, ReportSettings};
 use crate::{ModuleLibrary, ScriptSource};
 
 const PRELUDE: &str = include_str!("../lua/prelude.lua");
+
+/// Compiles Lua source once per process and loads the bytecode everywhere else.
+///
+/// Parsing is the largest transient allocation of a new state, and LuaJIT's allocator
+/// keeps that peak resident; loading bytecode instead keeps each worker state small
+/// (and starts it faster). Debug information is kept, so error messages still name
+/// the file and line.
+#[derive(Default)]
+pub(crate) struct BytecodeCache {
+    chunks: Mutex<HashMap<String, Arc<Vec<u8>>>>,
+}
+
+impl BytecodeCache {
+    /// The function of chunk `name` with source `text`, from cached bytecode when
+    /// another state compiled it already.
+    pub(crate) fn load(&self, lua: &Lua, name: &str, text: &str) -> mlua::Result<Function> {
+        let cached = self
+            .chunks
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .get(name)
+            .cloned();
+        if let Some(bc) = cached {
+            return lua
+                .load(&bc[..])
+                .set_name(name)
+                .set_mode(ChunkMode::Binary)
+                .into_function();
+        }
+        let f = lua
+            .load(strip_shebang(text).as_ref())
+            .set_name(name)
+            .set_mode(ChunkMode::Text)
+            .into_function()?;
+        self.chunks
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .insert(name.to_string(), Arc::new(f.dump(false)));
+        Ok(f)
+    }
+}
+
+/// Bytecode of the prelude and of built-in modules, shared by every state.
+fn shared_cache() -> &'static BytecodeCache {
+    static CACHE: OnceLock<BytecodeCache> = OnceLock::new();
+    CACHE.get_or_init(BytecodeCache::default)
+}
 
 /// Everything needed to build a state; shared by the main state and the workers.
 #[derive(Clone)]
@@ -30,6 +79,8 @@ pub(crate) struct ScriptEnv {
     pub version_string: String,
     pub options: Arc<OptionSet>,
     pub threads: u32,
+    /// The script's bytecode, compiled by the first state that loads it.
+    pub script_cache: Arc<BytecodeCache>,
 }
 
 impl ScriptEnv {
@@ -67,17 +118,15 @@ impl ScriptState {
         let lua = unsafe { Lua::unsafe_new_with(StdLib::ALL, LuaOptions::new()) };
         let internal = install(&lua, env, tid)?;
         let state = ScriptState { lua, internal, tid };
-        state.load_script(&env.src)?;
+        state.load_script(env)?;
         Ok(state)
     }
 
-    fn load_script(&self, src: &ScriptSource) -> Result<(), LuaError> {
-        let text = strip_shebang(&src.text);
-        let chunk = self
-            .lua
-            .load(text.as_ref())
-            .set_name(format!("@{}", src.display_name()))
-            .into_function()
+    fn load_script(&self, env: &ScriptEnv) -> Result<(), LuaError> {
+        let name = format!("@{}", env.src.display_name());
+        let chunk = env
+            .script_cache
+            .load(&self.lua, &name, &env.src.text)
             .map_err(LuaError::from)?;
         self.pcall(chunk, ())?;
         Ok(())
@@ -264,10 +313,8 @@ fn install(lua: &Lua, env: &ScriptEnv, tid: u32) -> Result<Table, LuaError> {
     )?;
     crate::sql::install(lua, &host, env)?;
 
-    let internal: Table = lua
-        .load(PRELUDE)
-        .set_name("@<bmk>/prelude.lua")
-        .call(host)?;
+    let prelude = shared_cache().load(lua, "@<bmk>/prelude.lua", PRELUDE)?;
+    let internal: Table = prelude.call(host)?;
     Ok(internal)
 }
 

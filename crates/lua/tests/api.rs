@@ -609,7 +609,7 @@ fn a_stall_under_rate_shows_in_latency_and_queue() {
     // While it stalls, arrivals pile up.
     assert!(intervals.iter().any(|i| i.2 >= 10), "{out}");
     // Before the stall, latency is small.
-    assert!(intervals[0].0 < 50.0, "{out}");
+    assert!(intervals[0].0 < 250.0, "{out}");
     assert!(total_field(&out, "max_ms") >= 450.0, "{out}");
 }
 
