@@ -559,6 +559,38 @@ fn unknown_scripts_say_where_we_looked() {
     );
 }
 
+#[test]
+fn lua_path_and_sbtest_scriptdir_are_searched() {
+    let dir = scratch_dir("lua-path");
+    std::fs::create_dir_all(dir.join("a")).unwrap();
+    std::fs::create_dir_all(dir.join("b")).unwrap();
+    std::fs::write(dir.join("a/from_lua_path.lua"), "return 'lua_path'").unwrap();
+    std::fs::write(dir.join("b/from_scriptdir.lua"), "return 'scriptdir'").unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_bmk-lua-host"))
+        .env("LUA_PATH", format!("{}/a/?.lua;;", dir.display()))
+        .env("SBTEST_SCRIPTDIR", dir.join("b"))
+        .args(["-", "show"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .and_then(|mut c| {
+            c.stdin.take().unwrap().write_all(
+                b"sysbench.cmdline.commands = { show = {function() \
+                  print(require('from_lua_path') .. ' ' .. require('from_scriptdir')) end} }",
+            )?;
+            c.wait_with_output()
+        })
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(String::from_utf8_lossy(&out.stdout), "lua_path scriptdir\n");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
 struct TestLibrary;
 impl ModuleLibrary for TestLibrary {
     fn module(&self, name: &str) -> Option<&'static str> {
@@ -666,6 +698,25 @@ fn sql_fatal_errors_print_fatal_and_abort() {
     let out = sqlite(&dir, &[&path("sql.lua"), "hooked"]);
     assert!(out.ok, "{}\n{}", out.stdout, out.stderr);
     assert_eq!(out.stdout, "hooked ok 1\n");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn sql_ignorable_errors_restart_the_event() {
+    let dir = scratch_dir("sql-restart");
+    let out = sqlite(
+        &dir,
+        &[
+            "--sqlite-ignore-errors=all",
+            "--events=5",
+            &path("sql_restart.lua"),
+        ],
+    );
+    assert!(out.ok, "{}\n{}", out.stdout, out.stderr);
+    assert!(out.stdout.starts_with("rows 5\n"), "{}", out.stdout);
+    assert_eq!(total_field(&out.stdout, "events"), 5.0);
+    assert_eq!(total_field(&out.stdout, "errors"), 1.0);
+    assert_eq!(total_field(&out.stdout, "writes"), 5.0);
     let _ = std::fs::remove_dir_all(&dir);
 }
 
