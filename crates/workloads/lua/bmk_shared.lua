@@ -5,7 +5,9 @@
 -- tpmC time span) and the loader phase barrier of `prepare` live in plain C memory.
 -- The block is allocated by the FIRST state that loads the calling script — the main
 -- state, before any worker exists — and published through an environment variable
--- named after the block and the process id; the worker states find it there. Every
+-- named after the block and the process id; the worker states find it there. Scripts
+-- must therefore call block() at the top level (load time), never first inside a
+-- parallel command or thread_init, where two workers could race to create it. Every
 -- worker writes only its own slots, so no atomics are needed; readers see the values
 -- a little late at worst.
 --

@@ -45,6 +45,9 @@ sysbench.cmdline.options = {
   opt_debug = { "Worker 0 prints every option and its value", false },
 }
 
+-- Shared memory, created at load time by the main state (see bmk_shared).
+shm.block("dbstress_prepare", shm.MAX_THREADS + 1)
+
 N_HISTORY = 20
 INS_RANGE = 100
 

@@ -29,6 +29,9 @@ sysbench.cmdline.commands = {
 
 function init()
   tpcc_check_options()
+  if topt_yes("report_csv") then
+    sysbench.hooks.report_intermediate = sysbench.report_csv
+  end
   require("SYNC_file").clean_stale(topt_str("sync_file"), sysbench.opt.threads)
 end
 
@@ -51,8 +54,4 @@ end
 
 function sysbench.hooks.before_restart_event()
   pcall(con.query, con, "ROLLBACK")
-end
-
-if topt_yes("report_csv") then
-  sysbench.hooks.report_intermediate = sysbench.report_csv
 end

@@ -52,6 +52,9 @@ sysbench.cmdline.options = {
   sync_wait = { "Polling interval of the start barrier, ms", 10, ARG_INT },
 }
 
+-- Shared memory, created at load time by the main state (see bmk_shared).
+shm.block("tpcc_prepare", shm.MAX_THREADS + 1)
+
 -- Constants ----------------------------------------------------------------------------
 
 MAXITEMS = 100000

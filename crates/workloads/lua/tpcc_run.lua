@@ -23,6 +23,7 @@ SLOT_START = 9       -- monotonic time of the worker's first event
 SLOT_END = 10        -- monotonic time of the end of its last event
 counters = nil
 local base = 0
+tpcc_shm.block("tpcc_run", tpcc_shm.MAX_THREADS * SLOTS) -- at load time (bmk_shared)
 
 -- SQL helpers -----------------------------------------------------------------------------
 

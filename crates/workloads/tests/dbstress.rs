@@ -37,6 +37,10 @@ fn flow(kind: Kind, load: &[&str]) {
         ));
         assert_eq!(per_obj, "0");
     }
+    if load.contains(&"--hpk=on") && kind == Kind::Mysql {
+        let ddl = db.create_table_text("HISTORY1");
+        assert!(ddl.contains("UNIQUE KEY `history_ref_idx`"), "{ddl}");
+    }
     // deterministic values: object 123
     let row = db.column(
         "SELECT REF_SECTION FROM OBJECT1 WHERE REF = '0000000123' UNION ALL \

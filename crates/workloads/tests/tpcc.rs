@@ -60,6 +60,17 @@ fn count(db: &Db, table: &str) -> u64 {
         .unwrap()
 }
 
+fn fk_count(db: &Db) -> u64 {
+    let sql = match db.kind {
+        Kind::Mysql => {
+            "SELECT count(*) FROM information_schema.referential_constraints WHERE \
+             constraint_schema = DATABASE()"
+        }
+        _ => "SELECT count(*) FROM pg_catalog.pg_constraint WHERE contype = 'f'",
+    };
+    db.scalar(sql).parse().unwrap()
+}
+
 fn check_lines(stdout: &str) -> (Vec<String>, usize) {
     let failed: Vec<String> = stdout
         .lines()
@@ -99,6 +110,11 @@ fn full_flow(kind: Kind) {
         assert_eq!(ol, olcnt);
     }
     assert!(db.indexes("customer1").iter().any(|i| i == "idx_customer1"));
+    assert_eq!(
+        fk_count(&db),
+        10 * SETS as u64,
+        "--use-fk=1: 10 foreign keys per set"
+    );
 
     // 10 s, 8 users, the standard mix.
     let run = db
@@ -134,7 +150,7 @@ fn full_flow(kind: Kind) {
             .bmk(
                 "tpcc",
                 "run",
-                &args(&["--threads=2", "--time=2", level, &dbg]),
+                &args(&["--threads=2", "--time=1", level, &dbg]),
             )
             .ok();
         let s = summary(&r.stdout);
@@ -149,31 +165,29 @@ fn full_flow(kind: Kind) {
         .bmk(
             "tpcc",
             "run",
-            &args(&["--threads=1", "--events=1500", "--time=0", "--trx-debug=1"]),
+            &args(&["--threads=1", "--events=1000", "--time=0", "--trx-debug=1"]),
         )
         .ok();
     let s = summary(&r.stdout);
     let st = stats(&r.stdout);
     assert!(
-        s["rollbacks"] >= 3.0,
+        s["rollbacks"] >= 2.0,
         "rollbacks: {}\n{}",
         s["rollbacks"],
         r.stdout
     );
     assert!(
-        s["rollbacks"] <= 80.0,
+        s["rollbacks"] <= 50.0,
         "rollbacks: {}\n{}",
         s["rollbacks"],
         r.stdout
     );
     assert_eq!(st.ignored_errors, 0, "{}", r.stdout);
-    assert_eq!(st.transactions, 1500);
-    assert_eq!(s["new_order"], 1500.0);
+    assert_eq!(st.transactions, 1000);
+    assert_eq!(s["new_order"], 1000.0);
 
-    // Still consistent; then break check 5 only: drop the oldest undelivered order's
-    // new_orders row (ids stay contiguous, the maximum is unchanged).
-    let chk = db.bmk("tpcc", "check", &args(&["--threads=2"])).ok();
-    assert!(check_lines(&chk.stdout).0.is_empty(), "{}", chk.stdout);
+    // Break check 5 only: drop the oldest undelivered order's new_orders row (ids
+    // stay contiguous, the maximum is unchanged); every other check still passes.
     let min = db.scalar("SELECT min(no_o_id) FROM new_orders1 WHERE no_w_id = 1 AND no_d_id = 1");
     db.exec(&format!(
         "DELETE FROM new_orders1 WHERE no_w_id = 1 AND no_d_id = 1 AND no_o_id = {min}"
@@ -217,6 +231,7 @@ fn tpcc_pgsql_null_nofk2_percona() {
         .indexes("history1")
         .iter()
         .any(|i| i.starts_with("fkey_")));
+    assert_eq!(fk_count(&db), 0);
     let nulls = db.scalar("SELECT count(*) FROM orders1 WHERE o_carrier_id IS NULL");
     assert_eq!(nulls, "9000");
     let mut r = a.to_vec();
