@@ -370,6 +370,32 @@ function load_plan(tid, P, T, S, ordered)
   return plan
 end
 
+local function gcd(a, b)
+  while b ~= 0 do
+    a, b = b, a % b
+  end
+  return a
+end
+
+-- The reference loader's arithmetic loses or duplicates rows in some shapes; bmk's
+-- plan does not, but says so, since the row order differs from the reference's.
+function warn_reference_partitioning(P, T, ordered)
+  if P <= 1 or T <= 1 then
+    return
+  end
+  local msg
+  if P < T and T % P ~= 0 then
+    msg = fmt("the reference loader would never load the last %d set(s)", T - P * floor(T / P))
+  elseif P > T and not ordered and P % T ~= 0 then
+    msg = "the reference loader's object slices would be wrong (threads not a multiple of sets)"
+  elseif P > T and ordered and gcd(T, floor(P / T)) ~= 1 then
+    msg = "the reference ordered loader would load some chunks twice and others never"
+  end
+  if msg then
+    print(fmt("NOTE: with %d threads and %d sets %s; bmk loads every object once.", P, T, msg))
+  end
+end
+
 function cmd_create()
   dbstress_check_options()
   if sysbench.tid ~= 0 then
@@ -400,8 +426,14 @@ function cmd_prepare()
     dbstress_connect()
     if tid == 0 then
       for n = 1, T do
-        create_set(n)
+        if not create_set(n) and tonumber(con:query_row(fmt("SELECT COUNT(*) FROM OBJECT%d",
+            n))) > 0 then
+          error(fmt("dbstress: OBJECT%d already holds rows; run cleanup first", n), 0)
+        end
       end
+    end
+    if tid == 0 then
+      warn_reference_partitioning(P, T, dopt_bool("ordered_load"))
     end
     barrier.wait(tid, 1)
     local t0 = os.time()

@@ -689,6 +689,10 @@ function cmd_prepare()
     for n = tid + 1, T, P do
       print(string.format("Creating tables: table set %d", n))
       create_tables(n)
+      if tonumber(con:query_row(string.format("SELECT COUNT(*) FROM warehouse%d", n))) > 0
+      then
+        error(string.format("tpcc: warehouse%d already holds rows; run cleanup first", n), 0)
+      end
       if Q.ddl_before_load then
         create_indexes_and_fks(n)
       end
