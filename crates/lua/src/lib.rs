@@ -30,7 +30,19 @@
 //! The executable must export the `sb_*` symbols: link it with `-rdynamic` (for
 //! example `println!("cargo:rustc-link-arg-bins=-rdynamic")` in its build script).
 //! [`ScriptHost::load`] references them through [`ensure_ffi_linked`] so the linker
-//! keeps them.
+//! keeps them (check with `nm -D <binary> | grep sb_`).
+//!
+//! # Output and errors
+//! Lua's `print` is replaced by a version that writes each call with one `fwrite` to C
+//! `stdout`, which [`ScriptHost::load`] makes line-buffered, so lines from several
+//! workers never interleave and stay in order with Rust's `println!`. SQL failures
+//! print sysbench's `FATAL: ...` lines to stdout themselves; every other failure comes
+//! back as a [`LuaError`] (or, from workers, a `bmk_engine::WorkerError` in
+//! `RunStatus::Fatal`) whose message is complete — `file:line: message`, plus a stack
+//! traceback for runtime errors — for the CLI to print before exiting 1.
+//!
+//! The `bmk-lua-host` binary in this crate is a minimal runner over this API used by
+//! the crate's tests and for quick experiments; it is not the CLI.
 //!
 //! ```
 //! use std::sync::{atomic::AtomicUsize, Arc};
