@@ -66,8 +66,11 @@ local cmdline = {
 }
 sb.cmdline = cmdline
 
+-- Commands that a global function of the same name implements (the classic API).
+local GLOBAL_COMMANDS = { prepare = true, cleanup = true, help = true }
+
 -- The function implementing a command: an entry of sysbench.cmdline.commands, else
--- (for prepare, cleanup, help and other classic names) a global function.
+-- for prepare, cleanup and help a global function of that name.
 local function command_function(name)
   local commands = sb.cmdline.commands
   local entry = type(commands) == "table" and commands[name] or nil
@@ -76,10 +79,8 @@ local function command_function(name)
   elseif type(entry) == "function" then
     return entry, false
   end
-  local global = rawget(_G, name)
-  if type(global) == "function" and name ~= "event" and name ~= "init"
-      and name ~= "done" and name ~= "thread_init" and name ~= "thread_done"
-      and name ~= "thread_run" then
+  local global = GLOBAL_COMMANDS[name] and rawget(_G, name)
+  if type(global) == "function" then
     return global, false
   end
   return nil, false

@@ -263,6 +263,7 @@ fn custom_and_classic_commands() {
     assert!(host.has_command("prepare") && !host.command_is_parallel("prepare"));
     assert!(!host.has_command("cleanup"));
     assert!(!host.has_command("run"));
+    assert!(!host.has_command("helper"));
     let out = host_ok(&["--threads=4", &path("commands.lua"), "single"]);
     assert_eq!(out, "single tid=0 parallel=false\n");
     let out = host_ok(&[&path("commands.lua"), "prepare"]);

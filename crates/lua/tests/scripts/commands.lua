@@ -21,3 +21,7 @@ end
 function help()
   print("custom help text")
 end
+
+-- Other global functions are not commands.
+function helper() end
+function run() end
