@@ -191,12 +191,6 @@ pub fn run(
         eprintln!("FATAL: {e:#}");
         code = 1;
     }
-    if code != 2 {
-        if let Err(e) = bench.after_run() {
-            eprintln!("{e:#}");
-            code = 1;
-        }
-    }
     if settings.report.histogram {
         reporter.histogram(&mut out, &outcome.stats.histogram)?;
     }
@@ -212,6 +206,14 @@ pub fn run(
         reporter.final_report(&mut out, &outcome.stats)?;
     }
     out.flush()?;
+    drop(out);
+    // sysbench calls the script's done() after printing the final report.
+    if code != 2 {
+        if let Err(e) = bench.after_run() {
+            eprintln!("{e:#}");
+            code = 1;
+        }
+    }
     if let Some(results) = results {
         results.finish(&outcome)?;
     }
