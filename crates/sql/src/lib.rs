@@ -49,6 +49,7 @@ mod dryrun;
 mod emulate;
 mod error;
 mod mysql;
+mod mysql_fast;
 mod pgsql;
 mod resultset;
 mod sqlite;
@@ -92,6 +93,33 @@ pub trait Connection: Send {
         stmt: StatementId,
         params: &[Value],
     ) -> Result<Option<ResultSet>, SqlError>;
+
+    /// Execute a prepared statement like [`execute`](Connection::execute), writing the
+    /// first result set into the caller-owned `out` instead of returning a new one.
+    ///
+    /// `out` is emptied first and its buffers are reused, so a caller that keeps one
+    /// `ResultSet` per connection (sysbench's own model: a connection's result set is
+    /// valid until its next query) executes with no allocation for the result on the
+    /// MySQL driver. Returns `Ok(true)` when the statement produced a result set (now in
+    /// `out`, possibly with zero rows) and `Ok(false)` when it did not (`out` is then
+    /// empty with `nfields == 0`; see [`affected_rows`](Connection::affected_rows)).
+    /// On error `out` is left empty. Further result sets are available through
+    /// [`more_results`](Connection::more_results) exactly as after `execute`.
+    fn execute_into(
+        &mut self,
+        stmt: StatementId,
+        params: &[Value],
+        out: &mut ResultSet,
+    ) -> Result<bool, SqlError> {
+        out.clear();
+        match self.execute(stmt, params)? {
+            Some(rs) => {
+                *out = rs;
+                Ok(true)
+            }
+            None => Ok(false),
+        }
+    }
 
     /// Release a prepared statement (unknown ids are ignored).
     fn close_statement(&mut self, stmt: StatementId);

@@ -2,6 +2,7 @@
 
 use std::collections::VecDeque;
 use std::io::ErrorKind;
+use std::os::fd::AsRawFd;
 use std::path::Path;
 use std::sync::Arc;
 use std::time::Duration;
@@ -15,6 +16,7 @@ use crate::config::{DriverConfig, DriverKind, MysqlSslMode, PsMode};
 use crate::deadline::run_with_deadline;
 use crate::emulate::{Dialect, Template};
 use crate::error::{Endpoint, SqlError, SqlErrorKind, SqlOp};
+use crate::mysql_fast::{FastIo, StmtMeta};
 use crate::resultset::ResultSet;
 use crate::trace::trace;
 use crate::value::Value;
@@ -40,6 +42,8 @@ struct Stmt {
     server: Option<mysql::Statement>,
     /// Emulate client-side (ps-mode disable, or the server cannot prepare it).
     emulate: bool,
+    /// Result metadata for the fast path (with `server`).
+    meta: Option<StmtMeta>,
 }
 
 /// A MySQL connection.
@@ -56,6 +60,16 @@ pub(crate) struct MysqlConnection {
     /// Set after a lost connection whose reconnect failed: the errno to report while
     /// the server stays unreachable.
     lost_errno: Option<u32>,
+    /// Buffers of the hand-written execute path; `None` when the connection uses TLS or
+    /// compression (or `BMK_MYSQL_FASTPATH=0`), where the crate does everything.
+    fast: Option<FastIo>,
+}
+
+/// Whether executes may bypass the crate (see [`crate::mysql_fast`]): plain sockets
+/// only; `BMK_MYSQL_FASTPATH=0` turns it off (for comparisons and diagnosis).
+fn fast_path_allowed(cfg: &DriverConfig) -> bool {
+    let off = std::env::var("BMK_MYSQL_FASTPATH").is_ok_and(|v| v == "0" || v == "off");
+    !off && cfg.mysql.ssl == MysqlSslMode::Disabled && !cfg.mysql.compression
 }
 
 /// Host, port or socket for connection `index`.
@@ -365,7 +379,9 @@ impl MysqlConnection {
         let endpoint = pick_endpoint(&cfg, index);
         let opts = base_opts(&cfg, &endpoint)?;
         let debug = cfg.common.debug || cfg.mysql.debug;
+        let fast = fast_path_allowed(&cfg).then(FastIo::default);
         let mut c = MysqlConnection {
+            fast,
             cfg,
             endpoint,
             opts,
@@ -430,6 +446,10 @@ impl MysqlConnection {
                 self.lost_errno = None;
                 for s in self.stmts.iter_mut().flatten() {
                     s.server = None;
+                    s.meta = None;
+                }
+                if let Some(f) = self.fast.as_mut() {
+                    f.reset();
                 }
                 Ok(())
             }
@@ -544,34 +564,69 @@ fn cannot_prepare(e: &mysql::Error) -> bool {
     matches!(e, mysql::Error::MySqlError(me) if me.code == 1295)
 }
 
-impl Connection for MysqlConnection {
-    fn query(&mut self, sql: &str) -> Result<Option<ResultSet>, SqlError> {
-        self.run_text(sql, SqlOp::Query)
-    }
-
-    fn prepare(&mut self, sql: &str) -> Result<StatementId, SqlError> {
-        self.trace("prepare", sql);
-        let template = Template::parse(sql);
-        let mut stmt = Stmt {
-            template,
-            sql: Arc::from(sql),
-            server: None,
-            emulate: self.cfg.common.ps_mode == PsMode::Disable,
+impl MysqlConnection {
+    /// Execute through the fast path when possible, else through the crate; the first
+    /// result set goes to `out`.
+    fn exec_stmt(
+        &mut self,
+        id: StatementId,
+        params: &[Value],
+        out: &mut ResultSet,
+    ) -> Result<bool, SqlError> {
+        let stmt = self.stmt(id)?;
+        if self.fast.is_none() || stmt.emulate {
+            return Ok(match self.exec_crate(id, params)? {
+                Some(rs) => {
+                    out.assign_from(&rs);
+                    true
+                }
+                None => false,
+            });
+        }
+        if self.debug {
+            self.trace("execute", &stmt.template.render(params, Dialect::Mysql));
+        }
+        let unprepared = stmt.server.is_none();
+        let sql = stmt.sql.clone();
+        self.pending.clear();
+        if unprepared {
+            let conn = self.live(SqlOp::Execute, &sql)?;
+            match conn.prep(&*sql) {
+                Ok(s) => {
+                    if let Some(Some(st)) = self.stmts.get_mut(id.0 as usize) {
+                        st.meta = Some(StmtMeta::from_statement(&s));
+                        st.server = Some(s);
+                    }
+                }
+                Err(e) => return Err(self.fail(e, SqlOp::Prepare, &sql)),
+            }
+        } else if self.conn.is_none() {
+            self.live(SqlOp::Execute, &sql)?;
+        }
+        let fd = self.conn.as_ref().expect("live connection").as_raw_fd();
+        let fast = self.fast.as_mut().expect("checked above");
+        let Some(Some(st)) = self.stmts.get_mut(id.0 as usize) else {
+            unreachable!("statement checked above")
         };
-        if !stmt.emulate {
-            let conn = self.live(SqlOp::Prepare, sql)?;
-            match conn.prep(sql) {
-                Ok(s) => stmt.server = Some(s),
-                Err(e) if cannot_prepare(&e) => stmt.emulate = true,
-                Err(e) => return Err(self.fail(e, SqlOp::Prepare, sql)),
+        let server_id = st.server.as_ref().expect("prepared above").id();
+        let meta = st.meta.as_mut().expect("set with server");
+        match fast.execute(fd, server_id, meta, params, out, &mut self.pending) {
+            Ok(done) => {
+                self.affected = done.affected;
+                Ok(done.has_rows)
+            }
+            Err(e) => {
+                // A server error leaves the stream in sync; any other error is reported
+                // as a lost connection and `fail` drops the connection, so a stream that
+                // may be out of sync is never reused.
+                self.pending.clear();
+                Err(self.fail(e, SqlOp::Execute, &sql))
             }
         }
-        let id = self.stmts.len() as u32;
-        self.stmts.push(Some(stmt));
-        Ok(StatementId(id))
     }
 
-    fn execute(
+    /// Execute through the crate (TLS, compression, emulated statements).
+    fn exec_crate(
         &mut self,
         id: StatementId,
         params: &[Value],
@@ -593,6 +648,7 @@ impl Connection for MysqlConnection {
             None => match conn.prep(&sql) {
                 Ok(s) => {
                     if let Some(Some(st)) = self.stmts.get_mut(id.0 as usize) {
+                        st.meta = Some(StmtMeta::from_statement(&s));
                         st.server = Some(s.clone());
                     }
                     s
@@ -625,6 +681,63 @@ impl Connection for MysqlConnection {
             }
             Err(e) => Err(self.fail(e, SqlOp::Execute, &sql)),
         }
+    }
+}
+
+impl Connection for MysqlConnection {
+    fn query(&mut self, sql: &str) -> Result<Option<ResultSet>, SqlError> {
+        self.run_text(sql, SqlOp::Query)
+    }
+
+    fn prepare(&mut self, sql: &str) -> Result<StatementId, SqlError> {
+        self.trace("prepare", sql);
+        let template = Template::parse(sql);
+        let mut stmt = Stmt {
+            template,
+            sql: Arc::from(sql),
+            server: None,
+            emulate: self.cfg.common.ps_mode == PsMode::Disable,
+            meta: None,
+        };
+        if !stmt.emulate {
+            let conn = self.live(SqlOp::Prepare, sql)?;
+            match conn.prep(sql) {
+                Ok(s) => {
+                    stmt.meta = Some(StmtMeta::from_statement(&s));
+                    stmt.server = Some(s);
+                }
+                Err(e) if cannot_prepare(&e) => stmt.emulate = true,
+                Err(e) => return Err(self.fail(e, SqlOp::Prepare, sql)),
+            }
+        }
+        let id = self.stmts.len() as u32;
+        self.stmts.push(Some(stmt));
+        Ok(StatementId(id))
+    }
+
+    fn execute(
+        &mut self,
+        id: StatementId,
+        params: &[Value],
+    ) -> Result<Option<ResultSet>, SqlError> {
+        if self.fast.is_some() {
+            let mut rs = ResultSet::default();
+            return Ok(self.exec_stmt(id, params, &mut rs)?.then_some(rs));
+        }
+        self.exec_crate(id, params)
+    }
+
+    fn execute_into(
+        &mut self,
+        id: StatementId,
+        params: &[Value],
+        out: &mut ResultSet,
+    ) -> Result<bool, SqlError> {
+        let r = self.exec_stmt(id, params, out);
+        if !matches!(r, Ok(true)) {
+            out.clear();
+        }
+        r
     }
 
     fn close_statement(&mut self, id: StatementId) {

@@ -1,17 +1,22 @@
 //! Result sets: rows of text values (SQL `NULL` = `None`) in one compact buffer.
 
+use std::sync::Arc;
+
 /// Marker length for a NULL cell.
 const NULL_LEN: u32 = u32::MAX;
 
 /// One result set. Values are the text form the server would print (`"42"`,
 /// `"2020-01-02"`); `NULL` is `None`. All cells live in one byte buffer so a result set
-/// costs two allocations regardless of its size.
+/// costs two allocations regardless of its size — and none when a caller reuses it with
+/// [`Connection::execute_into`](crate::Connection::execute_into), which keeps its buffers
+/// (see [`clear`](ResultSet::clear)). Column names are shared ([`Arc`]) with the
+/// prepared statement that produced them.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct ResultSet {
     /// Number of columns.
     pub nfields: usize,
     /// Column names.
-    pub columns: Vec<String>,
+    pub columns: Arc<[String]>,
     data: Vec<u8>,
     /// (offset, len) per cell, row-major; len == NULL_LEN for NULL.
     cells: Vec<(u32, u32)>,
@@ -22,7 +27,7 @@ impl ResultSet {
     pub fn new(columns: Vec<String>) -> ResultSet {
         ResultSet {
             nfields: columns.len(),
-            columns,
+            columns: columns.into(),
             data: Vec::new(),
             cells: Vec::new(),
         }
@@ -34,6 +39,61 @@ impl ResultSet {
             nfields,
             ..Default::default()
         }
+    }
+
+    /// An empty result set sharing these column names.
+    pub fn with_columns(columns: Arc<[String]>) -> ResultSet {
+        ResultSet {
+            nfields: columns.len(),
+            columns,
+            data: Vec::new(),
+            cells: Vec::new(),
+        }
+    }
+
+    /// Empty the rows and set the columns, keeping the allocated buffers for reuse.
+    pub fn reset(&mut self, columns: &Arc<[String]>) {
+        self.nfields = columns.len();
+        if !Arc::ptr_eq(&self.columns, columns) {
+            self.columns = columns.clone();
+        }
+        self.data.clear();
+        self.cells.clear();
+    }
+
+    /// Empty the result set (no columns, no rows), keeping the allocated buffers.
+    pub fn clear(&mut self) {
+        self.nfields = 0;
+        if !self.columns.is_empty() {
+            self.columns = Arc::default();
+        }
+        self.data.clear();
+        self.cells.clear();
+    }
+
+    /// The cell buffer, for drivers that write cells in place with
+    /// [`end_cell`](ResultSet::end_cell).
+    pub(crate) fn data_mut(&mut self) -> &mut Vec<u8> {
+        &mut self.data
+    }
+
+    /// Close a cell whose bytes were appended to [`data_mut`](ResultSet::data_mut) since
+    /// offset `start`.
+    pub(crate) fn end_cell(&mut self, start: usize) {
+        self.cells
+            .push((start as u32, (self.data.len() - start) as u32));
+    }
+
+    /// Append a NULL cell.
+    pub(crate) fn push_null(&mut self) {
+        self.cells.push((0, NULL_LEN));
+    }
+
+    /// Replace this result set by `other`, reusing this one's buffers.
+    pub fn assign_from(&mut self, other: &ResultSet) {
+        self.reset(&other.columns);
+        self.data.extend_from_slice(&other.data);
+        self.cells.extend_from_slice(&other.cells);
     }
 
     /// Append one cell to the row being built (rows are complete after `nfields` cells).

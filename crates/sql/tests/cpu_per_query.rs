@@ -6,7 +6,7 @@ mod support;
 
 use std::time::Instant;
 
-use bmk_sql::Value;
+use bmk_sql::{Connection, ResultSet, StatementId, Value};
 use support::{exec, MysqlTestDb};
 
 fn cpu_seconds() -> f64 {
@@ -15,6 +15,22 @@ fn cpu_seconds() -> f64 {
     unsafe { libc::getrusage(libc::RUSAGE_SELF, &mut ru) };
     let tv = |t: libc::timeval| t.tv_sec as f64 + t.tv_usec as f64 / 1e6;
     tv(ru.ru_utime) + tv(ru.ru_stime)
+}
+
+/// `n` prepared point selects; the measured loop (kept out of line for callgrind).
+#[inline(never)]
+fn point_selects(con: &mut dyn Connection, st: StatementId, into: bool, n: i64) -> ResultSet {
+    let mut rs = ResultSet::default();
+    for i in 0..n {
+        let id = i % 10_000 + 1;
+        if into {
+            assert!(con.execute_into(st, &[Value::Int(id)], &mut rs).unwrap());
+        } else {
+            rs = con.execute(st, &[Value::Int(id)]).unwrap().unwrap();
+        }
+        assert_eq!(rs.nrows(), 1);
+    }
+    rs
 }
 
 #[test]
@@ -35,23 +51,36 @@ fn prepared_point_select_cpu() {
             .unwrap();
     }
     setup.bulk_insert_done().unwrap();
-    const N: i64 = 20_000;
-    for mode in ["auto", "disable"] {
+    // BMK_CPQ_N: fewer queries, e.g. under
+    // `valgrind --tool=callgrind --collect-atstart=no --toggle-collect='*point_selects*'`.
+    let n: i64 = std::env::var("BMK_CPQ_N")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(20_000);
+    // (label, ps-mode, fast path, reuse one result set through execute_into)
+    let cases = [
+        ("crate path, execute", "auto", false, false),
+        ("fast path, execute", "auto", true, false),
+        ("fast path, execute_into", "auto", true, true),
+        ("emulated, execute", "disable", true, false),
+    ];
+    let only = std::env::var("BMK_CPQ_CASE").ok(); // run only the cases matching this
+    for (label, mode, fast, into) in cases {
+        if only.as_deref().is_some_and(|o| !label.contains(o)) {
+            continue;
+        }
+        std::env::set_var("BMK_MYSQL_FASTPATH", if fast { "1" } else { "0" });
         let mut con = db.connect(&[("db-ps-mode", mode)]);
+        std::env::remove_var("BMK_MYSQL_FASTPATH");
         let st = con.prepare("SELECT c FROM sbtest1 WHERE id=?").unwrap();
         let (c0, t0) = (cpu_seconds(), Instant::now());
-        for i in 0..N {
-            let rs = con
-                .execute(st, &[Value::Int(i % 10_000 + 1)])
-                .unwrap()
-                .unwrap();
-            assert_eq!(rs.nrows(), 1);
-        }
+        let rs = point_selects(&mut *con, st, into, n);
         let (cpu, wall) = (cpu_seconds() - c0, t0.elapsed().as_secs_f64());
+        assert_eq!(rs.get(0, 0).map(<[u8]>::len), Some(120));
         eprintln!(
-            "ps-mode={mode}: {:.2} us client CPU/query, {:.2} us wall/query",
-            cpu / N as f64 * 1e6,
-            wall / N as f64 * 1e6
+            "ps-mode={mode}, {label}: {:.2} us client CPU/query, {:.2} us wall/query",
+            cpu / n as f64 * 1e6,
+            wall / n as f64 * 1e6
         );
     }
 }
