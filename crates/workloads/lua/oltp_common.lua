@@ -1288,7 +1288,7 @@ end
 -- prepare (parallel command): worker tid of P.
 function cmd_prepare()
   init_worker_settings()
-  connect_db()
+  drv = sysbench.sql.driver()
   local tid = sysbench.tid
   local P = opt_num("threads")
   local T = opt_num("tables")
@@ -1298,19 +1298,23 @@ function cmd_prepare()
   if driver_name() == "sqlite" then
     -- One writer at a time on an SQLite file: worker 0 loads every table.
     if tid == 0 then
+      connect_db()
       for n = 1, T do
         create_table(drv, con, n)
       end
+      con:disconnect()
     end
-    con:disconnect()
     return
   end
   if mode == "original" or P <= T or not builtin then
     -- One loader per table: worker tid takes tables tid+1, tid+1+P, ...
-    for n = tid + 1, T, P do
-      create_table(drv, con, n)
+    if tid < T then
+      connect_db()
+      for n = tid + 1, T, P do
+        create_table(drv, con, n)
+      end
+      con:disconnect()
     end
-    con:disconnect()
     return
   end
   -- Several loaders per table: table n gets workers n-1, n-1+T, ...
@@ -1319,7 +1323,12 @@ function cmd_prepare()
   local k = floor((P - n) / T) + 1
   local ordered = mode ~= "parallel"
   local R = load_bulk_rows()
+  if j == 0 then
+    os.remove(marker(n, "0.failed"))
+  end
+  -- Any failure (connect included) leaves a marker so no loader waits forever.
   local ok, err = pcall(function()
+    connect_db()
     if j == 0 then
       os.remove(marker(n, "created"))
       create_table_only(con, n)
@@ -1350,14 +1359,15 @@ function cmd_prepare()
       os.remove(marker(n, other .. ".failed"))
     end
     if not ok then
+      -- Left in place for loaders still waiting; removed by the next run's owner.
       sync.touch(marker(n, "0.failed"))
-      sync.sleep_ms(200)
-      os.remove(marker(n, "0.failed"))
     end
   elseif not ok then
     sync.touch(marker(n, j .. ".failed"))
   end
-  con:disconnect()
+  if con then
+    pcall(con.disconnect, con)
+  end
   if not ok then
     error(err, 0)
   end

@@ -234,3 +234,36 @@ fn prepare_oltp_insert_without_auto_inc_creates_empty_tables() {
         db.bmk("oltp_insert", "cleanup", &args).ok();
     }
 }
+
+#[test]
+fn a_failing_table_owner_does_not_hang_the_other_loaders() {
+    let Some(db) = Db::new(Kind::Mysql) else {
+        return;
+    };
+    let args = ["--tables=2", "--table-size=300", "--threads=6"];
+    db.bmk("oltp_read_write", "prepare", &args).ok();
+    // The tables exist with rows: each owner fails; its co-loaders must give up too.
+    let mut cmd = vec!["oltp_read_write".to_string()];
+    cmd.extend(db.args());
+    cmd.extend(args.iter().map(|s| s.to_string()));
+    cmd.push("prepare".into());
+    let mut child = std::process::Command::new(support::bmk_bin())
+        .args(&cmd)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let t0 = std::time::Instant::now();
+    let status = loop {
+        if let Some(s) = child.try_wait().unwrap() {
+            break s;
+        }
+        if t0.elapsed() > std::time::Duration::from_secs(60) {
+            let _ = child.kill();
+            panic!("prepare hung after its table owners failed");
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    };
+    assert!(!status.success());
+    db.bmk("oltp_read_write", "cleanup", &args).ok();
+}
