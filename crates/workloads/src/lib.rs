@@ -73,6 +73,8 @@ const WORKLOADS: &[&str] = &[
     "select_random_points",
     "select_random_ranges",
     "OLTP_RO-point_selects_reconnect",
+    "OLTP_RW-delete_inserts",
+    "OLTP_RW-inserts_only",
 ];
 
 /// Every embedded script: (module name, source).
@@ -114,6 +116,14 @@ const SCRIPTS: &[(&str, &str)] = &[
     (
         "OLTP_RO-point_selects_reconnect",
         include_str!("../lua/OLTP_RO-point_selects_reconnect.lua"),
+    ),
+    (
+        "OLTP_RW-delete_inserts",
+        include_str!("../lua/OLTP_RW-delete_inserts.lua"),
+    ),
+    (
+        "OLTP_RW-inserts_only",
+        include_str!("../lua/OLTP_RW-inserts_only.lua"),
     ),
     ("bmk_shared", include_str!("../lua/bmk_shared.lua")),
     ("tpcc_common", include_str!("../lua/tpcc_common.lua")),

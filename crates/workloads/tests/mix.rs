@@ -97,6 +97,8 @@ mix_tests! {
     random_points: "select_random_points", (1, 0, 0), [];
     random_ranges: "select_random_ranges", (1, 0, 0), [];
     reconnect: "OLTP_RO-point_selects_reconnect", (1, 0, 2), [];
+    bmk_delete_inserts: "OLTP_RW-delete_inserts", (0, 4, 2), ["--delete-inserts=2"];
+    bmk_inserts_only: "OLTP_RW-inserts_only", (0, 3, 0), ["--inserts-only=3"];
     read_write_custom_mix: "oltp_read_write", (6, 6, 2),
         ["--point-selects=2", "--simple-ranges=0", "--sum-ranges=2", "--index-updates=2",
          "--non-index-updates=2", "--delete-inserts=1"];
