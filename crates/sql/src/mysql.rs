@@ -63,6 +63,8 @@ pub(crate) struct MysqlConnection {
     /// Buffers of the hand-written execute path; `None` when the connection uses TLS or
     /// compression (or `BMK_MYSQL_FASTPATH=0`), where the crate does everything.
     fast: Option<FastIo>,
+    /// Column names of the last text query (fast path), reused while unchanged.
+    text_meta: StmtMeta,
 }
 
 /// Whether executes may bypass the crate (see [`crate::mysql_fast`]): plain sockets
@@ -382,6 +384,7 @@ impl MysqlConnection {
         let fast = fast_path_allowed(&cfg).then(FastIo::default);
         let mut c = MysqlConnection {
             fast,
+            text_meta: StmtMeta::default(),
             cfg,
             endpoint,
             opts,
@@ -528,6 +531,10 @@ impl MysqlConnection {
     }
 
     fn run_text(&mut self, sql: &str, op: SqlOp) -> Result<Option<ResultSet>, SqlError> {
+        if self.fast.is_some() {
+            let mut rs = ResultSet::default();
+            return Ok(self.run_text_into(sql, op, &mut rs)?.then_some(rs));
+        }
         self.trace("query", sql);
         self.pending.clear();
         let conn = self.live(op, sql)?;
@@ -540,6 +547,53 @@ impl MysqlConnection {
                 Ok(first)
             }
             Err(e) => Err(self.fail(e, op, sql)),
+        }
+    }
+
+    /// A text query through the fast path when possible (`LOAD DATA [LOCAL] INFILE`,
+    /// whose response may ask for a file, is left to the crate; the fast path declines
+    /// such a request inside a multi-statement query).
+    fn run_text_into(
+        &mut self,
+        sql: &str,
+        op: SqlOp,
+        out: &mut ResultSet,
+    ) -> Result<bool, SqlError> {
+        let infile = || {
+            let t = sql.trim_start().as_bytes();
+            t.len() >= 4 && t[..4].eq_ignore_ascii_case(b"LOAD")
+        };
+        if self.fast.is_none() || infile() {
+            let fast = self.fast.take();
+            let r = self.run_text(sql, op);
+            self.fast = fast;
+            return Ok(match r? {
+                Some(rs) => {
+                    out.assign_from(&rs);
+                    true
+                }
+                None => false,
+            });
+        }
+        self.trace("query", sql);
+        self.pending.clear();
+        let fd = self.live(op, sql)?.as_raw_fd();
+        let fast = self.fast.as_mut().expect("checked above");
+        match fast.query(
+            fd,
+            sql.as_bytes(),
+            &mut self.text_meta,
+            out,
+            &mut self.pending,
+        ) {
+            Ok(done) => {
+                self.affected = done.affected;
+                Ok(done.has_rows)
+            }
+            Err(e) => {
+                self.pending.clear();
+                Err(self.fail(e, op, sql))
+            }
         }
     }
 
@@ -574,6 +628,10 @@ impl MysqlConnection {
         out: &mut ResultSet,
     ) -> Result<bool, SqlError> {
         let stmt = self.stmt(id)?;
+        if self.fast.is_some() && stmt.emulate {
+            let sql = stmt.template.render(params, Dialect::Mysql);
+            return self.run_text_into(&sql, SqlOp::Query, out);
+        }
         if self.fast.is_none() || stmt.emulate {
             return Ok(match self.exec_crate(id, params)? {
                 Some(rs) => {

@@ -80,7 +80,7 @@ pub(crate) struct ColMeta {
 }
 
 /// The result metadata of a prepared statement, shared by its result sets.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Default)]
 pub(crate) struct StmtMeta {
     cols: Vec<ColMeta>,
     names: Arc<[String]>,
@@ -116,6 +116,8 @@ pub(crate) struct FastIo {
     cur: (usize, usize),
     in_big: bool,
     big: Vec<u8>,
+    /// Sequence id of the last packet read.
+    seq: u8,
 }
 
 /// What an execute produced.
@@ -245,6 +247,7 @@ impl FastIo {
             self.need(sock, 4)?;
             let h = &self.inbuf[self.start..self.start + 4];
             let len = usize::from(h[0]) | usize::from(h[1]) << 8 | usize::from(h[2]) << 16;
+            self.seq = h[3];
             self.need(sock, 4 + len)?;
             let s = self.start + 4;
             self.start += 4 + len;
@@ -315,7 +318,34 @@ impl FastIo {
         if self.inbuf.is_empty() {
             self.inbuf.resize(INITIAL_BUF, 0);
         }
-        let res = self.read_results(&mut sock, meta, first, pending);
+        let res = self.read_results(&mut sock, meta, true, first, pending);
+        self.finish(res)
+    }
+
+    /// Run a text query (`COM_QUERY`): results as for [`execute`](FastIo::execute);
+    /// `meta` caches the last column names so repeated queries allocate none.
+    pub(crate) fn query(
+        &mut self,
+        fd: RawFd,
+        sql: &[u8],
+        meta: &mut StmtMeta,
+        first: &mut ResultSet,
+        pending: &mut VecDeque<Option<ResultSet>>,
+    ) -> Result<Executed, mysql::Error> {
+        let mut sock = Self::socket(fd);
+        self.out.clear();
+        self.out.extend_from_slice(&[0; 4]);
+        self.out.push(0x03); // COM_QUERY
+        self.out.extend_from_slice(sql);
+        self.send(&mut sock)?;
+        if self.inbuf.is_empty() {
+            self.inbuf.resize(INITIAL_BUF, 0);
+        }
+        let res = self.read_results(&mut sock, meta, false, first, pending);
+        self.finish(res)
+    }
+
+    fn finish(&mut self, res: Result<Executed, mysql::Error>) -> Result<Executed, mysql::Error> {
         if self.inbuf.len() > KEEP_BUF {
             self.inbuf = Vec::new();
             self.big = Vec::new();
@@ -379,6 +409,7 @@ impl FastIo {
         &mut self,
         sock: &mut File,
         meta: &mut StmtMeta,
+        binary: bool,
         first: &mut ResultSet,
         pending: &mut VecDeque<Option<ResultSet>>,
     ) -> Result<Executed, mysql::Error> {
@@ -393,6 +424,14 @@ impl FastIo {
             let status = match p.first() {
                 None => return Err(protocol_error()),
                 Some(0xff) => return Err(server_error(p)),
+                Some(0xfb) => {
+                    // LOAD DATA LOCAL INFILE request: decline with an empty packet;
+                    // the server answers with an error or OK.
+                    let seq = self.seq.wrapping_add(1);
+                    sock.write_all(&[0, 0, 0, seq])
+                        .map_err(mysql::Error::IoError)?;
+                    continue;
+                }
                 Some(0x00) => {
                     let mut r = Rd(&p[1..]);
                     let affected = r.lenenc()?;
@@ -434,7 +473,7 @@ impl FastIo {
                         &mut fresh
                     };
                     rs.reset(&m.names);
-                    let status = self.read_rows(sock, &m.cols, rs)?;
+                    let status = self.read_rows(sock, &m.cols, binary, rs)?;
                     if index == 0 {
                         done.has_rows = true;
                     } else {
@@ -457,15 +496,25 @@ impl FastIo {
         ncols: usize,
         m: &mut StmtMeta,
     ) -> Result<(), mysql::Error> {
-        let mut cols = Vec::with_capacity(ncols);
-        let mut names = Vec::with_capacity(ncols);
-        for _ in 0..ncols {
+        m.cols.clear();
+        // Column names are only rebuilt when they differ from the cached ones.
+        let mut names: Option<Vec<String>> = (m.names.len() != ncols).then(Vec::new);
+        for i in 0..ncols {
             self.read_packet(sock)?;
             let mut r = Rd(self.packet());
             for _ in 0..4 {
                 r.lenenc_bytes()?; // catalog, schema, table, org_table
             }
-            names.push(String::from_utf8_lossy(r.lenenc_bytes()?).into_owned());
+            let name = r.lenenc_bytes()?;
+            match names.as_mut() {
+                Some(v) => v.push(String::from_utf8_lossy(name).into_owned()),
+                None if m.names[i].as_bytes() != name => {
+                    let mut v: Vec<String> = m.names[..i].to_vec();
+                    v.push(String::from_utf8_lossy(name).into_owned());
+                    names = Some(v);
+                }
+                None => {}
+            }
             r.lenenc_bytes()?; // org_name
             r.lenenc()?; // length of the fixed fields
             r.u16()?; // character set
@@ -473,16 +522,15 @@ impl FastIo {
             let ty = r.u8()?;
             let flags = r.u16()?;
             let decimals = r.u8()?;
-            cols.push(ColMeta {
+            m.cols.push(ColMeta {
                 ty,
                 unsigned: flags & ColumnFlags::UNSIGNED_FLAG.bits() != 0,
                 decimals,
             });
         }
-        if m.names.len() != names.len() || m.names.iter().zip(&names).any(|(a, b)| a != b) {
-            m.names = names.into();
+        if let Some(v) = names {
+            m.names = v.into();
         }
-        m.cols = cols;
         Ok(())
     }
 
@@ -491,6 +539,7 @@ impl FastIo {
         &mut self,
         sock: &mut File,
         cols: &[ColMeta],
+        binary: bool,
         rs: &mut ResultSet,
     ) -> Result<u16, mysql::Error> {
         loop {
@@ -503,7 +552,8 @@ impl FastIo {
                     return r.u16();
                 }
                 Some(0xff) => return Err(server_error(p)),
-                Some(0x00) => decode_row(p, cols, rs)?,
+                Some(0x00) if binary => decode_row(p, cols, rs)?,
+                Some(_) if !binary => decode_text_row(p, cols.len(), rs)?,
                 _ => return Err(protocol_error()),
             }
         }
@@ -568,6 +618,20 @@ fn put_fraction(buf: &mut Vec<u8>, micros: u32, decimals: u8) {
         buf.push(b'.');
         buf.extend_from_slice(&digits[..d]);
     }
+}
+
+/// Decode one text-protocol row (`0xfb` = NULL, else length-encoded text) into `rs`.
+fn decode_text_row(p: &[u8], ncols: usize, rs: &mut ResultSet) -> Result<(), mysql::Error> {
+    let mut r = Rd(p);
+    for _ in 0..ncols {
+        if r.0.first() == Some(&0xfb) {
+            r.0 = &r.0[1..];
+            rs.push_null();
+        } else {
+            rs.push_cell(Some(r.lenenc_bytes()?));
+        }
+    }
+    Ok(())
 }
 
 /// Decode one binary-protocol row into `rs`, as the text the server would print
