@@ -6,7 +6,7 @@ mod support;
 use std::net::TcpListener;
 use std::time::{Duration, Instant};
 
-use bmk_sql::{classify, Driver, DriverKind, QueryKind, SqlErrorKind, Value};
+use bmk_sql::{classify, Driver, DriverKind, QueryKind, ResultSet, SqlErrorKind, Value};
 use support::{connect, exec, scalar, types, MysqlTestDb};
 
 #[test]
@@ -437,4 +437,151 @@ fn debug_trace_never_prints_the_password() {
         assert!(!stderr.contains(secret), "password leaked: {stderr}");
         assert!(!stdout.contains(secret), "password leaked: {stdout}");
     }
+}
+
+/// The hand-written execute/query path (plain sockets) against the crate's path
+/// (`BMK_MYSQL_FASTPATH=0`): identical results for changed metadata, procedures with
+/// several result sets, large values, errors in the middle of a session and
+/// `execute_into` reusing one result set across statements.
+#[test]
+fn fast_path_matches_the_crate_path() {
+    let db = require!(MysqlTestDb::create());
+    let mut setup = db.connect(&[]);
+    exec(
+        &mut *setup,
+        "CREATE PROCEDURE two_sets(IN x INT) BEGIN SELECT x AS a; SELECT x + 1 AS b, 'z'; END",
+    );
+    let run = |fast: bool| -> Vec<String> {
+        std::env::set_var("BMK_MYSQL_FASTPATH", if fast { "1" } else { "0" });
+        let mut con = db.connect(&[]);
+        std::env::remove_var("BMK_MYSQL_FASTPATH");
+        let mut out = Vec::new();
+        let dump = |rs: &ResultSet| {
+            let mut s = format!("{:?}:", rs.columns);
+            for row in rs.rows() {
+                for c in row {
+                    s.push_str(&format!(
+                        "[{}]",
+                        c.map_or("NULL".into(), |v| String::from_utf8_lossy(v).into_owned())
+                    ));
+                }
+                s.push('|');
+            }
+            s
+        };
+        exec(&mut *con, "DROP TABLE IF EXISTS f");
+        exec(
+            &mut *con,
+            "CREATE TABLE f (id INT PRIMARY KEY, u BIGINT UNSIGNED, d DATETIME(3), t TIME, \
+             fl FLOAT, s MEDIUMTEXT)",
+        );
+
+        let ins = con
+            .prepare("INSERT INTO f VALUES (?, ?, ?, ?, ?, ?)")
+            .unwrap();
+        let big = "x".repeat(300_000);
+        for (i, s) in [("a".to_string()), "é".repeat(200), big.clone()]
+            .iter()
+            .enumerate()
+        {
+            con.execute(
+                ins,
+                &[
+                    Value::Int(i as i64 + 1),
+                    Value::Int(i64::MAX),
+                    Value::from("2021-03-04 05:06:07.089"),
+                    Value::from("-838:59:59"),
+                    Value::Float(1.5),
+                    Value::Text(s.as_bytes().to_vec()),
+                ],
+            )
+            .unwrap();
+            out.push(format!("affected {}", con.affected_rows()));
+        }
+        con.execute(
+            ins,
+            &[
+                Value::Int(9),
+                Value::Null,
+                Value::Null,
+                Value::Null,
+                Value::Null,
+                Value::Null,
+            ],
+        )
+        .unwrap();
+        // A server error leaves the session usable.
+        let e = con
+            .execute(
+                ins,
+                &[
+                    Value::Int(1),
+                    Value::Null,
+                    Value::Null,
+                    Value::Null,
+                    Value::Null,
+                    Value::Null,
+                ],
+            )
+            .unwrap_err();
+        out.push(format!("error {}", e.errno));
+        let sel = con
+            .prepare("SELECT * FROM f WHERE id >= ? ORDER BY id")
+            .unwrap();
+        let mut rs = ResultSet::default();
+        assert!(con.execute_into(sel, &[Value::Int(0)], &mut rs).unwrap());
+        out.push(dump(&rs).replace(&big, "<big>"));
+        // Metadata changes after ALTER TABLE (MariaDB sends it again).
+        exec(
+            &mut *con,
+            "ALTER TABLE f MODIFY u VARCHAR(30), CHANGE fl fl2 DOUBLE",
+        );
+        assert!(con.execute_into(sel, &[Value::Int(9)], &mut rs).unwrap());
+        out.push(dump(&rs));
+        // A statement without result set empties the reused result set.
+        let upd = con.prepare("UPDATE f SET s = ? WHERE id = ?").unwrap();
+        assert!(!con
+            .execute_into(upd, &[Value::from("q"), Value::Int(9)], &mut rs)
+            .unwrap());
+        out.push(format!(
+            "nfields {} affected {}",
+            rs.nfields,
+            con.affected_rows()
+        ));
+        // Procedures: several result sets through a prepared statement.
+        let call = con.prepare("CALL two_sets(?)").unwrap();
+        let first = con.execute(call, &[Value::Int(41)]).unwrap().unwrap();
+        out.push(dump(&first));
+        while con.more_results() {
+            out.push(
+                con.next_result()
+                    .unwrap()
+                    .map_or("none".into(), |r| dump(&r)),
+            );
+        }
+        // Text queries: several statements, NULLs, no result set.
+        let rs = con
+            .query("SELECT 1 AS one, NULL; SELECT 'two'; DO 1")
+            .unwrap()
+            .unwrap();
+        out.push(dump(&rs));
+        while con.more_results() {
+            out.push(
+                con.next_result()
+                    .unwrap()
+                    .map_or("none".into(), |r| dump(&r)),
+            );
+        }
+        out.push(format!("{:?}", con.query("SELEC 1").unwrap_err().errno));
+        out.push(dump(
+            &con.query("SELECT LENGTH(s) FROM f ORDER BY id")
+                .unwrap()
+                .unwrap(),
+        ));
+        out
+    };
+    let crate_path = run(false);
+    let fast = run(true);
+    assert_eq!(fast, crate_path);
+    assert!(fast.iter().any(|s| s.contains("[-838:59:59]")), "{fast:?}");
 }
