@@ -594,7 +594,7 @@ fn put_u64(buf: &mut Vec<u8>, neg: bool, mut v: u64) {
     buf.extend_from_slice(&tmp[i..]);
 }
 
-fn put_i64(buf: &mut Vec<u8>, v: i64) {
+pub(crate) fn put_i64(buf: &mut Vec<u8>, v: i64) {
     put_u64(buf, v < 0, v.unsigned_abs());
 }
 

@@ -34,6 +34,8 @@ struct Stmt {
     template: Template,
     numbered: Arc<str>,
     server: Option<Statement>,
+    /// Column names of `server`'s result, shared by its result sets.
+    names: Arc<[String]>,
 }
 
 /// A PostgreSQL connection.
@@ -373,6 +375,7 @@ impl Connection for PgConnection {
             template,
             numbered,
             server: None,
+            names: Arc::default(),
         };
         if self.cfg.common.ps_mode == PsMode::Auto {
             let numbered = stmt.numbered.clone();
@@ -392,6 +395,17 @@ impl Connection for PgConnection {
         id: StatementId,
         params: &[Value],
     ) -> Result<Option<ResultSet>, SqlError> {
+        let mut rs = ResultSet::default();
+        Ok(self.execute_into(id, params, &mut rs)?.then_some(rs))
+    }
+
+    fn execute_into(
+        &mut self,
+        id: StatementId,
+        params: &[Value],
+        out: &mut ResultSet,
+    ) -> Result<bool, SqlError> {
+        out.clear();
         let Some(stmt) = self.stmts.get(id.0 as usize).and_then(Option::as_ref) else {
             return Err(SqlError::new(
                 DriverKind::Pgsql,
@@ -403,7 +417,13 @@ impl Connection for PgConnection {
         };
         if self.cfg.common.ps_mode == PsMode::Disable {
             let sql = stmt.template.render(params, Dialect::Standard);
-            return self.run_text(&sql, SqlOp::Query);
+            return Ok(match self.run_text(&sql, SqlOp::Query)? {
+                Some(rs) => {
+                    *out = rs;
+                    true
+                }
+                None => false,
+            });
         }
         let numbered = stmt.numbered.clone();
         let server = stmt.server.clone();
@@ -432,7 +452,7 @@ impl Connection for PgConnection {
             return match client.execute(&server, &refs) {
                 Ok(n) => {
                     self.affected = n;
-                    Ok(None)
+                    Ok(false)
                 }
                 Err(e) => Err(self.fail(e, SqlOp::Execute, &numbered)),
             };
@@ -440,15 +460,23 @@ impl Connection for PgConnection {
         match client.query(&server, &refs) {
             Ok(rows) => {
                 let cols = server.columns();
-                let mut rs = ResultSet::new(cols.iter().map(|c| c.name().to_string()).collect());
+                let Some(Some(st)) = self.stmts.get_mut(id.0 as usize) else {
+                    unreachable!("statement checked above")
+                };
+                if st.names.len() != cols.len()
+                    || st.names.iter().zip(cols).any(|(a, c)| a != c.name())
+                {
+                    st.names = cols.iter().map(|c| c.name().to_string()).collect();
+                }
+                out.reset(&st.names);
                 for row in &rows {
                     for (i, c) in cols.iter().enumerate() {
                         let Raw(v) = row.get::<_, Raw<'_>>(i);
-                        pgtext::push(&mut rs, c.type_(), v);
+                        pgtext::push(out, c.type_(), v);
                     }
                 }
                 self.affected = 0;
-                Ok(Some(rs))
+                Ok(true)
             }
             Err(e) => Err(self.fail(e, SqlOp::Execute, &numbered)),
         }

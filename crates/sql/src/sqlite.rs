@@ -24,6 +24,8 @@ use crate::{Connection, StatementId};
 struct Stmt {
     sql: String,
     template: Template,
+    /// Column names of the last result, shared by the result sets while unchanged.
+    names: Arc<[String]>,
 }
 
 /// A SQLite connection.
@@ -86,6 +88,42 @@ fn run_stmt(
         }
     }
     Ok((Some(rs), 0))
+}
+
+/// Bind, run and collect one prepared statement into `out` (allocation-free once
+/// `out`'s buffers and `names` fit). Returns (has a result set, affected rows).
+fn run_stmt_into(
+    stmt: &mut Statement<'_>,
+    params: &[Value],
+    names: &mut Arc<[String]>,
+    out: &mut ResultSet,
+) -> rusqlite::Result<(bool, u64)> {
+    for (i, p) in params.iter().enumerate() {
+        stmt.raw_bind_parameter(i + 1, Param(p))?;
+    }
+    let ncols = stmt.column_count();
+    if ncols == 0 {
+        let n = stmt.raw_execute()?;
+        return Ok((false, n as u64));
+    }
+    if names.len() != ncols || (0..ncols).any(|i| stmt.column_name(i).ok() != Some(&names[i])) {
+        *names = stmt.column_names().map(str::to_string).collect();
+    }
+    out.reset(names);
+    let mut rows = stmt.raw_query();
+    while let Some(row) = rows.next()? {
+        for c in 0..ncols {
+            match row.get_ref(c)? {
+                ValueRef::Null => out.push_cell(None),
+                ValueRef::Integer(i) => out.push_cell_with(|b| crate::mysql_fast::put_i64(b, i)),
+                ValueRef::Real(f) => out.push_cell_with(|b| {
+                    let _ = write!(b, "{f}");
+                }),
+                ValueRef::Text(t) | ValueRef::Blob(t) => out.push_cell(Some(t)),
+            }
+        }
+    }
+    Ok((true, 0))
 }
 
 impl SqliteConnection {
@@ -259,6 +297,7 @@ impl Connection for SqliteConnection {
         let stmt = Stmt {
             sql: sql.to_string(),
             template: Template::parse(sql),
+            names: Arc::default(),
         };
         if self.cfg.common.ps_mode == PsMode::Auto {
             let Some(db) = self.db.as_ref() else {
@@ -279,6 +318,17 @@ impl Connection for SqliteConnection {
         id: StatementId,
         params: &[Value],
     ) -> Result<Option<ResultSet>, SqlError> {
+        let mut rs = ResultSet::default();
+        Ok(self.execute_into(id, params, &mut rs)?.then_some(rs))
+    }
+
+    fn execute_into(
+        &mut self,
+        id: StatementId,
+        params: &[Value],
+        out: &mut ResultSet,
+    ) -> Result<bool, SqlError> {
+        out.clear();
         let Some(stmt) = self.stmts.get(id.0 as usize).and_then(Option::as_ref) else {
             return Err(SqlError::new(
                 DriverKind::Sqlite,
@@ -291,20 +341,36 @@ impl Connection for SqliteConnection {
         if self.cfg.common.ps_mode == PsMode::Disable {
             let sql = stmt.template.render(params, Dialect::Standard);
             self.trace("query", &sql);
-            return self.run(&sql, &[], false, SqlOp::Query);
+            return Ok(match self.run(&sql, &[], false, SqlOp::Query)? {
+                Some(rs) => {
+                    *out = rs;
+                    true
+                }
+                None => false,
+            });
         }
-        let sql = std::mem::take(&mut self.stmts[id.0 as usize].as_mut().expect("checked").sql);
         if self.debug {
-            let shown = self.stmts[id.0 as usize]
-                .as_ref()
-                .expect("checked")
-                .template
-                .render(params, Dialect::Standard);
-            self.trace("execute", &shown);
+            self.trace("execute", &stmt.template.render(params, Dialect::Standard));
         }
-        let res = self.run(&sql, params, true, SqlOp::Execute);
-        self.stmts[id.0 as usize].as_mut().expect("checked").sql = sql;
-        res
+        let Some(db) = self.db.as_ref() else {
+            return Err(Self::closed(SqlOp::Execute, &stmt.sql));
+        };
+        self.pending.clear();
+        let st = self.stmts[id.0 as usize].as_mut().expect("checked above");
+        let res = db
+            .prepare_cached(&st.sql)
+            .and_then(|mut s| run_stmt_into(&mut s, params, &mut st.names, out));
+        match res {
+            Ok((has_rows, n)) => {
+                self.affected = n;
+                Ok(has_rows)
+            }
+            Err(e) => {
+                out.clear();
+                let sql = st.sql.clone();
+                Err(self.fail(e, SqlOp::Execute, &sql))
+            }
+        }
     }
 
     fn close_statement(&mut self, id: StatementId) {
