@@ -1323,10 +1323,15 @@ function cmd_prepare()
   local k = floor((P - n) / T) + 1
   local ordered = mode ~= "parallel"
   local R = load_bulk_rows()
+  -- Protocol (marker files): the owner (j = 0) removes stale markers, creates the
+  -- table and writes "created"; every other loader writes exactly one terminal marker,
+  -- "<j>.done" or "<j>.failed" (also when it gives up because the owner wrote
+  -- "0.failed"). The owner waits for all terminal markers, then builds the index (or
+  -- fails) and removes every marker. Any failure, connect included, is caught, so
+  -- nobody waits forever.
   if j == 0 then
     os.remove(marker(n, "0.failed"))
   end
-  -- Any failure (connect included) leaves a marker so no loader waits forever.
   local ok, err = pcall(function()
     connect_db()
     if j == 0 then
@@ -1343,27 +1348,42 @@ function cmd_prepare()
     end
     local limit = load_statement_limit(con, false)
     load_chunks(con, n, loader_chunks(S, j, k, R, ordered), R, limit)
-    if j == 0 then
-      for other = 1, k - 1 do
-        wait_marker(n, other .. ".done", other .. ".failed", other)
-      end
-      create_secondary_index(con, n)
-    else
-      sync.touch(marker(n, j .. ".done"))
-    end
   end)
   if j == 0 then
+    if not ok then
+      sync.touch(marker(n, "0.failed"))
+    end
+    -- Wait for every co-loader's terminal marker (bounded when already failing).
+    local failed_other = nil
+    for other = 1, k - 1 do
+      local waited = 0
+      while not sync.exists(marker(n, other .. ".done")) do
+        if sync.exists(marker(n, other .. ".failed")) then
+          failed_other = failed_other or other
+          break
+        end
+        if not ok and waited > 60000 then
+          break
+        end
+        sync.sleep_ms(10)
+        waited = waited + 10
+      end
+    end
+    if ok and failed_other then
+      ok, err = false, string.format("loader %d of table '%s' failed", failed_other,
+        get_table_name(n))
+    end
+    if ok then
+      ok, err = pcall(create_secondary_index, con, n)
+    end
     os.remove(marker(n, "created"))
+    os.remove(marker(n, "0.failed"))
     for other = 1, k - 1 do
       os.remove(marker(n, other .. ".done"))
       os.remove(marker(n, other .. ".failed"))
     end
-    if not ok then
-      -- Left in place for loaders still waiting; removed by the next run's owner.
-      sync.touch(marker(n, "0.failed"))
-    end
-  elseif not ok then
-    sync.touch(marker(n, j .. ".failed"))
+  else
+    sync.touch(marker(n, j .. (ok and ".done" or ".failed")))
   end
   if con then
     pcall(con.disconnect, con)

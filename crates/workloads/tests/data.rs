@@ -265,5 +265,15 @@ fn a_failing_table_owner_does_not_hang_the_other_loaders() {
         std::thread::sleep(std::time::Duration::from_millis(50));
     };
     assert!(!status.success());
+    // No coordination marker is left behind.
+    let tmp = std::env::var("TMPDIR").unwrap_or_else(|_| "/tmp".into());
+    let prefix = format!("bmk-prepare-{}-", child.id());
+    let left: Vec<String> = std::fs::read_dir(&tmp)
+        .unwrap()
+        .filter_map(|e| e.ok())
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .filter(|n| n.starts_with(&prefix))
+        .collect();
+    assert!(left.is_empty(), "markers left in {tmp}: {left:?}");
     db.bmk("oltp_read_write", "cleanup", &args).ok();
 }
