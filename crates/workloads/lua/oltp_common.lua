@@ -1057,6 +1057,12 @@ function create_table_only(c, n)
   if driver_name() == "mysql" and parts > 1 then
     print(string.format("  with %d partitions", parts))
   end
+  local comp = opt_str("mysql_table_compression")
+  if driver_name() == "mysql" and comp ~= "" and comp:lower() ~= "none"
+      and server_is_mariadb(c) then
+    print(string.format("  compression '%s' -> PAGE_COMPRESSED=1 (MariaDB: the algorithm "
+      .. "is the server's innodb_compression_algorithm)", comp))
+  end
   c:query(create_table_sql(n))
   if opt_bool("secondary") and driver_name() ~= "mysql" then
     c:query(string.format("CREATE INDEX %s ON %s(id)", index_name("xid", n), name))
