@@ -111,7 +111,7 @@ fn driver_specs() -> Vec<OptSpec> {
 
 /// Runs the program; `Ok(code)` for every outcome that was already reported.
 pub fn run(inv: Invocation) -> Result<i32> {
-    signals::default_sigpipe();
+    signals::quiet_sigpipe_on_stdout();
     let statics = {
         let mut set = base_options();
         for t in SystemTest::ALL {

@@ -31,8 +31,8 @@ pub fn general_groups() -> Vec<OptionGroup> {
                     .with_range(0.0, 1e9),
                 o("forced-shutdown", String, Some("off"), "seconds (or N% of --time) to wait after --time before forcing the exit; 'off' waits for workers"),
                 o("thread-stack-size", Size, Some("64K"), "stack size of each worker thread"),
-                o("thread-init-timeout", Int, Some("30"), "seconds allowed for all workers to initialize")
-                    .with_range(1.0, 1e9),
+                o("thread-init-timeout", Int, Some("30"), "seconds allowed for all workers to initialize (0 = no limit)")
+                    .with_range(0.0, 1e9),
                 o("rate", Double, Some("0"), "open-loop mode: average event arrivals per second (0 = closed loop)")
                     .with_range(0.0, 1e12),
                 o("report-interval", Double, Some("0"), "print an intermediate report every N seconds, fractions allowed (0 = off)")

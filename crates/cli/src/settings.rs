@@ -64,7 +64,11 @@ pub fn run_config(opts: &OptionSet, strict: bool) -> Result<RunConfig, SettingsE
         warmup: Duration::from_secs(opts.int("warmup-time", 0) as u64),
         forced_shutdown,
         thread_stack_size: stack,
-        thread_init_timeout: Duration::from_secs(opts.int("thread-init-timeout", 30) as u64),
+        // 0 means no limit (sync-file runs wait for an operator); a century is as good.
+        thread_init_timeout: match opts.int("thread-init-timeout", 30) {
+            0 => Duration::from_secs(100 * 365 * 24 * 3600),
+            secs => Duration::from_secs(secs as u64),
+        },
         rate: opts.double("rate", 0.0),
         strict_queue_limit: strict,
         report_interval: (interval > 0.0).then(|| seconds(interval)),

@@ -25,10 +25,33 @@ pub fn exit_code(signal: i32) -> i32 {
     128 + signal
 }
 
-/// Restores the default SIGPIPE action so `bmk ... | head` ends quietly.
-pub fn default_sigpipe() {
-    // SAFETY: setting a signal disposition to SIG_DFL has no preconditions.
+/// Ends the process quietly when standard output is a closed pipe (`bmk ... | head`),
+/// while a write to a closed *database* socket keeps returning EPIPE to the driver,
+/// which then reconnects or reports the lost connection.
+///
+/// The default SIGPIPE action cannot tell the two apart and would kill a run whose
+/// server dropped a connection, so the handler asks `poll` (async-signal-safe) whether
+/// it is stdout whose reader went away.
+pub fn quiet_sigpipe_on_stdout() {
+    extern "C" fn on_sigpipe(_: libc::c_int) {
+        let mut pfd = libc::pollfd {
+            fd: libc::STDOUT_FILENO,
+            events: 0,
+            revents: 0,
+        };
+        // SAFETY: poll and _exit are async-signal-safe; pfd lives on this stack frame.
+        unsafe {
+            if libc::poll(&mut pfd, 1, 0) == 1 && pfd.revents & (libc::POLLERR | libc::POLLHUP) != 0
+            {
+                libc::_exit(0);
+            }
+        }
+    }
+    // SAFETY: installs a handler that only calls async-signal-safe functions.
     unsafe {
-        libc::signal(libc::SIGPIPE, libc::SIG_DFL);
+        libc::signal(
+            libc::SIGPIPE,
+            on_sigpipe as extern "C" fn(libc::c_int) as libc::sighandler_t,
+        );
     }
 }
