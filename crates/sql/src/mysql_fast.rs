@@ -241,7 +241,28 @@ impl FastIo {
     }
 
     /// Read the next packet (joining payloads split over several packets).
+    #[inline]
     fn read_packet(&mut self, sock: &mut File) -> Result<(), mysql::Error> {
+        // Common case: the whole packet is already buffered (one `read` usually brings
+        // the whole response).
+        if let Some(h) = self.inbuf.get(self.start..self.end) {
+            if let [a, b, c, seq, ..] = *h {
+                let len = usize::from(a) | usize::from(b) << 8 | usize::from(c) << 16;
+                if len < MAX_PAYLOAD && h.len() >= 4 + len {
+                    let s = self.start + 4;
+                    self.seq = seq;
+                    self.in_big = false;
+                    self.cur = (s, s + len);
+                    self.start = s + len;
+                    return Ok(());
+                }
+            }
+        }
+        self.read_packet_slow(sock)
+    }
+
+    #[cold]
+    fn read_packet_slow(&mut self, sock: &mut File) -> Result<(), mysql::Error> {
         self.in_big = false;
         loop {
             self.need(sock, 4)?;
@@ -266,6 +287,7 @@ impl FastIo {
         }
     }
 
+    #[inline]
     fn packet(&self) -> &[u8] {
         if self.in_big {
             &self.big
