@@ -382,6 +382,10 @@ fn print_help(inv: &Invocation) {
     for t in SystemTest::ALL {
         text.push_str(&format!("  {} - {}\n", t.name(), t.description()));
     }
+    text.push_str("\nBuilt-in workloads (Lua, also usable with require):\n");
+    for name in bmk_workloads::workload_names() {
+        text.push_str(&format!("  {name}\n"));
+    }
     text.push_str(&format!(
         "\nSee '{} <testname> help' for a list of options for each test.\n",
         inv.program()

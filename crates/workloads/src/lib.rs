@@ -75,6 +75,8 @@ const WORKLOADS: &[&str] = &[
     "OLTP_RO-point_selects_reconnect",
     "OLTP_RW-delete_inserts",
     "OLTP_RW-inserts_only",
+    "tpcc",
+    "dbstress",
 ];
 
 /// Every embedded script: (module name, source).
@@ -183,7 +185,13 @@ mod tests {
     fn every_workload_has_a_script() {
         for name in workload_names() {
             let src = script(name).unwrap_or_else(|| panic!("no script for {name}"));
-            assert!(src.contains("require(\"oltp_common\")"), "{name}");
+            // The OLTP family builds on oltp_common; TPC-C and dbSTRESS have their own.
+            let common = match *name {
+                "tpcc" => "require(\"tpcc_common\")",
+                "dbstress" => "require(\"dbstress_common\")",
+                _ => "require(\"oltp_common\")",
+            };
+            assert!(src.contains(common), "{name} does not use {common}");
             assert!(src.contains("function event"), "{name}");
         }
     }
