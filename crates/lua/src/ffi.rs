@@ -134,7 +134,8 @@ pub unsafe extern "C" fn sb_rand_varstr(buf: *mut c_char, min: u32, max: u32) ->
     rand::fill_varstring(out, min, max) as u32
 }
 
-/// Keeps every `sb_*` entry point in the final executable.
+/// Keeps every `sb_*` entry point (and the prelude's own `bmk_*` ones, see
+/// `sql.rs`) in the final executable.
 ///
 /// Nothing in Rust calls these functions, so without a reference the linker may drop
 /// them; LuaJIT looks them up by name at run time. [`crate::ScriptHost::load`] calls
@@ -158,5 +159,9 @@ pub fn ensure_ffi_linked() -> usize {
         sb_rand_str as *const () as usize,
         sb_rand_varstr as *const () as usize,
     ];
-    std::hint::black_box(&table).iter().fold(0, |a, b| a ^ b)
+    let bmk = crate::sql::entry_points();
+    std::hint::black_box(&table)
+        .iter()
+        .chain(std::hint::black_box(&bmk).iter())
+        .fold(0, |a, b| a ^ b)
 }

@@ -1,32 +1,50 @@
-//! The Rust half of `sysbench.sql` (spec 2 §5): drivers, connections, prepared
-//! statements, bind parameters and result sets as Lua userdata over `bmk-sql`.
+//! The Rust half of `sysbench.sql` (spec 2 §5) over `bmk-sql`.
 //!
-//! The methods here never raise SQL errors themselves: they return `true, result` or
-//! `false, errinfo` and the prelude's wrappers turn `errinfo` into what sysbench does
-//! — a restartable `errdesc` table for ignorable errors, or the `FATAL:` lines and a
-//! `SQL error, errno = N, ...` Lua error. Every statement that succeeds is classified
-//! and counted as read, write or other on the calling worker; ignorable errors count
-//! as ignored errors (or reconnects when the driver reconnected).
+//! Connections, prepared statements and result sets are plain Rust objects that Lua
+//! holds as FFI cdata pointers (`bmk_conn *`, `bmk_stmt *`, freed by `ffi.gc`); the hot
+//! calls — execute, bind values, query, result-set access — are the `bmk_*` C entry
+//! points below, which LuaJIT compiles into the event's trace like the `sb_*` ones. Only
+//! creating a driver, connecting and turning an error into a Lua table go through mlua.
+//!
+//! A result set lives in the object that produced it: each statement has one (filled
+//! by every `stmt:execute()`) and each connection has one (for `con:query()` and
+//! `con:next_result()`), so a result set is valid until the next execution of the same
+//! statement or query of the same connection, as in sysbench, and executing allocates
+//! nothing on the Lua side. Both objects start with the same `#[repr(C)]` header, the
+//! `nrows`, `nfields` and `cursor` fields that the prelude reads as struct fields.
+//!
+//! The entry points never raise: they return a status (`1` result set, `0` none, `-1`
+//! error; a null statement for a failed prepare). A failure is kept in a thread-local
+//! slot that the prelude turns into an `errinfo` table with `take_error()`, and then
+//! into what sysbench does — a restartable `errdesc` for ignorable errors, or the
+//! `FATAL:` lines and a `SQL error, errno = N, ...` Lua error. Every statement that
+//! succeeds is classified and counted as read, write or other on the calling worker;
+//! ignorable errors count as ignored errors (or reconnects when the driver reconnected)
+//! when they happen.
 
 use std::cell::RefCell;
+use std::io::Write as _;
+use std::os::raw::{c_char, c_int, c_void};
 use std::rc::Rc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use bmk_engine::{with_current, Counter};
 use bmk_sql::{
     classify, Connection, Driver, DriverConfig, DriverKind, QueryKind, ResultSet, SqlError,
-    SqlErrorKind, SqlType, StatementId, Value as SqlValue,
+    SqlErrorKind, SqlOp, SqlType, StatementId, Value as SqlValue,
 };
-use mlua::{Lua, Table, UserData, UserDataFields, UserDataMethods, Value};
-
-/// What the raw methods return: `(true, value)` or `(false, errinfo)`.
-type Outcome = (bool, Value);
+use mlua::{LightUserData, Lua, Table, UserData, UserDataMethods, Value};
 
 use crate::error::LuaError;
 use crate::state::{ScriptEnv, StateData};
 
 /// Connections made so far in the process: spreads them over hosts round-robin.
 static CONNECTIONS: AtomicUsize = AtomicUsize::new(0);
+
+thread_local! {
+    /// The last failure of a `bmk_*` entry point on this thread, for `take_error()`.
+    static LAST_ERROR: RefCell<Option<SqlError>> = const { RefCell::new(None) };
+}
 
 /// Adds the Rust side of `sysbench.sql` to the prelude's `host` table.
 pub(crate) fn install(lua: &Lua, host: &Table, _env: &ScriptEnv) -> Result<(), LuaError> {
@@ -57,6 +75,17 @@ pub(crate) fn install(lua: &Lua, host: &Table, _env: &ScriptEnv) -> Result<(), L
             }
         })?,
     )?;
+    raw.set(
+        "take_error",
+        lua.create_function(|lua, ()| {
+            let e = LAST_ERROR
+                .with(|l| l.borrow_mut().take())
+                .unwrap_or_else(|| {
+                    SqlError::new(DriverKind::Mysql, SqlOp::Query, 0, "", "unknown SQL error")
+                });
+            error_table(lua, &e)
+        })?,
+    )?;
     host.set("sql_raw", raw)?;
     Ok(())
 }
@@ -71,20 +100,33 @@ fn count(kind: QueryKind) {
     with_current(|ctx| ctx.count(c));
 }
 
-/// The `errinfo` table for the prelude; counts ignorable errors.
-fn error_info(lua: &Lua, e: &SqlError) -> mlua::Result<Table> {
+/// Counts an ignorable error as an ignored error, or a reconnect when the driver
+/// reconnected.
+fn count_error(e: &SqlError) {
+    if let SqlErrorKind::Ignorable { reconnected } = e.kind {
+        with_current(|ctx| {
+            ctx.count(if reconnected {
+                Counter::Reconnect
+            } else {
+                Counter::Error
+            })
+        });
+    }
+}
+
+/// Counts `e` and keeps it for `take_error()`; the status of a failed call.
+#[cold]
+fn fail(e: SqlError) -> c_int {
+    count_error(&e);
+    LAST_ERROR.with(|l| *l.borrow_mut() = Some(e));
+    -1
+}
+
+/// The `errinfo` table for the prelude (the error is counted already).
+fn error_table(lua: &Lua, e: &SqlError) -> mlua::Result<Table> {
     let t = lua.create_table()?;
     let kind = match e.kind {
-        SqlErrorKind::Ignorable { reconnected } => {
-            with_current(|ctx| {
-                ctx.count(if reconnected {
-                    Counter::Reconnect
-                } else {
-                    Counter::Error
-                })
-            });
-            "ignorable"
-        }
+        SqlErrorKind::Ignorable { .. } => "ignorable",
         SqlErrorKind::Fatal => "fatal",
         SqlErrorKind::Connect => "connect",
     };
@@ -100,35 +142,8 @@ fn error_info(lua: &Lua, e: &SqlError) -> mlua::Result<Table> {
     Ok(t)
 }
 
-fn closed_error(lua: &Lua, kind: DriverKind) -> mlua::Result<Table> {
-    let e = SqlError::new(
-        kind,
-        bmk_sql::SqlOp::Query,
-        0,
-        "",
-        "the connection is closed",
-    );
-    error_info(lua, &e)
-}
-
-/// `(true, rs_or_nil)` or `(false, errinfo)`.
-fn result(lua: &Lua, r: Result<Option<ResultSet>, SqlError>) -> mlua::Result<Outcome> {
-    let (ok, v) = match r {
-        Ok(Some(rs)) => (
-            true,
-            Value::UserData(lua.create_userdata(LuaResultSet::new(rs))?),
-        ),
-        Ok(None) => (true, Value::Nil),
-        Err(e) => (false, Value::Table(error_info(lua, &e)?)),
-    };
-    Ok((ok, v))
-}
-
-fn status(lua: &Lua, r: Result<(), SqlError>) -> mlua::Result<Outcome> {
-    Ok(match r {
-        Ok(()) => (true, Value::Nil),
-        Err(e) => (false, Value::Table(error_info(lua, &e)?)),
-    })
+fn closed_error(kind: DriverKind) -> SqlError {
+    SqlError::new(kind, SqlOp::Query, 0, "", "the connection is closed")
 }
 
 /// `sysbench.sql.driver()`.
@@ -139,21 +154,25 @@ struct LuaDriver {
 impl UserData for LuaDriver {
     fn add_methods<M: UserDataMethods<Self>>(methods: &mut M) {
         methods.add_method("name", |_, d, ()| Ok(d.driver.name()));
+        // (true, light userdata `bmk_conn *` owned by the caller) or (false, errinfo).
         methods.add_method("connect", |lua, d, ()| {
             let index = CONNECTIONS.fetch_add(1, Ordering::Relaxed);
             match d.driver.connect(index) {
-                Ok(conn) => Ok((
-                    true,
-                    Value::UserData(lua.create_userdata(LuaConnection {
+                Ok(conn) => {
+                    let handle = Box::new(BmkConn {
+                        rs: RsPart::default(),
                         shared: Rc::new(RefCell::new(Some(conn))),
                         kind: d.driver.kind(),
-                    })?),
-                )),
+                    });
+                    let ptr = Box::into_raw(handle).cast::<c_void>();
+                    Ok((true, Value::LightUserData(LightUserData(ptr))))
+                }
                 Err(mut e) => {
                     if e.kind != SqlErrorKind::Connect && !e.is_ignorable() {
                         e.kind = SqlErrorKind::Connect;
                     }
-                    Ok((false, Value::Table(error_info(lua, &e)?)))
+                    count_error(&e);
+                    Ok((false, Value::Table(error_table(lua, &e)?)))
                 }
             }
         });
@@ -162,120 +181,77 @@ impl UserData for LuaDriver {
 
 type SharedConn = Rc<RefCell<Option<Box<dyn Connection>>>>;
 
-/// A connection (`drv:connect()`); statements share it.
-struct LuaConnection {
-    shared: SharedConn,
-    kind: DriverKind,
+/// The result-set header shared by connections and statements: the first fields of
+/// both `bmk_conn` and `bmk_stmt` as the prelude declares them.
+#[repr(C)]
+#[derive(Default)]
+pub struct RsPart {
+    /// Rows of the current result set.
+    nrows: u32,
+    /// Columns of the current result set.
+    nfields: u32,
+    /// Next row `fetch_row` returns (0-based); the prelude advances it.
+    cursor: u32,
+    rs: ResultSet,
 }
 
-impl LuaConnection {
-    fn with<R>(
-        &self,
-        lua: &Lua,
-        f: impl FnOnce(&mut dyn Connection) -> mlua::Result<R>,
-        closed: impl FnOnce(Table) -> mlua::Result<R>,
-    ) -> mlua::Result<R> {
-        let mut guard = self.shared.borrow_mut();
-        match guard.as_deref_mut() {
-            Some(c) => f(c),
-            None => closed(closed_error(lua, self.kind)?),
+impl RsPart {
+    /// Refreshes the header after `rs` was (re)filled; the status for Lua.
+    #[inline]
+    fn sync(&mut self, has_rows: bool) -> c_int {
+        self.cursor = 0;
+        if has_rows {
+            self.nrows = self.rs.nrows() as u32;
+            self.nfields = self.rs.nfields as u32;
+            1
+        } else {
+            self.nrows = 0;
+            self.nfields = 0;
+            0
+        }
+    }
+
+    fn take(&mut self, r: Result<Option<ResultSet>, SqlError>) -> c_int {
+        match r {
+            Ok(Some(rs)) => {
+                self.rs = rs;
+                self.sync(true)
+            }
+            Ok(None) => {
+                self.rs.clear();
+                self.sync(false)
+            }
+            Err(e) => {
+                self.rs.clear();
+                self.sync(false);
+                fail(e)
+            }
         }
     }
 }
 
-fn failed(info: Table) -> mlua::Result<Outcome> {
-    Ok((false, Value::Table(info)))
+/// A connection (`drv:connect()`, C type `bmk_conn`); statements share it.
+#[repr(C)]
+pub struct BmkConn {
+    /// The result set of the last `query` / `next_result`.
+    rs: RsPart,
+    shared: SharedConn,
+    kind: DriverKind,
 }
 
-impl UserData for LuaConnection {
-    fn add_methods<M: UserDataMethods<Self>>(methods: &mut M) {
-        methods.add_method("query", |lua, c, sql: mlua::LuaString| {
-            let sql = sql.to_str()?.to_owned();
-            c.with(
-                lua,
-                |conn| {
-                    let r = conn.query(&sql);
-                    if r.is_ok() {
-                        count(classify(&sql));
-                    }
-                    result(lua, r)
-                },
-                failed,
-            )
-        });
-        methods.add_method("prepare", |lua, c, sql: mlua::LuaString| {
-            let sql = sql.to_str()?.to_owned();
-            c.with(
-                lua,
-                |conn| match conn.prepare(&sql) {
-                    Ok(id) => Ok((
-                        true,
-                        Value::UserData(lua.create_userdata(LuaStatement {
-                            conn: c.shared.clone(),
-                            kind: c.kind,
-                            id: Some(id),
-                            query_kind: classify(&sql),
-                            types: Vec::new(),
-                            values: Vec::new(),
-                        })?),
-                    )),
-                    Err(e) => failed(error_info(lua, &e)?),
-                },
-                failed,
-            )
-        });
-        methods.add_method("bulk_insert_init", |lua, c, prefix: mlua::LuaString| {
-            let prefix = prefix.to_str()?.to_owned();
-            c.with(
-                lua,
-                |conn| status(lua, conn.bulk_insert_init(&prefix)),
-                failed,
-            )
-        });
-        methods.add_method("bulk_insert_next", |lua, c, tuple: mlua::LuaString| {
-            let tuple = tuple.to_str()?.to_owned();
-            c.with(
-                lua,
-                |conn| status(lua, conn.bulk_insert_next(&tuple)),
-                failed,
-            )
-        });
-        methods.add_method("bulk_insert_done", |lua, c, ()| {
-            c.with(
-                lua,
-                |conn| {
-                    let r = conn.bulk_insert_done();
-                    if r.is_ok() {
-                        count(QueryKind::Write);
-                    }
-                    status(lua, r)
-                },
-                failed,
-            )
-        });
-        methods.add_method("reconnect", |lua, c, ()| {
-            c.with(lua, |conn| status(lua, conn.reconnect()), failed)
-        });
-        methods.add_method("disconnect", |_, c, ()| {
-            if let Some(mut conn) = c.shared.borrow_mut().take() {
-                conn.disconnect();
-            }
-            Ok(())
-        });
-        methods.add_method("more_results", |_, c, ()| {
-            Ok(c.shared
-                .borrow_mut()
-                .as_deref_mut()
-                .is_some_and(|conn| conn.more_results()))
-        });
-        methods.add_method("next_result", |lua, c, ()| {
-            c.with(lua, |conn| result(lua, conn.next_result()), failed)
-        });
+impl BmkConn {
+    /// Runs `f` on the open connection; a closed one fails.
+    #[inline]
+    fn with(&mut self, f: impl FnOnce(&mut dyn Connection, &mut RsPart) -> c_int) -> c_int {
+        let mut guard = self.shared.borrow_mut();
+        match guard.as_deref_mut() {
+            Some(c) => f(c, &mut self.rs),
+            None => fail(closed_error(self.kind)),
+        }
     }
 }
 
-/// How one bound parameter converts Lua values (`stmt:bind_create(type [, max_len])`;
-/// the parameter objects themselves are Lua tables holding the current value).
+/// How one bound parameter converts values (`stmt:bind_create(type [, max_len])`).
 #[derive(Clone, Copy)]
 struct ParamType {
     ty: SqlType,
@@ -283,53 +259,61 @@ struct ParamType {
 }
 
 impl ParamType {
-    fn text(self, mut bytes: Vec<u8>) -> SqlValue {
-        if self.max_len > 0 && matches!(self.ty, SqlType::Char | SqlType::VarChar) {
-            bytes.truncate(self.max_len);
-        }
-        if self.ty.is_integer() || self.ty.is_float() {
-            self.ty.value_from_text(&bytes)
+    fn truncates(self) -> bool {
+        self.max_len > 0 && matches!(self.ty, SqlType::Char | SqlType::VarChar)
+    }
+
+    /// Stores the bind value of text `bytes` in `slot`, reusing its buffer.
+    fn set_text(self, slot: &mut SqlValue, bytes: &[u8]) {
+        let bytes = if self.truncates() && bytes.len() > self.max_len {
+            &bytes[..self.max_len]
         } else {
-            SqlValue::Text(bytes)
+            bytes
+        };
+        if self.ty.is_integer() || self.ty.is_float() {
+            *slot = self.ty.value_from_text(bytes);
+        } else if let SqlValue::Text(buf) = slot {
+            buf.clear();
+            buf.extend_from_slice(bytes);
+        } else {
+            *slot = SqlValue::Text(bytes.to_vec());
         }
     }
 
-    fn number(self, n: f64) -> SqlValue {
+    /// Stores the bind value of Lua number `n` in `slot`.
+    fn set_number(self, slot: &mut SqlValue, n: f64) {
         match self.ty {
-            t if t.is_integer() => SqlValue::Int(n as i64),
-            SqlType::Float => SqlValue::Float(n as f32),
-            SqlType::Double => SqlValue::Double(n),
+            t if t.is_integer() => *slot = SqlValue::Int(n as i64),
+            SqlType::Float => *slot = SqlValue::Float(n as f32),
+            SqlType::Double => *slot = SqlValue::Double(n),
             _ => {
-                let text = if n.fract() == 0.0 && n.abs() < 1e15 {
-                    format!("{}", n as i64)
-                } else {
-                    format!("{n}")
+                let mut buf = match std::mem::replace(slot, SqlValue::Null) {
+                    SqlValue::Text(mut b) => {
+                        b.clear();
+                        b
+                    }
+                    _ => Vec::new(),
                 };
-                self.text(text.into_bytes())
+                // Writing to a Vec cannot fail.
+                let _ = if n.fract() == 0.0 && n.abs() < 1e15 {
+                    write!(buf, "{}", n as i64)
+                } else {
+                    write!(buf, "{n}")
+                };
+                if self.truncates() {
+                    buf.truncate(self.max_len);
+                }
+                *slot = SqlValue::Text(buf);
             }
         }
-    }
-
-    /// The bind value of a Lua value: nil is NULL, numbers and strings convert to
-    /// the parameter's type, cdata (64-bit integers) by their text.
-    fn value(self, v: &Value) -> mlua::Result<SqlValue> {
-        Ok(match v {
-            Value::Nil => SqlValue::Null,
-            Value::Boolean(b) => SqlValue::Int(*b as i64),
-            Value::Integer(i) => self.number(*i as f64),
-            Value::Number(n) => self.number(*n),
-            Value::String(s) => self.text(s.as_bytes().to_vec()),
-            other => {
-                let text = other.to_string()?;
-                let text = text.trim_end_matches("ULL").trim_end_matches("LL");
-                self.text(text.as_bytes().to_vec())
-            }
-        })
     }
 }
 
-/// A prepared statement (`con:prepare(sql)`).
-struct LuaStatement {
+/// A prepared statement (`con:prepare(sql)`, C type `bmk_stmt`).
+#[repr(C)]
+pub struct BmkStmt {
+    /// The result set of the last execution.
+    rs: RsPart,
     conn: SharedConn,
     kind: DriverKind,
     id: Option<StatementId>,
@@ -338,89 +322,411 @@ struct LuaStatement {
     values: Vec<SqlValue>,
 }
 
-impl UserData for LuaStatement {
-    fn add_methods<M: UserDataMethods<Self>>(methods: &mut M) {
-        // bind_types(type1, max_len1, type2, max_len2, ...) for the parameters that
-        // `stmt:bind_param` bound, in placeholder order.
-        methods.add_method_mut("bind_types", |_, s, spec: mlua::Variadic<f64>| {
-            s.types.clear();
-            for pair in spec.chunks(2) {
-                let code = pair[0] as u32;
-                let ty = SqlType::from_code(code).ok_or_else(|| {
-                    mlua::Error::RuntimeError(format!("invalid sysbench.sql.type value {code}"))
-                })?;
-                let max_len = pair.get(1).copied().unwrap_or(0.0).max(0.0) as usize;
-                s.types.push(ParamType { ty, max_len });
-            }
-            Ok(())
-        });
-        methods.add_method_mut("execute", |lua, s, args: mlua::Variadic<Value>| {
-            let Some(id) = s.id else {
-                return failed(closed_error(lua, s.kind)?);
-            };
-            s.values.clear();
-            for (i, t) in s.types.iter().enumerate() {
-                let v = args.get(i).unwrap_or(&Value::Nil);
-                s.values.push(t.value(v)?);
-            }
-            let mut guard = s.conn.borrow_mut();
-            let Some(conn) = guard.as_deref_mut() else {
-                return failed(closed_error(lua, s.kind)?);
-            };
-            let r = conn.execute(id, &s.values);
-            if r.is_ok() {
-                count(s.query_kind);
-            }
-            result(lua, r)
-        });
-        methods.add_method_mut("close", |_, s, ()| {
-            if let Some(id) = s.id.take() {
-                if let Some(conn) = s.conn.borrow_mut().as_deref_mut() {
-                    conn.close_statement(id);
-                }
-            }
-            Ok(())
-        });
+/// The bytes `ptr[..len]` (empty for a null pointer).
+///
+/// # Safety
+/// `ptr` must be null or point to `len` readable bytes that outlive the result.
+#[inline]
+unsafe fn bytes<'a>(ptr: *const c_char, len: usize) -> &'a [u8] {
+    if ptr.is_null() || len == 0 {
+        &[]
+    } else {
+        // SAFETY: guaranteed by the caller.
+        unsafe { std::slice::from_raw_parts(ptr.cast::<u8>(), len) }
     }
 }
 
-/// A result set: `rs.nrows`, `rs.nfields`, `rs:fetch_row()`, `rs:free()`.
-struct LuaResultSet {
-    rs: ResultSet,
-    next: usize,
+/// SQL text from Lua (invalid UTF-8 is replaced, as the drivers take `&str`).
+///
+/// # Safety
+/// As [`bytes`].
+unsafe fn text<'a>(ptr: *const c_char, len: usize) -> std::borrow::Cow<'a, str> {
+    // SAFETY: forwarded.
+    String::from_utf8_lossy(unsafe { bytes(ptr, len) })
 }
 
-impl LuaResultSet {
-    fn new(rs: ResultSet) -> LuaResultSet {
-        LuaResultSet { rs, next: 0 }
+// C entry points -------------------------------------------------------------------------
+//
+// Called only by the prelude with the handles it got from `connect` / `bmk_conn_prepare`
+// (never null, never freed while in use: `ffi.gc` frees them once unreachable).
+
+/// `void bmk_conn_free(bmk_conn *)`: the `ffi.gc` finalizer of a connection.
+///
+/// # Safety
+/// `c` must come from `connect` and not be used afterwards.
+#[no_mangle]
+pub unsafe extern "C" fn bmk_conn_free(c: *mut BmkConn) {
+    if !c.is_null() {
+        // SAFETY: `c` was made by Box::into_raw in `connect`.
+        drop(unsafe { Box::from_raw(c) });
     }
 }
 
-impl UserData for LuaResultSet {
-    fn add_fields<F: UserDataFields<Self>>(fields: &mut F) {
-        fields.add_field_method_get("nrows", |_, r| Ok(r.rs.nrows()));
-        fields.add_field_method_get("nfields", |_, r| Ok(r.rs.nfields));
-    }
+/// `int bmk_conn_query(bmk_conn *, const char *sql, size_t len)`: `1` with the result
+/// set in the connection, `0` without one, `-1` on error.
+///
+/// # Safety
+/// `c` must be a live connection handle and `sql` point to `len` bytes.
+#[no_mangle]
+pub unsafe extern "C" fn bmk_conn_query(c: *mut BmkConn, sql: *const c_char, len: usize) -> c_int {
+    // SAFETY: guaranteed by the caller.
+    let (c, sql) = unsafe { (&mut *c, text(sql, len)) };
+    c.with(|conn, rs| {
+        let r = conn.query(&sql);
+        if r.is_ok() {
+            count(classify(&sql));
+        }
+        rs.take(r)
+    })
+}
 
-    fn add_methods<M: UserDataMethods<Self>>(methods: &mut M) {
-        methods.add_method_mut("fetch_row", |lua, r, ()| {
-            if r.next >= r.rs.nrows() {
-                return Ok(Value::Nil);
-            }
-            let row = r.next;
-            r.next += 1;
-            let t = lua.create_table_with_capacity(r.rs.nfields, 0)?;
-            for col in 0..r.rs.nfields {
-                if let Some(v) = r.rs.get(row, col) {
-                    t.raw_set(col + 1, lua.create_string(v)?)?;
-                }
-            }
-            Ok(Value::Table(t))
-        });
-        methods.add_method_mut("free", |_, r, ()| {
-            r.rs = ResultSet::default();
-            r.next = 0;
-            Ok(())
-        });
+/// `bmk_stmt *bmk_conn_prepare(bmk_conn *, const char *sql, size_t len)`: a new
+/// statement owned by the caller (free it with `bmk_stmt_free`), null on error.
+///
+/// # Safety
+/// `c` must be a live connection handle and `sql` point to `len` bytes.
+#[no_mangle]
+pub unsafe extern "C" fn bmk_conn_prepare(
+    c: *mut BmkConn,
+    sql: *const c_char,
+    len: usize,
+) -> *mut BmkStmt {
+    // SAFETY: guaranteed by the caller.
+    let (c, sql) = unsafe { (&mut *c, text(sql, len)) };
+    let mut id = None;
+    let status = c.with(|conn, _| match conn.prepare(&sql) {
+        Ok(i) => {
+            id = Some(i);
+            0
+        }
+        Err(e) => fail(e),
+    });
+    if status != 0 {
+        return std::ptr::null_mut();
     }
+    Box::into_raw(Box::new(BmkStmt {
+        rs: RsPart::default(),
+        conn: c.shared.clone(),
+        kind: c.kind,
+        id,
+        query_kind: classify(&sql),
+        types: Vec::new(),
+        values: Vec::new(),
+    }))
+}
+
+/// `int bmk_conn_bulk_init(bmk_conn *, const char *prefix, size_t len)`: `0` or `-1`.
+///
+/// # Safety
+/// `c` must be a live connection handle and `prefix` point to `len` bytes.
+#[no_mangle]
+pub unsafe extern "C" fn bmk_conn_bulk_init(
+    c: *mut BmkConn,
+    prefix: *const c_char,
+    len: usize,
+) -> c_int {
+    // SAFETY: guaranteed by the caller.
+    let (c, prefix) = unsafe { (&mut *c, text(prefix, len)) };
+    c.with(|conn, _| status(conn.bulk_insert_init(&prefix)))
+}
+
+/// `int bmk_conn_bulk_next(bmk_conn *, const char *tuple, size_t len)`: `0` or `-1`.
+///
+/// # Safety
+/// `c` must be a live connection handle and `tuple` point to `len` bytes.
+#[no_mangle]
+pub unsafe extern "C" fn bmk_conn_bulk_next(
+    c: *mut BmkConn,
+    tuple: *const c_char,
+    len: usize,
+) -> c_int {
+    // SAFETY: guaranteed by the caller.
+    let (c, tuple) = unsafe { (&mut *c, text(tuple, len)) };
+    c.with(|conn, _| status(conn.bulk_insert_next(&tuple)))
+}
+
+/// `int bmk_conn_bulk_done(bmk_conn *)`: `0` or `-1`; counts one write.
+///
+/// # Safety
+/// `c` must be a live connection handle.
+#[no_mangle]
+pub unsafe extern "C" fn bmk_conn_bulk_done(c: *mut BmkConn) -> c_int {
+    // SAFETY: guaranteed by the caller.
+    let c = unsafe { &mut *c };
+    c.with(|conn, _| {
+        let r = conn.bulk_insert_done();
+        if r.is_ok() {
+            count(QueryKind::Write);
+        }
+        status(r)
+    })
+}
+
+/// `int bmk_conn_reconnect(bmk_conn *)`: `0` or `-1`.
+///
+/// # Safety
+/// `c` must be a live connection handle.
+#[no_mangle]
+pub unsafe extern "C" fn bmk_conn_reconnect(c: *mut BmkConn) -> c_int {
+    // SAFETY: guaranteed by the caller.
+    let c = unsafe { &mut *c };
+    c.with(|conn, _| status(conn.reconnect()))
+}
+
+/// `void bmk_conn_disconnect(bmk_conn *)`: closes the connection; later calls on it
+/// and its statements fail.
+///
+/// # Safety
+/// `c` must be a live connection handle.
+#[no_mangle]
+pub unsafe extern "C" fn bmk_conn_disconnect(c: *mut BmkConn) {
+    // SAFETY: guaranteed by the caller.
+    let c = unsafe { &mut *c };
+    if let Some(mut conn) = c.shared.borrow_mut().take() {
+        conn.disconnect();
+    }
+}
+
+/// `bool bmk_conn_more_results(bmk_conn *)`.
+///
+/// # Safety
+/// `c` must be a live connection handle.
+#[no_mangle]
+pub unsafe extern "C" fn bmk_conn_more_results(c: *mut BmkConn) -> bool {
+    // SAFETY: guaranteed by the caller.
+    let c = unsafe { &mut *c };
+    c.shared
+        .borrow_mut()
+        .as_deref_mut()
+        .is_some_and(|conn| conn.more_results())
+}
+
+/// `int bmk_conn_next_result(bmk_conn *)`: like `bmk_conn_query`.
+///
+/// # Safety
+/// `c` must be a live connection handle.
+#[no_mangle]
+pub unsafe extern "C" fn bmk_conn_next_result(c: *mut BmkConn) -> c_int {
+    // SAFETY: guaranteed by the caller.
+    let c = unsafe { &mut *c };
+    c.with(|conn, rs| rs.take(conn.next_result()))
+}
+
+fn status(r: Result<(), SqlError>) -> c_int {
+    match r {
+        Ok(()) => 0,
+        Err(e) => fail(e),
+    }
+}
+
+/// `void bmk_stmt_free(bmk_stmt *)`: the `ffi.gc` finalizer of a statement.
+///
+/// # Safety
+/// `s` must come from `bmk_conn_prepare` and not be used afterwards.
+#[no_mangle]
+pub unsafe extern "C" fn bmk_stmt_free(s: *mut BmkStmt) {
+    if !s.is_null() {
+        // SAFETY: `s` was made by Box::into_raw in `bmk_conn_prepare`.
+        drop(unsafe { Box::from_raw(s) });
+    }
+}
+
+/// `void bmk_stmt_close(bmk_stmt *)`: releases the server-side statement; later
+/// executions fail.
+///
+/// # Safety
+/// `s` must be a live statement handle.
+#[no_mangle]
+pub unsafe extern "C" fn bmk_stmt_close(s: *mut BmkStmt) {
+    // SAFETY: guaranteed by the caller.
+    let s = unsafe { &mut *s };
+    if let Some(id) = s.id.take() {
+        if let Some(conn) = s.conn.borrow_mut().as_deref_mut() {
+            conn.close_statement(id);
+        }
+    }
+}
+
+/// `void bmk_stmt_bind_reset(bmk_stmt *)`: forgets the bound parameters.
+///
+/// # Safety
+/// `s` must be a live statement handle.
+#[no_mangle]
+pub unsafe extern "C" fn bmk_stmt_bind_reset(s: *mut BmkStmt) {
+    // SAFETY: guaranteed by the caller.
+    let s = unsafe { &mut *s };
+    s.types.clear();
+    s.values.clear();
+}
+
+/// `int bmk_stmt_bind_add(bmk_stmt *, uint32_t type, double max_len)`: binds the next
+/// placeholder to a parameter of `sysbench.sql.type` code `type`; `-1` for an unknown
+/// type. Its value is NULL until set.
+///
+/// # Safety
+/// `s` must be a live statement handle.
+#[no_mangle]
+pub unsafe extern "C" fn bmk_stmt_bind_add(s: *mut BmkStmt, ty: u32, max_len: f64) -> c_int {
+    // SAFETY: guaranteed by the caller.
+    let s = unsafe { &mut *s };
+    let Some(ty) = SqlType::from_code(ty) else {
+        return -1;
+    };
+    s.types.push(ParamType {
+        ty,
+        max_len: max_len.max(0.0) as usize,
+    });
+    s.values.push(SqlValue::Null);
+    0
+}
+
+/// `void bmk_stmt_set_null(bmk_stmt *, uint32_t i)`: parameter `i` (0-based) is NULL.
+///
+/// # Safety
+/// `s` must be a live statement handle.
+#[no_mangle]
+pub unsafe extern "C" fn bmk_stmt_set_null(s: *mut BmkStmt, i: u32) {
+    // SAFETY: guaranteed by the caller.
+    let s = unsafe { &mut *s };
+    if let Some(slot) = s.values.get_mut(i as usize) {
+        *slot = SqlValue::Null;
+    }
+}
+
+/// `void bmk_stmt_set_int(bmk_stmt *, uint32_t i, int64_t v)`: parameter `i` is the
+/// integer `v` whatever its type (Lua booleans).
+///
+/// # Safety
+/// `s` must be a live statement handle.
+#[no_mangle]
+pub unsafe extern "C" fn bmk_stmt_set_int(s: *mut BmkStmt, i: u32, v: i64) {
+    // SAFETY: guaranteed by the caller.
+    let s = unsafe { &mut *s };
+    if let Some(slot) = s.values.get_mut(i as usize) {
+        *slot = SqlValue::Int(v);
+    }
+}
+
+/// `void bmk_stmt_set_number(bmk_stmt *, uint32_t i, double v)`: parameter `i` is Lua
+/// number `v`, converted to the parameter's type.
+///
+/// # Safety
+/// `s` must be a live statement handle.
+#[no_mangle]
+pub unsafe extern "C" fn bmk_stmt_set_number(s: *mut BmkStmt, i: u32, v: f64) {
+    // SAFETY: guaranteed by the caller.
+    let s = unsafe { &mut *s };
+    let i = i as usize;
+    if let (Some(t), Some(slot)) = (s.types.get(i), s.values.get_mut(i)) {
+        t.set_number(slot, v);
+    }
+}
+
+/// `void bmk_stmt_set_text(bmk_stmt *, uint32_t i, const char *p, size_t len)`:
+/// parameter `i` is the string `p[0..len]`, converted to the parameter's type.
+///
+/// # Safety
+/// `s` must be a live statement handle and `p` point to `len` bytes.
+#[no_mangle]
+pub unsafe extern "C" fn bmk_stmt_set_text(s: *mut BmkStmt, i: u32, p: *const c_char, len: usize) {
+    // SAFETY: guaranteed by the caller.
+    let (s, v) = unsafe { (&mut *s, bytes(p, len)) };
+    let i = i as usize;
+    if let (Some(t), Some(slot)) = (s.types.get(i), s.values.get_mut(i)) {
+        t.set_text(slot, v);
+    }
+}
+
+/// `int bmk_stmt_execute(bmk_stmt *)`: executes with the values set; `1` with the
+/// result set in the statement, `0` without one, `-1` on error.
+///
+/// # Safety
+/// `s` must be a live statement handle.
+#[no_mangle]
+pub unsafe extern "C" fn bmk_stmt_execute(s: *mut BmkStmt) -> c_int {
+    // SAFETY: guaranteed by the caller.
+    let s = unsafe { &mut *s };
+    let Some(id) = s.id else {
+        return fail(closed_error(s.kind));
+    };
+    let mut guard = s.conn.borrow_mut();
+    let Some(conn) = guard.as_deref_mut() else {
+        return fail(closed_error(s.kind));
+    };
+    match conn.execute_into(id, &s.values, &mut s.rs.rs) {
+        Ok(has_rows) => {
+            count(s.query_kind);
+            s.rs.sync(has_rows)
+        }
+        Err(e) => {
+            s.rs.sync(false);
+            fail(e)
+        }
+    }
+}
+
+/// `const char *bmk_rs_cell(const void *rs, uint32_t row, uint32_t col, size_t *len)`: the
+/// value at (`row`, `col`) of the result set of a connection or statement handle, with
+/// its length in `*len`; null for SQL NULL or out of range. Valid until the handle's
+/// next execution.
+///
+/// # Safety
+/// `rs` must be a live connection or statement handle and `len` writable.
+#[no_mangle]
+pub unsafe extern "C" fn bmk_rs_cell(
+    rs: *mut c_void,
+    row: u32,
+    col: u32,
+    len: *mut usize,
+) -> *const c_char {
+    // SAFETY: both handle types start with an `RsPart` (`#[repr(C)]`).
+    let rs = unsafe { &*rs.cast::<RsPart>() };
+    match rs.rs.get(row as usize, col as usize) {
+        Some(v) => {
+            // SAFETY: guaranteed by the caller.
+            unsafe { *len = v.len() };
+            v.as_ptr().cast()
+        }
+        None => std::ptr::null(),
+    }
+}
+
+/// `void bmk_rs_free(const void *rs)`: empties the result set of a connection or statement
+/// handle (`rs:free()`).
+///
+/// # Safety
+/// `rs` must be a live connection or statement handle.
+#[no_mangle]
+pub unsafe extern "C" fn bmk_rs_free(rs: *mut c_void) {
+    // SAFETY: both handle types start with an `RsPart` (`#[repr(C)]`).
+    let rs = unsafe { &mut *rs.cast::<RsPart>() };
+    rs.rs = ResultSet::default();
+    rs.sync(false);
+}
+
+/// Addresses of the `bmk_*` entry points, for [`crate::ffi::ensure_ffi_linked`].
+pub(crate) fn entry_points() -> [usize; 21] {
+    [
+        bmk_conn_free as *const () as usize,
+        bmk_conn_query as *const () as usize,
+        bmk_conn_prepare as *const () as usize,
+        bmk_conn_bulk_init as *const () as usize,
+        bmk_conn_bulk_next as *const () as usize,
+        bmk_conn_bulk_done as *const () as usize,
+        bmk_conn_reconnect as *const () as usize,
+        bmk_conn_disconnect as *const () as usize,
+        bmk_conn_more_results as *const () as usize,
+        bmk_conn_next_result as *const () as usize,
+        bmk_stmt_free as *const () as usize,
+        bmk_stmt_close as *const () as usize,
+        bmk_stmt_bind_reset as *const () as usize,
+        bmk_stmt_bind_add as *const () as usize,
+        bmk_stmt_set_null as *const () as usize,
+        bmk_stmt_set_int as *const () as usize,
+        bmk_stmt_set_number as *const () as usize,
+        bmk_stmt_set_text as *const () as usize,
+        bmk_stmt_execute as *const () as usize,
+        bmk_rs_cell as *const () as usize,
+        bmk_rs_free as *const () as usize,
+    ]
 }
