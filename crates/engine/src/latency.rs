@@ -9,9 +9,13 @@
 //!
 //! The bucket array is allocated zeroed and only touched where samples land, so a
 //! thread costs a few pages of resident memory even though its array spans 1 ns–1 h.
+//! Buckets are 32-bit so that each power of two of latency costs one page, not two;
+//! the reader takes differences with wrapping arithmetic, which stays exact as long as
+//! it looks more often than every 2^32 samples of one bucket (the engine drains every
+//! second).
 
 use std::alloc::{alloc_zeroed, dealloc, Layout};
-use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicU32, AtomicUsize, Ordering};
 
 use hdrhistogram::Histogram;
 
@@ -62,7 +66,7 @@ pub fn new_histogram() -> Histogram<u64> {
 
 /// One thread's latency buckets; written by that thread only.
 pub struct LatencyRecorder {
-    buckets: *mut AtomicU64,
+    buckets: *mut AtomicU32,
     len: usize,
     /// Lowest and highest bucket index ever written, so readers scan only that span.
     lowest: AtomicUsize,
@@ -84,10 +88,10 @@ impl LatencyRecorder {
     /// An empty recorder.
     pub fn new() -> LatencyRecorder {
         let len = bucket_len();
-        let layout = Layout::array::<AtomicU64>(len).expect("small constant layout");
-        // SAFETY: layout has non-zero size; zeroed memory is a valid AtomicU64 array.
+        let layout = Layout::array::<AtomicU32>(len).expect("small constant layout");
+        // SAFETY: layout has non-zero size; zeroed memory is a valid AtomicU32 array.
         // Zeroed allocation (calloc/mmap) leaves untouched pages non-resident.
-        let buckets = unsafe { alloc_zeroed(layout) } as *mut AtomicU64;
+        let buckets = unsafe { alloc_zeroed(layout) } as *mut AtomicU32;
         if buckets.is_null() {
             std::alloc::handle_alloc_error(layout);
         }
@@ -100,7 +104,7 @@ impl LatencyRecorder {
     }
 
     #[inline]
-    fn bucket(&self, index: usize) -> &AtomicU64 {
+    fn bucket(&self, index: usize) -> &AtomicU32 {
         debug_assert!(index < self.len);
         // SAFETY: index < len (clamped by callers) and the array lives as long as self.
         unsafe { &*self.buckets.add(index) }
@@ -112,7 +116,10 @@ impl LatencyRecorder {
         let index = index_of(nanos.min(MAX_LATENCY_NS));
         let bucket = self.bucket(index);
         // Single writer: a plain load+store is enough and avoids a locked instruction.
-        bucket.store(bucket.load(Ordering::Relaxed) + 1, Ordering::Relaxed);
+        bucket.store(
+            bucket.load(Ordering::Relaxed).wrapping_add(1),
+            Ordering::Relaxed,
+        );
         if index < self.lowest.load(Ordering::Relaxed) {
             self.lowest.store(index, Ordering::Relaxed);
         }
@@ -123,7 +130,7 @@ impl LatencyRecorder {
 
     /// Adds to `into` every sample recorded since the previous call with the same
     /// `seen` vector (which remembers what was already taken), and returns how many.
-    pub fn drain_into(&self, seen: &mut Vec<u64>, into: &mut Histogram<u64>) -> u64 {
+    pub fn drain_into(&self, seen: &mut Vec<u32>, into: &mut Histogram<u64>) -> u64 {
         let lowest = self.lowest.load(Ordering::Relaxed);
         let highest = self.highest.load(Ordering::Relaxed);
         if lowest == usize::MAX {
@@ -135,8 +142,8 @@ impl LatencyRecorder {
         let mut total = 0;
         for (index, seen) in seen.iter_mut().enumerate().take(highest + 1).skip(lowest) {
             let now = self.bucket(index).load(Ordering::Relaxed);
-            if now > *seen {
-                let delta = now - *seen;
+            let delta = now.wrapping_sub(*seen) as u64;
+            if delta > 0 {
                 *seen = now;
                 into.record_n(value_of(index), delta)
                     .expect("value within histogram bounds");
@@ -149,7 +156,7 @@ impl LatencyRecorder {
 
 impl Drop for LatencyRecorder {
     fn drop(&mut self) {
-        let layout = Layout::array::<AtomicU64>(self.len).expect("same layout as alloc");
+        let layout = Layout::array::<AtomicU32>(self.len).expect("same layout as alloc");
         // SAFETY: allocated in `new` with this exact layout.
         unsafe { dealloc(self.buckets as *mut u8, layout) }
     }
@@ -206,6 +213,19 @@ mod tests {
         r.record(5_000);
         assert_eq!(r.drain_into(&mut seen, &mut h2), 1);
         assert!(h2.equivalent(h2.max(), 5_000));
+    }
+
+    #[test]
+    fn a_wrapped_bucket_still_yields_the_right_delta() {
+        let r = LatencyRecorder::new();
+        r.record(1_000);
+        r.record(1_000);
+        // Pretend the reader last saw this bucket just below the 32-bit limit: the
+        // counter has since wrapped to 2, so 3 samples are new.
+        let mut seen = vec![0u32; index_of(1_000) + 1];
+        seen[index_of(1_000)] = u32::MAX;
+        let mut h = new_histogram();
+        assert_eq!(r.drain_into(&mut seen, &mut h), 3);
     }
 
     #[test]

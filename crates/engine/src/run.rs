@@ -413,7 +413,11 @@ impl SlotMark {
 struct Controller {
     shared: Arc<Shared>,
     /// Per-worker bucket counts already drained.
-    seen: Vec<Vec<u64>>,
+    seen: Vec<Vec<u32>>,
+    /// Samples drained since the last interval report.
+    pending: Histogram<u64>,
+    /// Scratch for one drain.
+    fresh: Histogram<u64>,
     /// Per-worker number of samples drained so far, and its value at the cumulative
     /// baseline. Cumulative event counts come from these rather than from the workers'
     /// event counters, so that a report's event count and its histogram always agree
@@ -439,6 +443,8 @@ impl Controller {
             interval_marks: vec![SlotMark::default(); n],
             base_marks: vec![SlotMark::default(); n],
             cumulative: new_histogram(),
+            pending: new_histogram(),
+            fresh: new_histogram(),
             base_ns: shared.now_ns(),
             last_interval_ns: shared.now_ns(),
             end_ns: None,
@@ -446,8 +452,9 @@ impl Controller {
         }
     }
 
-    /// Moves new samples from every worker into `into` (and into the cumulative one).
-    fn drain(&mut self, into: &mut Histogram<u64>) {
+    /// Moves new samples from every worker into the pending interval histogram and
+    /// the cumulative one.
+    fn drain(&mut self) {
         for ((slot, seen), drained) in self
             .shared
             .slots
@@ -455,17 +462,21 @@ impl Controller {
             .zip(self.seen.iter_mut())
             .zip(self.drained.iter_mut())
         {
-            *drained += slot.recorder.drain_into(seen, into);
+            *drained += slot.recorder.drain_into(seen, &mut self.fresh);
         }
-        self.cumulative
-            .add(&*into)
+        self.pending
+            .add(&self.fresh)
             .expect("same histogram geometry");
+        self.cumulative
+            .add(&self.fresh)
+            .expect("same histogram geometry");
+        self.fresh.reset();
     }
 
     /// Starts a new measured span: cumulative statistics restart from here.
     fn rebase(&mut self) {
-        let mut discard = new_histogram();
-        self.drain(&mut discard);
+        self.drain();
+        self.pending.reset();
         self.cumulative.reset();
         self.base_drained.clone_from(&self.drained);
         let now = self.shared.now_ns();
@@ -484,8 +495,8 @@ impl Controller {
     /// time since the measured start, printed instead of the wake-up time so that a
     /// late wake-up on a busy machine does not show as `[ 0.51s ]`.
     fn interval(&mut self, nominal_ns: u64) -> IntervalStats {
-        let mut hist = new_histogram();
-        self.drain(&mut hist);
+        self.drain();
+        let hist = std::mem::replace(&mut self.pending, new_histogram());
         let now = self.shared.now_ns();
         let mut events = 0;
         let mut counters = Counters::default();
@@ -515,8 +526,7 @@ impl Controller {
     }
 
     fn cumulative(&mut self) -> CumulativeStats {
-        let mut hist = new_histogram();
-        self.drain(&mut hist);
+        self.drain();
         let now = self.end_ns.unwrap_or_else(|| self.shared.now_ns());
         let mut stats = CumulativeStats {
             time_total: now.saturating_sub(self.base_ns) as f64 / 1e9,
@@ -616,6 +626,8 @@ impl Controller {
             c.into()
         };
         let mut forced_deadline: Option<u64> = None;
+        // Workers' 32-bit buckets must be read well before one can wrap.
+        let mut next_drain = released + 1_000_000_000;
         let mut status = RunStatus::Completed;
 
         loop {
@@ -676,6 +688,10 @@ impl Controller {
                 }
             }
 
+            if now >= next_drain {
+                self.drain();
+                next_drain = now + 1_000_000_000;
+            }
             let mut wake = now + 50_000_000;
             for t in [
                 time_limit,
