@@ -45,8 +45,11 @@ use crate::value::Value;
 
 /// Largest payload of one protocol packet.
 const MAX_PAYLOAD: usize = 0xff_ffff;
-/// Initial size of the receive buffer (grown for large results, shrunk back after).
-const INITIAL_BUF: usize = 4096;
+/// Initial size of the receive buffer: a point select's response is ~200 bytes. It
+/// doubles whenever a `read` fills it (up to [`KEEP_BUF`], so that a connection running
+/// range selects soon gets each response in one `read`) and for packets that do not
+/// fit; buffers grown past [`KEEP_BUF`] are released after the response.
+const INITIAL_BUF: usize = 2048;
 /// Receive buffers larger than this are released after the response.
 const KEEP_BUF: usize = 64 * 1024;
 /// `SERVER_MORE_RESULTS_EXISTS` status flag.
@@ -236,6 +239,9 @@ impl FastIo {
                 return Err(eof_error());
             }
             self.end += got;
+            if self.end == self.inbuf.len() && self.inbuf.len() < KEEP_BUF {
+                self.inbuf.resize(self.inbuf.len() * 2, 0);
+            }
         }
         Ok(())
     }

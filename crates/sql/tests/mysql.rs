@@ -573,6 +573,24 @@ fn fast_path_matches_the_crate_path() {
             );
         }
         out.push(format!("{:?}", con.query("SELEC 1").unwrap_err().errno));
+        // Many rows (the receive buffer grows): text and binary protocol.
+        let digest = |rs: &ResultSet| {
+            let cells: usize = rs.rows().flatten().map(|c| c.map_or(0, <[u8]>::len)).sum();
+            format!("{} rows, {cells} bytes", rs.nrows())
+        };
+        let many = "SELECT seq, REPEAT('x', seq % 300), IF(seq % 7 = 0, NULL, seq * 1.5) \
+                    FROM seq_1_to_5000 WHERE seq > ?";
+        out.push(digest(
+            &con.query(&many.replace('?', "0")).unwrap().unwrap(),
+        ));
+        let st = con.prepare(many).unwrap();
+        let mut reused = ResultSet::default();
+        for _ in 0..3 {
+            assert!(con
+                .execute_into(st, &[Value::Int(10)], &mut reused)
+                .unwrap());
+            out.push(digest(&reused));
+        }
         out.push(dump(
             &con.query("SELECT LENGTH(s) FROM f ORDER BY id")
                 .unwrap()
