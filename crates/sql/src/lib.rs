@@ -35,6 +35,15 @@
 //!   primary code (names like `busy`, `locked`, or numbers). Ignorable errors roll back
 //!   an open transaction.
 //!
+//! # Hot path
+//! Callers that run many statements should use [`Connection::execute_into`] with one
+//! [`ResultSet`] kept per connection or statement: its buffers and column names are
+//! reused, so the steady state allocates nothing. On the MySQL driver, server-side
+//! prepared executes and text queries on plain sockets (no TLS, no compression) bypass
+//! the `mysql` crate's per-row machinery with a small hand-written protocol path on the
+//! same socket (see `mysql_fast.rs`; `BMK_MYSQL_FASTPATH=0` in the environment turns it
+//! off for comparison); everything else goes through the crate.
+//!
 //! Prepared statements keep their SQL: after a reconnect they are re-prepared on their
 //! next execution. `--db-ps-mode=disable` (and statements MySQL cannot prepare) are
 //! emulated client-side with quoting per server dialect ([`Template`]).

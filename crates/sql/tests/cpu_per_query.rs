@@ -1,6 +1,11 @@
-//! Client CPU per query of the MySQL driver (prepared point select, server-side and
-//! emulated), for comparison with other clients. Ignored by default; run with
-//! `cargo nextest run -p bmk-sql --test cpu_per_query --run-ignored all --no-capture`.
+//! Client CPU per query of the MySQL driver (prepared point select: the crate path, the
+//! hand-written fast path through `execute` and through `execute_into`, and client-side
+//! emulation), for comparison with other clients. Ignored by default; run with
+//! `cargo nextest run -p bmk-sql --cargo-profile release --test cpu_per_query
+//! --run-ignored all --no-capture`. On a busy machine, count instructions instead:
+//! `BMK_CPQ_N=2000 BMK_CPQ_CASE=execute_into valgrind --tool=callgrind
+//! --collect-atstart=no --toggle-collect='*point_selects*' <test binary> --ignored`
+//! (totals / 2000 = instructions per query).
 
 mod support;
 
