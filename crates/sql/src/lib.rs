@@ -92,6 +92,22 @@ pub trait Connection: Send {
     /// [`next_result`](Connection::next_result).
     fn query(&mut self, sql: &str) -> Result<Option<ResultSet>, SqlError>;
 
+    /// Run a text query like [`query`](Connection::query), writing the first result set
+    /// into the caller-owned `out` (emptied first, buffers reused). Returns `Ok(true)`
+    /// when the first statement produced a result set (in `out`), `Ok(false)` otherwise
+    /// (`out` empty). On error `out` is left empty. Further result sets are available
+    /// through [`more_results`](Connection::more_results) as after `query`.
+    fn query_into(&mut self, sql: &str, out: &mut ResultSet) -> Result<bool, SqlError> {
+        out.clear();
+        match self.query(sql)? {
+            Some(rs) => {
+                *out = rs;
+                Ok(true)
+            }
+            None => Ok(false),
+        }
+    }
+
     /// Prepare a statement with MySQL-style `?` placeholders (for every driver). With
     /// [`PsMode::Disable`] the statement is emulated client-side.
     fn prepare(&mut self, sql: &str) -> Result<StatementId, SqlError>;

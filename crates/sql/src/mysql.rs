@@ -747,6 +747,14 @@ impl Connection for MysqlConnection {
         self.run_text(sql, SqlOp::Query)
     }
 
+    fn query_into(&mut self, sql: &str, out: &mut ResultSet) -> Result<bool, SqlError> {
+        let r = self.run_text_into(sql, SqlOp::Query, out);
+        if !matches!(r, Ok(true)) {
+            out.clear();
+        }
+        r
+    }
+
     fn prepare(&mut self, sql: &str) -> Result<StatementId, SqlError> {
         self.trace("prepare", sql);
         let template = Template::parse(sql);

@@ -560,11 +560,11 @@ fn fast_path_matches_the_crate_path() {
             );
         }
         // Text queries: several statements, NULLs, no result set.
-        let rs = con
+        let text_rs = con
             .query("SELECT 1 AS one, NULL; SELECT 'two'; DO 1")
             .unwrap()
             .unwrap();
-        out.push(dump(&rs));
+        out.push(dump(&text_rs));
         while con.more_results() {
             out.push(
                 con.next_result()
