@@ -10,6 +10,7 @@
 -- option sets (--scenario=NAME; see docs/workloads-tpcc-dbstress.md).
 
 require("dbstress_common")
+local ws = require("bmk_workload_support")
 
 local fmt = string.format
 local floor = math.floor
@@ -55,7 +56,7 @@ end
 local function prepare_statements()
   local ty = sysbench.sql.type
   local fu = ""
-  if opt.for_update and dkind() ~= "sqlite" then
+  if opt.for_update and ws.driver_kind() ~= "sqlite" then
     fu = " FOR UPDATE"
   end
   for n = 1, T do
@@ -158,12 +159,12 @@ end
 function thread_init()
   dbstress_check_options()
   tid, P = sysbench.tid, sysbench.opt.threads
-  S, T = dopt_num("obj_table_size"), dopt_num("obj_tables")
+  S, T = ws.opt_num("obj_table_size"), ws.opt_num("obj_tables")
   opt = {
-    SEL1 = dopt_num("SEL1"), SEL2 = dopt_num("SEL2"), updates = dopt_num("updates"),
-    delete_inserts = dopt_num("delete_inserts"), rw_ratio = dopt_num("rw_ratio"),
-    anti_dead = dopt_bool("anti_dead"), same_ref = dopt_bool("same_ref"),
-    skip_trx = dopt_bool("skip_trx"), for_update = dopt_bool("for_update"),
+    SEL1 = ws.opt_num("SEL1"), SEL2 = ws.opt_num("SEL2"), updates = ws.opt_num("updates"),
+    delete_inserts = ws.opt_num("delete_inserts"), rw_ratio = ws.opt_num("rw_ratio"),
+    anti_dead = ws.opt_bool("anti_dead"), same_ref = ws.opt_bool("same_ref"),
+    skip_trx = ws.opt_bool("skip_trx"), for_update = ws.opt_bool("for_update"),
   }
   slice = floor(S / P)
   if opt.anti_dead and slice <= 10 then
@@ -178,10 +179,10 @@ function thread_init()
       S / 1e6, T, opt.anti_dead and "on" or "off", opt.same_ref and "on" or "off", opt.SEL1,
       opt.SEL2, opt.updates, opt.delete_inserts, opt.rw_ratio,
       opt.skip_trx and "off" or "on", opt.for_update and "on" or "off"))
-    if dopt_str("mysql_session_options") ~= "" then
-      print("=> session-ops: " .. dopt_str("mysql_session_options"))
+    if ws.opt_str("mysql_session_options") ~= "" then
+      print("=> session-ops: " .. ws.opt_str("mysql_session_options"))
     end
-    if dopt_bool("opt_debug") then
+    if ws.opt_bool("opt_debug") then
       local names = {}
       for k in pairs(sysbench.cmdline.options) do
         names[#names + 1] = k
@@ -192,7 +193,7 @@ function thread_init()
       end
     end
   end
-  dbstress_sync_wait()
+  ws.sync_wait()
 end
 
 function event()
@@ -203,7 +204,7 @@ function event()
     n, ref = get_set(), get_ref()
   end
   if not opt.skip_trx then
-    con:query((write and dkind() == "sqlite") and "BEGIN IMMEDIATE" or "BEGIN")
+    con:query((write and ws.driver_kind() == "sqlite") and "BEGIN IMMEDIATE" or "BEGIN")
     in_trx = true
   end
   group(opt.SEL1, n, ref, do_sel1)
@@ -226,7 +227,7 @@ function sysbench.hooks.before_restart_event()
 end
 
 function thread_done()
-  dbstress_sync_finish()
+  ws.sync_finish()
   for _, st in pairs(stmts) do
     for _, s in pairs(st) do
       s.s:close()
@@ -237,9 +238,9 @@ end
 
 function init()
   dbstress_check_options()
-  require("SYNC_file").clean_stale(dopt_str("sync_file"), sysbench.opt.threads)
+  ws.sync_clean_stale()
 end
 
 function done()
-  dbstress_sync_finish()
+  ws.sync_finish()
 end

@@ -3,7 +3,7 @@
 -- for bmk from the spec; choices are documented in docs/workloads-tpcc-dbstress.md.
 
 local shm = require("bmk_shared")
-local sync = require("SYNC_file")
+local ws = require("bmk_workload_support")
 
 local ARG_INT = sysbench.cmdline.ARG_INT
 local ARG_STRING = sysbench.cmdline.ARG_STRING
@@ -14,18 +14,6 @@ sysbench.cmdline.options = {
   obj_table_size = { "Rows in each OBJECT table (HISTORY gets 20x)", 1000000, ARG_INT },
   obj_tables = { "Number of table sets (ZONE, STAT, SECTION, OBJECT, HISTORY + N)", 1,
     ARG_INT },
-  mysql_storage_engine = { "ENGINE of the tables (MySQL/MariaDB)", "InnoDB", ARG_STRING },
-  mysql_table_options = { "Raw table options appended after the engine (MySQL)", "",
-    ARG_STRING },
-  mysql_table_compression = { "Table compression, e.g. lz4 (MySQL: COMPRESSION='x'; "
-    .. "MariaDB: PAGE_COMPRESSED=1)", "", ARG_STRING },
-  mysql_session_options = { "SQL statements separated by ';' run on every new "
-    .. "connection (default: env MYSQL_SESSION_OPTIONS)", "", ARG_STRING },
-  mysql_check_charset = { "Print the connection character set variables (MySQL)",
-    false },
-  sync_file = { "Start barrier: after initialisation wait until this file (absolute "
-    .. "path) is removed", "", ARG_STRING },
-  sync_wait = { "Polling interval of the start barrier, ms", 10, ARG_INT },
   ordered_load = { "Load chunks interleaved across the workers of a set (rows arrive "
     .. "in key order) instead of one contiguous slice per worker", false },
   SEL1 = { "SEL1 queries (OBJECT-SECTION-ZONE) per transaction", 1, ARG_INT },
@@ -42,8 +30,10 @@ sysbench.cmdline.options = {
   skip_trx = { "No BEGIN/COMMIT: every query autocommits", false },
   scenario = { "Apply a BMK scenario's option set: RO, RO-SEL1, RO-SEL2, RW1, RW10, "
     .. "RW1-UPD, RW10-UPD (+ -xDEAD, -xREF, -trx, -notrx)", "", ARG_STRING },
-  opt_debug = { "Worker 0 prints every option and its value", false },
 }
+ws.declare_common_options(sysbench.cmdline.options, { "mysql_storage_engine",
+  "mysql_table_options", "mysql_table_compression", "mysql_session_options",
+  "mysql_check_charset", "sync_file", "sync_wait", "opt_debug" })
 
 -- Shared memory, created at load time by the main state (see bmk_shared).
 shm.block("dbstress_prepare", shm.MAX_THREADS + 1)
@@ -51,45 +41,10 @@ shm.block("dbstress_prepare", shm.MAX_THREADS + 1)
 N_HISTORY = 20
 INS_RANGE = 100
 
-local function opt(name)
-  local v = sysbench.opt[name]
-  if v == nil then
-    local d = sysbench.cmdline.options[name]
-    v = d and d[2]
-  end
-  return v
-end
-
-function dopt_num(name)
-  return tonumber(opt(name)) or 0
-end
-
-function dopt_str(name)
-  local v = opt(name)
-  return v == nil and "" or tostring(v)
-end
-
-function dopt_bool(name)
-  local v = opt(name)
-  if type(v) == "string" then
-    v = v:lower()
-    return v == "on" or v == "yes" or v == "true" or v == "1"
-  end
-  return v and true or false
-end
-
-function dkind()
-  local d = sysbench.opt.db_driver or "mysql"
-  if d == "pgsql" or d == "sqlite" then
-    return d
-  end
-  return "mysql"
-end
-
 -- Scenario option sets (how-to names) -------------------------------------------------------
 
 function apply_scenario()
-  local s = dopt_str("scenario")
+  local s = ws.opt_str("scenario")
   if s == "" then
     return
   end
@@ -141,55 +96,21 @@ end
 
 function dbstress_check_options()
   apply_scenario()
-  if dopt_num("obj_table_size") < 1 then
+  if ws.opt_num("obj_table_size") < 1 then
     error("dbstress: --obj-table-size must be at least 1", 0)
   end
-  if dopt_num("obj_tables") < 1 then
+  if ws.opt_num("obj_tables") < 1 then
     error("dbstress: --obj-tables must be at least 1", 0)
   end
-  if dopt_num("rw_ratio") < 1 then
+  if ws.opt_num("rw_ratio") < 1 then
     sysbench.opt.rw_ratio = 1
   end
 end
 
 -- Connections -------------------------------------------------------------------------------
 
-local mariadb = nil
-local function is_mariadb()
-  if mariadb == nil then
-    local v = con:query_row("SELECT VERSION()")
-    mariadb = v ~= nil and tostring(v):find("MariaDB") ~= nil
-  end
-  return mariadb
-end
-
 function dbstress_connect()
-  drv = sysbench.sql.driver()
-  con = drv:connect()
-  local text = dopt_str("mysql_session_options")
-  if text == "" then
-    text = os.getenv("MYSQL_SESSION_OPTIONS") or ""
-    if text ~= "" then
-      sysbench.opt.mysql_session_options = text
-    end
-  end
-  for piece in text:gmatch("[^;]*") do
-    if piece:match("%S") then
-      con:query(piece)
-    end
-  end
-  if sysbench.tid == 0 and dopt_bool("mysql_check_charset") and dkind() == "mysql" then
-    local rs = con:query("SELECT VARIABLE_NAME, VARIABLE_VALUE FROM "
-      .. "performance_schema.session_variables WHERE VARIABLE_NAME IN "
-      .. "('character_set_client', 'character_set_connection', "
-      .. "'character_set_results', 'collation_connection') ORDER BY VARIABLE_NAME")
-    if rs then
-      for _ = 1, rs.nrows do
-        local row = rs:fetch_row()
-        print(fmt("   %-26s : %s", tostring(row[1]), tostring(row[2])))
-      end
-    end
-  end
+  drv, con = ws.connect()
   return con
 end
 
@@ -212,64 +133,22 @@ end
 
 -- Schema ------------------------------------------------------------------------------------------
 
-local function table_exists(name)
-  local k = dkind()
-  local sql
-  if k == "mysql" then
-    sql = fmt("SELECT COUNT(*) FROM information_schema.tables WHERE table_schema = "
-      .. "DATABASE() AND table_name = '%s'", name)
-  elseif k == "pgsql" then
-    sql = fmt("SELECT COUNT(*) FROM pg_catalog.pg_tables WHERE schemaname = "
-      .. "current_schema() AND tablename = '%s'", name:lower())
-  else
-    sql = fmt("SELECT COUNT(*) FROM sqlite_master WHERE type = 'table' AND name = '%s'",
-      name)
-  end
-  return tonumber(con:query_row(sql)) > 0
-end
-
-local function table_opts()
-  if dkind() ~= "mysql" then
-    return ""
-  end
-  local s = " ENGINE=" .. dopt_str("mysql_storage_engine")
-  local o = dopt_str("mysql_table_options")
-  if o ~= "" then
-    s = s .. " " .. o
-  end
-  local c = dopt_str("mysql_table_compression")
-  if c ~= "" then
-    s = s .. (is_mariadb() and " PAGE_COMPRESSED=1" or (" compression='" .. c .. "'"))
-  end
-  return s
-end
-
 -- Index names repeat across sets on MySQL (per-table namespace, as the reference);
 -- PostgreSQL and SQLite name indexes per schema, so they get the set number appended.
 local function idx_name(base, n)
-  if dkind() == "mysql" then
+  if ws.driver_kind() == "mysql" then
     return base
   end
   return base .. n
 end
 
-local function with_trx(fn)
-  if dkind() == "sqlite" then
-    con:query("BEGIN")
-    fn()
-    con:query("COMMIT")
-  else
-    fn()
-  end
-end
-
 -- Creates set n (tables, indexes, reference rows) unless its OBJECT table exists.
 function create_set(n)
-  if table_exists("OBJECT" .. n) then
+  if ws.table_exists(con, "OBJECT" .. n) then
     return false
   end
   print(fmt("Creating dbSTRESS set #%d ...", n))
-  local o = table_opts()
+  local o = ws.table_options(con)
   con:query(fmt("CREATE TABLE ZONE%d (REF CHAR(2) NOT NULL, NAME CHAR(40) NOT NULL)%s", n, o))
   con:query(fmt("CREATE TABLE STAT%d (REF CHAR(3) NOT NULL, NAME CHAR(40) NOT NULL, "
     .. "NUMB INT NOT NULL)%s", n, o))
@@ -288,49 +167,48 @@ function create_set(n)
   con:query(fmt("CREATE UNIQUE INDEX %s ON OBJECT%d (REF)", idx_name("object_ref_idx", n),
     n))
   con:query(fmt("CREATE %sINDEX %s ON HISTORY%d (REF_OBJECT, HORDER)",
-    dopt_bool("hpk") and "UNIQUE " or "", idx_name("history_ref_idx", n), n))
-  with_trx(function()
-    con:bulk_insert_init(fmt("INSERT INTO STAT%d (REF, NAME, NUMB) VALUES", n))
-    for i = 0, 999 do
-      con:bulk_insert_next(fmt("('%03d','%s',0)", i, xpad(fmt("Status %03d ", i), 40)))
-    end
-    con:bulk_insert_done()
-    con:bulk_insert_init(fmt("INSERT INTO SECTION%d (REF, REF_ZONE, NAME) VALUES", n))
-    for i = 0, 99 do
-      con:bulk_insert_next(fmt("('%02d','%02d','%s')", i, i % 10,
-        xpad(fmt("Section %02d ", i), 38)))
-    end
-    con:bulk_insert_done()
-    con:bulk_insert_init(fmt("INSERT INTO ZONE%d (REF, NAME) VALUES", n))
-    for i = 0, 9 do
-      con:bulk_insert_next(fmt("('%02d','%s')", i, xpad(fmt("Zone %02d ", i), 38)))
-    end
-    con:bulk_insert_done()
+    ws.opt_bool("hpk") and "UNIQUE " or "", idx_name("history_ref_idx", n), n))
+  ws.with_trx(con, function()
+    ws.bulk(con, fmt("INSERT INTO STAT%d (REF, NAME, NUMB) VALUES", n), function(add)
+      for i = 0, 999 do
+        add(fmt("('%03d','%s',0)", i, xpad(fmt("Status %03d ", i), 40)))
+      end
+    end)
+    ws.bulk(con, fmt("INSERT INTO SECTION%d (REF, REF_ZONE, NAME) VALUES", n), function(add)
+      for i = 0, 99 do
+        add(fmt("('%02d','%02d','%s')", i, i % 10, xpad(fmt("Section %02d ", i), 38)))
+      end
+    end)
+    ws.bulk(con, fmt("INSERT INTO ZONE%d (REF, NAME) VALUES", n), function(add)
+      for i = 0, 9 do
+        add(fmt("('%02d','%s')", i, xpad(fmt("Zone %02d ", i), 38)))
+      end
+    end)
   end)
   return true
 end
 
 -- Objects [a, b] of set n: one OBJECT bulk insert, then one HISTORY bulk insert.
 local function load_chunk(n, a, b)
-  con:bulk_insert_init(fmt("INSERT INTO OBJECT%d (REF, REF_SECTION, NAME, CREATE_DATE, "
-    .. "NOTE) VALUES", n))
-  for i = a, b do
-    local ref = ds_ref(i)
-    con:bulk_insert_next(fmt("('%s','%02d','%s','%s','%s')", ref, i % 100,
-      ref .. " NAME " .. string.rep("X", 12), ds_date(i), xpad(ref .. " NOTES ", 96)))
-  end
-  con:bulk_insert_done()
-  con:bulk_insert_init(fmt("INSERT INTO HISTORY%d (REF_OBJECT, HORDER, REF_STAT, "
-    .. "BEGIN_DATE, END_DATE, NOTE) VALUES", n))
-  for i = a, b do
-    local ref = ds_ref(i)
-    for j = 0, N_HISTORY - 1 do
-      local d = ds_date(i + j)
-      con:bulk_insert_next(fmt("('%s',%d,'%03d','%s','%s','%s')", ref, j,
-        (i + 10 * j) % 1000, d, d, xpad(fmt("%s_%02d HISTORY NOTES ", ref, j), 100)))
+  ws.bulk(con, fmt("INSERT INTO OBJECT%d (REF, REF_SECTION, NAME, CREATE_DATE, NOTE) "
+    .. "VALUES", n), function(add)
+    for i = a, b do
+      local ref = ds_ref(i)
+      add(fmt("('%s','%02d','%s','%s','%s')", ref, i % 100,
+        ref .. " NAME " .. string.rep("X", 12), ds_date(i), xpad(ref .. " NOTES ", 96)))
     end
-  end
-  con:bulk_insert_done()
+  end)
+  ws.bulk(con, fmt("INSERT INTO HISTORY%d (REF_OBJECT, HORDER, REF_STAT, BEGIN_DATE, "
+    .. "END_DATE, NOTE) VALUES", n), function(add)
+    for i = a, b do
+      local ref = ds_ref(i)
+      for j = 0, N_HISTORY - 1 do
+        local d = ds_date(i + j)
+        add(fmt("('%s',%d,'%03d','%s','%s','%s')", ref, j, (i + 10 * j) % 1000, d, d,
+          xpad(fmt("%s_%02d HISTORY NOTES ", ref, j), 100)))
+      end
+    end
+  end)
   if a % 100000 < INS_RANGE then
     print(fmt("Loading OBJECT%d / HISTORY%d: objects %d..%d", n, n, a, b))
   end
@@ -402,7 +280,7 @@ function cmd_create()
     return
   end
   dbstress_connect()
-  for n = 1, dopt_num("obj_tables") do
+  for n = 1, ws.opt_num("obj_tables") do
     create_set(n)
   end
   con:disconnect()
@@ -413,16 +291,8 @@ end
 -- writer): worker 0 loads everything, one transaction per chunk.
 function cmd_prepare()
   dbstress_check_options()
-  local tid, P = sysbench.tid, sysbench.opt.threads
-  local T, S = dopt_num("obj_tables"), dopt_num("obj_table_size")
-  if dkind() == "sqlite" then
-    if tid ~= 0 then
-      return
-    end
-    P = 1
-  end
-  local barrier = shm.barrier("dbstress_prepare", P)
-  local ok, err = pcall(function()
+  local T, S = ws.opt_num("obj_tables"), ws.opt_num("obj_table_size")
+  ws.parallel_prepare("dbstress_prepare", function(tid, P, barrier)
     dbstress_connect()
     if tid == 0 then
       for n = 1, T do
@@ -433,30 +303,26 @@ function cmd_prepare()
       end
     end
     if tid == 0 then
-      warn_reference_partitioning(P, T, dopt_bool("ordered_load"))
+      warn_reference_partitioning(P, T, ws.opt_bool("ordered_load"))
     end
     barrier.wait(tid, 1)
     local t0 = os.time()
-    for _, u in ipairs(load_plan(tid, P, T, S, dopt_bool("ordered_load"))) do
+    for _, u in ipairs(load_plan(tid, P, T, S, ws.opt_bool("ordered_load"))) do
       for _, c in ipairs(u.chunks) do
         local a = c * INS_RANGE
         local b = math.min(a + INS_RANGE - 1, S - 1)
-        with_trx(function() load_chunk(u.n, a, b) end)
+        ws.with_trx(con, function() load_chunk(u.n, a, b) end)
       end
     end
     print(fmt("=> TOTAL OBJECTs/HISTORY LOAD TIME @thread-%02d : %.2f min.", tid,
       (os.time() - t0) / 60))
     con:disconnect()
   end)
-  if not ok then
-    barrier.abort()
-    error(err, 0)
-  end
 end
 
 function cmd_warmup()
   dbstress_check_options()
-  if dkind() ~= "mysql" then
+  if ws.driver_kind() ~= "mysql" then
     if sysbench.tid == 0 then
       error("dbstress: warmup/prewarm is MySQL-only", 0)
     end
@@ -465,7 +331,7 @@ function cmd_warmup()
   dbstress_connect()
   con:query("SET SESSION tmp_table_size = 2147483648")
   con:query("SET SESSION max_heap_table_size = 2147483648")
-  for n = sysbench.tid + 1, dopt_num("obj_tables"), sysbench.opt.threads do
+  for n = sysbench.tid + 1, ws.opt_num("obj_tables"), sysbench.opt.threads do
     for _, t in ipairs({ "OBJECT", "HISTORY" }) do
       print(fmt("Preloading table: %s%d", t, n))
       con:query(fmt("ANALYZE TABLE %s%d", t, n))
@@ -478,20 +344,11 @@ end
 function cmd_cleanup()
   dbstress_check_options()
   dbstress_connect()
-  for n = 1, dopt_num("obj_tables") do
+  for n = 1, ws.opt_num("obj_tables") do
     print(fmt("Dropping OBJECT set #%d ...", n))
     for _, t in ipairs({ "OBJECT", "HISTORY", "STAT", "SECTION", "ZONE" }) do
       con:query(fmt("DROP TABLE IF EXISTS %s%d", t, n))
     end
   end
   con:disconnect()
-end
-
-function dbstress_sync_wait()
-  sync.wait(dopt_str("sync_file"), dopt_num("sync_wait"), sysbench.tid,
-    sysbench.opt.threads)
-end
-
-function dbstress_sync_finish()
-  sync.finish(dopt_str("sync_file"))
 end

@@ -25,6 +25,7 @@ pcall(ffi.cdef, "int usleep(unsigned int usec);")
 pcall(ffi.cdef, "int getpid(void);")
 local C = ffi.C
 local sync = require("SYNC_file")
+local ws = require("bmk_workload_support")
 
 local floor = math.floor
 
@@ -53,7 +54,6 @@ sysbench.cmdline.options = {
   secondary = { "Index id with a plain index xid instead of the primary key", false },
   create_secondary = { "Build the index k_N on column k after the load", true },
   reconnect = { "Open a new connection every N events (0 = never)", 0, ARG_INT },
-  mysql_storage_engine = { "ENGINE of the tables (MySQL/MariaDB)", "innodb", ARG_STRING },
   pgsql_variant = { "PostgreSQL flavour; 'redshift' builds no k index and runs no "
     .. "DELETE/INSERT pairs", "", ARG_STRING },
 
@@ -64,10 +64,6 @@ sysbench.cmdline.options = {
     .. "table (t mod tables)+1 (64 users on 8 tables = 8 groups of 8)", false },
   mysql_table_partitions = { "Use N RANGE(id) partitions per table (MySQL, N > 1)", 0,
     ARG_INT },
-  mysql_table_compression = { "Table compression, e.g. lz4 or zlib (MySQL: "
-    .. "COMPRESSION='x'; MariaDB: PAGE_COMPRESSED=1)", "", ARG_STRING },
-  mysql_table_options = { "Raw table options appended after the engine (MySQL)", "",
-    ARG_STRING },
   rand_data = { "Percentage (0..100) of random characters in c and pad values", 100,
     ARG_INT },
   rnd_data = { "Alias of --rand-data (BMK-kit spelling)", 100, ARG_INT },
@@ -98,55 +94,21 @@ sysbench.cmdline.options = {
   rnd_loop = { "Alias of --rand-loop (BMK-kit spelling)", 0, ARG_INT },
   sleep_before_commit = { "Sleep N microseconds before each COMMIT", 0, ARG_INT },
   sleep_after_query = { "Sleep N microseconds after each query", 0, ARG_INT },
-  mysql_session_options = { "SQL statements separated by ';' run on every new "
-    .. "connection (default: env MYSQL_SESSION_OPTIONS)", "", ARG_STRING },
-  mysql_check_charset = { "Print the connection character set variables (MySQL)",
-    false },
   load_mode = { "Data load mode of prepare: original, parallel or parallel_ordered",
     "parallel", ARG_STRING },
   load_bulk_size = { "Rows per INSERT chunk of the parallel load modes", 1000, ARG_INT },
   trx_retry = { "Replay the same ids when a transaction is restarted after a "
     .. "deadlock, lock wait timeout or lost connection", false },
-  sync_file = { "Start barrier: after initialisation wait until this file (absolute "
-    .. "path) is removed", "", ARG_STRING },
-  sync_wait = { "Polling interval of the start barrier, ms", 10, ARG_INT },
-  opt_debug = { "Worker 0 prints every option and its value", false },
 }
+ws.declare_common_options(sysbench.cmdline.options, { "mysql_storage_engine",
+  "mysql_table_options", "mysql_table_compression", "mysql_session_options",
+  "mysql_check_charset", "sync_file", "sync_wait", "opt_debug" })
 
--- Option access that also works in the main state before the options are parsed.
-local function opt_raw(name)
-  return sysbench.opt[name]
-end
-
-function opt_bool(name)
-  local v = opt_raw(name)
-  if type(v) == "string" then
-    return v == "on" or v == "true" or v == "yes" or v == "1"
-  end
-  if v == nil then
-    local d = sysbench.cmdline.options[name]
-    return d ~= nil and d[2] == true
-  end
-  return v and true or false
-end
-
-function opt_num(name)
-  local v = tonumber(opt_raw(name))
-  if v == nil then
-    local d = sysbench.cmdline.options[name]
-    v = d and tonumber(d[2]) or 0
-  end
-  return v
-end
-
-function opt_str(name)
-  local v = opt_raw(name)
-  if v == nil then
-    local d = sysbench.cmdline.options[name]
-    v = d and d[2] or ""
-  end
-  return tostring(v)
-end
+-- Option access that also works in the main state before the options are parsed
+-- (bmk_workload_support; globals so that scripts may override them).
+opt_bool = ws.opt_bool
+opt_num = ws.opt_num
+opt_str = ws.opt_str
 
 -- Effective values of the options that have two spellings.
 function get_rand_data()
@@ -237,47 +199,16 @@ end
 
 -- Drivers and connections ------------------------------------------------------------
 
+-- "mysql", "pgsql" or "sqlite".
 function driver_name()
-  return drv and drv:name() or opt_str("db_driver")
+  return ws.driver_kind(drv)
 end
 
-local server_is_mariadb_cache = nil
-function server_is_mariadb(c)
-  if server_is_mariadb_cache == nil then
-    local v = c:query_row("SELECT VERSION()")
-    server_is_mariadb_cache = v ~= nil and tostring(v):find("MariaDB") ~= nil
-  end
-  return server_is_mariadb_cache
-end
+server_is_mariadb = ws.is_mariadb
 
 -- Runs the --mysql-session-options statements (or env MYSQL_SESSION_OPTIONS) on c.
 function apply_session_options(c)
-  local text = opt_str("mysql_session_options")
-  if text == "" then
-    text = os.getenv("MYSQL_SESSION_OPTIONS") or ""
-    if text ~= "" then
-      sysbench.opt.mysql_session_options = text
-    end
-  end
-  if text ~= "" then
-    for piece in text:gmatch("[^;]*") do
-      if piece:match("%S") then
-        c:query(piece)
-      end
-    end
-  end
-  if sysbench.tid == 0 and opt_bool("mysql_check_charset") and driver_name() == "mysql" then
-    -- SHOW works on MySQL and MariaDB whether performance_schema is on or not.
-    local rs = c:query("SHOW SESSION VARIABLES WHERE Variable_name IN "
-      .. "('character_set_client', 'character_set_connection', "
-      .. "'character_set_results', 'collation_connection')")
-    if rs then
-      for _ = 1, rs.nrows do
-        local row = rs:fetch_row()
-        print(string.format("   %-26s : %s", tostring(row[1]), tostring(row[2])))
-      end
-    end
-  end
+  ws.apply_session_options(c)
 end
 
 function connect_db()
@@ -701,7 +632,7 @@ end
 
 -- The --sync-file start barrier (end of thread_init).
 function sync_start()
-  sync.wait(opt_str("sync_file"), opt_num("sync_wait"), sysbench.tid, opt_num("threads"))
+  ws.sync_wait()
 end
 
 function thread_done()
@@ -710,16 +641,16 @@ function thread_done()
     con:disconnect()
   end
   if sysbench.tid == 0 then
-    sync.finish(opt_str("sync_file"))
+    ws.sync_finish()
   end
 end
 
 function init()
-  sync.clean_stale(opt_str("sync_file"), opt_num("threads"))
+  ws.sync_clean_stale()
 end
 
 function done()
-  sync.finish(opt_str("sync_file"))
+  ws.sync_finish()
 end
 
 -- Reconnects (--reconnect=N) every N events: statements are re-prepared.
@@ -929,21 +860,7 @@ end
 -- Schema and load -----------------------------------------------------------------------
 
 -- Does table `name` exist? (catalog query per driver)
-function table_exists(c, name)
-  local d = driver_name()
-  local n
-  if d == "mysql" then
-    n = c:query_row("SELECT COUNT(*) FROM information_schema.tables WHERE "
-      .. "table_schema = DATABASE() AND table_name = '" .. name .. "'")
-  elseif d == "pgsql" then
-    n = c:query_row("SELECT COUNT(*) FROM pg_catalog.pg_tables WHERE "
-      .. "schemaname = current_schema() AND tablename = '" .. name:lower() .. "'")
-  else
-    n = c:query_row("SELECT COUNT(*) FROM sqlite_master WHERE type = 'table' AND name = '"
-      .. name .. "'")
-  end
-  return tonumber(n) ~= nil and tonumber(n) > 0
-end
+table_exists = ws.table_exists
 
 local function index_name(kind, n)
   -- MySQL index names are per table; PostgreSQL and SQLite share one namespace.
@@ -1003,28 +920,13 @@ function create_table_sql(n)
     cols[#cols + 1] = "PRIMARY KEY (id)"
   end
   local sql = "CREATE TABLE " .. name .. "(\n  " .. table.concat(cols, ",\n  ") .. "\n)"
-  if d == "mysql" then
-    sql = sql .. " /*! ENGINE = " .. opt_str("mysql_storage_engine") .. " */"
-  end
+  sql = sql .. ws.engine_clause()
   local cto = opt_str("create_table_options")
   if cto ~= "" then
     sql = sql .. " " .. cto
   end
+  sql = sql .. ws.table_extras(con)
   if d == "mysql" then
-    local mto = opt_str("mysql_table_options")
-    if mto ~= "" then
-      sql = sql .. " " .. mto
-    end
-    local comp = opt_str("mysql_table_compression")
-    if comp ~= "" then
-      if server_is_mariadb(con) then
-        if comp:lower() ~= "none" then
-          sql = sql .. " PAGE_COMPRESSED=1"
-        end
-      else
-        sql = sql .. " COMPRESSION='" .. comp .. "'"
-      end
-    end
     local parts = opt_num("mysql_table_partitions")
     if parts > 1 then
       local size = floor(opt_num("table_size") / parts) + 1
@@ -1213,17 +1115,6 @@ function load_chunks(c, n, chunks, rows_per_stmt, max_bytes)
   end
 end
 
-local function with_transaction(c, f)
-  -- SQLite commits (and syncs) every statement otherwise.
-  if driver_name() == "sqlite" then
-    c:query("BEGIN")
-    f()
-    c:query("COMMIT")
-  else
-    f()
-  end
-end
-
 -- Stock API: create table n, load it with table_size rows, create the k index.
 function create_table(drv_, con_, table_num)
   local c = con_ or con
@@ -1233,7 +1124,7 @@ function create_table(drv_, con_, table_num)
     print(string.format("Inserting %d records into '%s'", S, get_table_name(table_num)))
     local original = opt_str("load_mode") == "original"
     local rows = original and 1e9 or load_bulk_rows()
-    with_transaction(c, function()
+    ws.with_trx(c, function()
       load_chunks(c, table_num, { { 1, S } }, rows, load_statement_limit(c, original))
     end)
   end

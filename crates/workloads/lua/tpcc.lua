@@ -11,6 +11,7 @@
 -- new_order rollbacks and tpmC before the final report.
 
 require("tpcc_common")
+local ws = require("bmk_workload_support")
 require("tpcc_run")
 require("tpcc_check")
 
@@ -29,10 +30,10 @@ sysbench.cmdline.commands = {
 
 function init()
   tpcc_check_options()
-  if topt_yes("report_csv") then
+  if ws.opt_bool("report_csv") then
     sysbench.hooks.report_intermediate = sysbench.report_csv
   end
-  require("SYNC_file").clean_stale(topt_str("sync_file"), sysbench.opt.threads)
+  ws.sync_clean_stale()
 end
 
 function thread_init()
@@ -48,7 +49,7 @@ function thread_done()
 end
 
 function done()
-  tpcc_sync_finish()
+  ws.sync_finish()
   tpcc_print_summary()
 end
 

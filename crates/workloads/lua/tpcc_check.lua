@@ -8,6 +8,7 @@
 -- stays fast without the history index (--use-fk=2).
 
 require("tpcc_common")
+local ws = require("bmk_workload_support")
 
 local fmt = string.format
 
@@ -87,12 +88,12 @@ TPCC_CHECKS = {
 -- every table set; raises an error (exit 1) when any check failed.
 function cmd_check()
   tpcc_check_options()
-  use_null = topt_num("force_null") == 1
+  use_null = ws.opt_num("force_null") == 1
   tpcc_connect()
   local failed, passed = 0, 0
   local P = sysbench.opt.threads
-  for w = sysbench.tid + 1, topt_num("scale"), P do
-    for n = 1, topt_num("tables") do
+  for w = sysbench.tid + 1, ws.opt_num("scale"), P do
+    for n = 1, ws.opt_num("tables") do
       for _, c in ipairs(TPCC_CHECKS) do
         local bad = tonumber(con:query_row(c[3](n, w))) or 0
         if bad == 0 then

@@ -6,7 +6,7 @@
 -- checks) and tpcc (the workload script).
 
 local shm = require("bmk_shared")
-local sync = require("SYNC_file")
+local ws = require("bmk_workload_support")
 
 local ARG_INT = sysbench.cmdline.ARG_INT
 local ARG_STRING = sysbench.cmdline.ARG_STRING
@@ -25,16 +25,6 @@ sysbench.cmdline.options = {
   report_csv = { "yes = intermediate reports in CSV", "no", ARG_STRING },
   pgsql_schema = { "PostgreSQL: schema put in search_path on every connection",
     "public", ARG_STRING },
-  mysql_storage_engine = { "ENGINE of the tables (MySQL/MariaDB)", "innodb",
-    ARG_STRING },
-  mysql_table_options = { "Raw table options appended after the engine (MySQL)", "",
-    ARG_STRING },
-  mysql_table_compression = { "Table compression, e.g. lz4 or zlib (MySQL: "
-    .. "COMPRESSION='x'; MariaDB: PAGE_COMPRESSED=1)", "", ARG_STRING },
-  mysql_session_options = { "SQL statements separated by ';' run on every new "
-    .. "connection (default: env MYSQL_SESSION_OPTIONS)", "", ARG_STRING },
-  mysql_check_charset = { "Print the connection character set variables (MySQL)",
-    false },
   splittable = { "yes = START TRANSACTION READ WRITE / READ ONLY instead of BEGIN",
     "no", ARG_STRING },
   for_update = { "FOR UPDATE on locking reads: 0 = none, 1 = where TPC-C needs it, "
@@ -47,10 +37,10 @@ sysbench.cmdline.options = {
     .. "3 order_status, 4 delivery, 5 stock_level, 6 purge (0 = the mix)", 0, ARG_INT },
   tpcc_compat = { "Reproduce a reference's quirks: none (the TPC-C intent), percona, "
     .. "or bmk", "none", ARG_STRING },
-  sync_file = { "Start barrier: after initialisation wait until this file (absolute "
-    .. "path) is removed", "", ARG_STRING },
-  sync_wait = { "Polling interval of the start barrier, ms", 10, ARG_INT },
 }
+ws.declare_common_options(sysbench.cmdline.options, { "mysql_storage_engine",
+  "mysql_table_options", "mysql_table_compression", "mysql_session_options",
+  "mysql_check_charset", "sync_file", "sync_wait" })
 
 -- Shared memory, created at load time by the main state (see bmk_shared).
 shm.block("tpcc_prepare", shm.MAX_THREADS + 1)
@@ -69,52 +59,12 @@ TABLE_ORDER = { "warehouse", "district", "customer", "history", "orders", "new_o
 DROP_ORDER = { "history", "new_orders", "order_line", "orders", "customer", "district",
   "stock", "item", "warehouse" }
 
--- Option access ------------------------------------------------------------------------
-
-local function opt(name)
-  local v = sysbench.opt[name]
-  if v == nil then
-    local d = sysbench.cmdline.options[name]
-    v = d and d[2]
-  end
-  return v
-end
-
-function topt_num(name)
-  return tonumber(opt(name)) or 0
-end
-
-function topt_str(name)
-  local v = opt(name)
-  if v == nil then
-    return ""
-  end
-  return tostring(v)
-end
-
-function topt_yes(name)
-  local v = opt(name)
-  if type(v) == "boolean" then
-    return v
-  end
-  v = tostring(v):lower()
-  return v == "yes" or v == "on" or v == "true" or v == "1"
-end
-
-function driver_kind()
-  local d = sysbench.opt.db_driver or "mysql"
-  if d == "pgsql" or d == "sqlite" then
-    return d
-  end
-  return "mysql"
-end
-
 -- Quirk switches (--tpcc-compat) -------------------------------------------------------
 
 Q = {}
 
 local function set_quirks()
-  local c = topt_str("tpcc_compat"):lower()
+  local c = ws.opt_str("tpcc_compat"):lower()
   if c ~= "none" and c ~= "percona" and c ~= "bmk" and c ~= "" then
     error("tpcc: --tpcc-compat must be none, percona or bmk", 0)
   end
@@ -150,34 +100,34 @@ end
 -- Validates the options; raises a one-line error on an unusable combination.
 function tpcc_check_options()
   set_quirks()
-  local drv = driver_kind()
-  if topt_num("scale") < 1 then
+  local drv = ws.driver_kind()
+  if ws.opt_num("scale") < 1 then
     error("tpcc: --scale must be at least 1", 0)
   end
-  if topt_num("tables") < 1 then
+  if ws.opt_num("tables") < 1 then
     error("tpcc: --tables must be at least 1", 0)
   end
-  local fk = topt_num("use_fk")
+  local fk = ws.opt_num("use_fk")
   if fk ~= 0 and fk ~= 1 and fk ~= 2 then
     error("tpcc: --use-fk must be 0 (NoFK), 1 (FK) or 2 (NoFK2)", 0)
   end
-  local lvl = topt_str("trx_level"):upper()
+  local lvl = ws.opt_str("trx_level"):upper()
   if lvl ~= "RR" and lvl ~= "RC" and lvl ~= "SER" then
     error("tpcc: --trx-level must be RR, RC or SER", 0)
   end
-  local fu = topt_num("for_update")
+  local fu = ws.opt_num("for_update")
   if fu < 0 or fu > 2 then
     error("tpcc: --for-update must be 0, 1 or 2", 0)
   end
-  local td = topt_num("trx_debug")
+  local td = ws.opt_num("trx_debug")
   if td < 0 or td > 6 then
     error("tpcc: --trx-debug must be 0 (the mix) or 1..6", 0)
   end
-  if topt_num("force_primary") ~= 0 and drv ~= "mysql" then
+  if ws.opt_num("force_primary") ~= 0 and drv ~= "mysql" then
     error("tpcc: --force-primary=1 needs MySQL/MariaDB (index hints); " .. drv
       .. " has none", 0)
   end
-  if topt_yes("splittable") and drv == "sqlite" then
+  if ws.opt_bool("splittable") and drv == "sqlite" then
     error("tpcc: --splittable=yes needs MySQL or PostgreSQL (SQLite has no "
       .. "START TRANSACTION READ WRITE/READ ONLY)", 0)
   end
@@ -186,11 +136,11 @@ end
 -- SQL dialect pieces ---------------------------------------------------------------------
 
 function sql_tiny()
-  return driver_kind() == "mysql" and "tinyint" or "smallint"
+  return ws.driver_kind() == "mysql" and "tinyint" or "smallint"
 end
 
 function sql_datetime()
-  return driver_kind() == "pgsql" and "timestamp" or "datetime"
+  return ws.driver_kind() == "pgsql" and "timestamp" or "datetime"
 end
 
 use_null = false
@@ -226,97 +176,39 @@ end
 -- FOR UPDATE at lock level `lvl` (SQLite: none — its write transactions start with
 -- BEGIN IMMEDIATE and hold the database write lock).
 function for_update(lvl)
-  if driver_kind() == "sqlite" then
+  if ws.driver_kind() == "sqlite" then
     return ""
   end
-  if topt_num("for_update") >= lvl then
+  if ws.opt_num("for_update") >= lvl then
     return " FOR UPDATE"
   end
   return ""
 end
 
-local mariadb_cache = nil
-local function is_mariadb(c)
-  if mariadb_cache == nil then
-    local v = c:query_row("SELECT VERSION()")
-    mariadb_cache = v ~= nil and tostring(v):find("MariaDB") ~= nil
-  end
-  return mariadb_cache
-end
-
-local function table_options(c)
-  if driver_kind() ~= "mysql" then
-    return ""
-  end
-  local s = " /*! ENGINE = " .. topt_str("mysql_storage_engine") .. " */"
-  local o = topt_str("mysql_table_options")
-  if o ~= "" then
-    s = s .. " " .. o
-  end
-  local comp = topt_str("mysql_table_compression")
-  if comp ~= "" then
-    if is_mariadb(c) then
-      s = s .. " PAGE_COMPRESSED=1"
-    else
-      s = s .. " COMPRESSION='" .. comp .. "'"
-    end
-  end
-  return s
-end
-
 -- Connections ----------------------------------------------------------------------------
-
-local function apply_session_options(c)
-  local text = topt_str("mysql_session_options")
-  if text == "" then
-    text = os.getenv("MYSQL_SESSION_OPTIONS") or ""
-    if text ~= "" then
-      sysbench.opt.mysql_session_options = text
-    end
-  end
-  for piece in text:gmatch("[^;]*") do
-    if piece:match("%S") then
-      c:query(piece)
-    end
-  end
-  if sysbench.tid == 0 and topt_yes("mysql_check_charset") and driver_kind() == "mysql" then
-    local rs = c:query("SELECT VARIABLE_NAME, VARIABLE_VALUE FROM "
-      .. "performance_schema.session_variables WHERE VARIABLE_NAME IN "
-      .. "('character_set_client', 'character_set_connection', "
-      .. "'character_set_results', 'collation_connection') ORDER BY VARIABLE_NAME")
-    if rs then
-      for _ = 1, rs.nrows do
-        local row = rs:fetch_row()
-        print(string.format("   %-26s : %s", tostring(row[1]), tostring(row[2])))
-      end
-    end
-  end
-end
 
 -- Connects and applies the session setup of spec §1.4 (isolation, search_path, the
 -- session options; FOREIGN_KEY_CHECKS=0 only with --tpcc-compat=percona).
 function tpcc_connect()
-  drv = sysbench.sql.driver()
-  con = drv:connect()
-  local kind = driver_kind()
-  local lvl = topt_str("trx_level"):upper()
-  local names = { RR = "REPEATABLE READ", RC = "READ COMMITTED", SER = "SERIALIZABLE" }
-  if kind == "mysql" then
-    con:query("SET SESSION TRANSACTION ISOLATION LEVEL " .. names[lvl])
-    if Q.fk_checks_off then
-      con:query("SET FOREIGN_KEY_CHECKS=0")
-    end
-  elseif kind == "pgsql" then
-    con:query("SET SESSION CHARACTERISTICS AS TRANSACTION ISOLATION LEVEL " .. names[lvl])
-    local schema = topt_str("pgsql_schema")
-    if schema ~= "" and schema ~= "public" then
-      con:query("SET search_path TO " .. schema)
-      if sysbench.tid == 0 and sysbench.cmdline.command == "run" then
-        print("DB SCHEMA " .. schema)
+  drv, con = ws.connect(function(c, kind)
+    local lvl = ws.opt_str("trx_level"):upper()
+    local names = { RR = "REPEATABLE READ", RC = "READ COMMITTED", SER = "SERIALIZABLE" }
+    if kind == "mysql" then
+      c:query("SET SESSION TRANSACTION ISOLATION LEVEL " .. names[lvl])
+      if Q.fk_checks_off then
+        c:query("SET FOREIGN_KEY_CHECKS=0")
+      end
+    elseif kind == "pgsql" then
+      c:query("SET SESSION CHARACTERISTICS AS TRANSACTION ISOLATION LEVEL " .. names[lvl])
+      local schema = ws.opt_str("pgsql_schema")
+      if schema ~= "" and schema ~= "public" then
+        c:query("SET search_path TO " .. schema)
+        if sysbench.tid == 0 and sysbench.cmdline.command == "run" then
+          print("DB SCHEMA " .. schema)
+        end
       end
     end
-  end
-  apply_session_options(con)
+  end)
   return con
 end
 
@@ -324,8 +216,8 @@ end
 
 local function create_tables(n)
   local T, D = sql_tiny(), sql_datetime()
-  local kind = driver_kind()
-  local opts = table_options(con)
+  local kind = ws.driver_kind()
+  local opts = ws.table_options(con)
   local carrier, delivery_d
   if use_null then
     carrier = "o_carrier_id " .. T
@@ -335,7 +227,7 @@ local function create_tables(n)
     delivery_d = "ol_delivery_d " .. D .. " NOT NULL DEFAULT '" .. DEFAULT_DELIVERY_D .. "'"
   end
   local hist_id, hist_pk = "", ""
-  if topt_num("force_pk") == 1 then
+  if ws.opt_num("force_pk") == 1 then
     if kind == "mysql" then
       hist_id, hist_pk = "id int NOT NULL AUTO_INCREMENT, ", ", PRIMARY KEY(id)"
     elseif kind == "pgsql" then
@@ -348,7 +240,7 @@ local function create_tables(n)
   -- SQLite cannot ALTER TABLE ADD CONSTRAINT: its foreign keys go into CREATE TABLE
   -- (and are enforced only under PRAGMA foreign_keys=ON).
   local fks = {}
-  if kind == "sqlite" and topt_num("use_fk") == 1 then
+  if kind == "sqlite" and ws.opt_num("use_fk") == 1 then
     for _, f in ipairs(fk_defs(n)) do
       fks[f.child] = (fks[f.child] or "") .. string.format(
         ", CONSTRAINT %s FOREIGN KEY (%s) REFERENCES %s%d(%s)", f.name, f.cols,
@@ -413,7 +305,7 @@ function index_defs(n)
   }
   local out = {}
   for _, d in ipairs(all) do
-    if not (d[4] and topt_num("use_fk") == 2) then
+    if not (d[4] and ws.opt_num("use_fk") == 2) then
       out[#out + 1] = string.format("CREATE INDEX %s%d ON %s%d (%s)", d[1], n, d[2], n,
         d[3])
     end
@@ -446,8 +338,8 @@ local function create_indexes_and_fks(n)
   for _, s in ipairs(index_defs(n)) do
     con:query(s)
   end
-  if topt_num("use_fk") == 1 and driver_kind() ~= "sqlite" then
-    if driver_kind() == "mysql" and not Q.fk_checks_off then
+  if ws.opt_num("use_fk") == 1 and ws.driver_kind() ~= "sqlite" then
+    if ws.driver_kind() == "mysql" and not Q.fk_checks_off then
       -- the data is consistent by construction: let InnoDB add the keys in place
       con:query("SET FOREIGN_KEY_CHECKS=0")
     end
@@ -456,7 +348,7 @@ local function create_indexes_and_fks(n)
         "ALTER TABLE %s%d ADD CONSTRAINT %s FOREIGN KEY (%s) REFERENCES %s%d(%s)",
         f.child, n, f.name, f.cols, f.parent, n, f.pcols))
     end
-    if driver_kind() == "mysql" and not Q.fk_checks_off then
+    if ws.driver_kind() == "mysql" and not Q.fk_checks_off then
       con:query("SET FOREIGN_KEY_CHECKS=1")
     end
   end
@@ -495,7 +387,7 @@ end
 
 -- A warehouse other than home (intent) — or home itself (reference quirk).
 function other_ware(home)
-  local scale = topt_num("scale")
+  local scale = ws.opt_num("scale")
   if scale <= 1 or Q.other_ware_home then
     return home
   end
@@ -525,12 +417,9 @@ end
 
 -- Loader -----------------------------------------------------------------------------------
 
+-- Bulk INSERTs on the loader connection (bmk_workload_support.bulk).
 local function bulk(prefix, rows_fn)
-  con:bulk_insert_init(prefix)
-  rows_fn(function(tuple)
-    con:bulk_insert_next(tuple)
-  end)
-  con:bulk_insert_done()
+  ws.bulk(con, prefix, rows_fn)
 end
 
 local function load_items(n)
@@ -656,17 +545,6 @@ local function load_warehouse(w, n)
   end)
 end
 
-local function with_trx(fn)
-  -- SQLite: one transaction per unit of work (its single writer loads everything).
-  if driver_kind() == "sqlite" then
-    con:query("BEGIN")
-    fn()
-    con:query("COMMIT")
-  else
-    fn()
-  end
-end
-
 -- prepare (PARALLEL_COMMAND): phase 1 creates the table sets n = tid+1, tid+1+P, ...
 -- and loads their items; phase 2 loads warehouses w = tid+1, tid+1+P, ... into every
 -- set; phase 3 adds the secondary indexes and foreign keys (before the load with
@@ -674,17 +552,9 @@ end
 -- reference's fixed 30 s sleep. SQLite (one writer): worker 0 does everything.
 function cmd_prepare()
   tpcc_check_options()
-  use_null = topt_num("force_null") == 1
-  local tid, P = sysbench.tid, sysbench.opt.threads
-  local T, S = topt_num("tables"), topt_num("scale")
-  if driver_kind() == "sqlite" then
-    if tid ~= 0 then
-      return
-    end
-    P = 1
-  end
-  local barrier = shm.barrier("tpcc_prepare", P)
-  local ok, err = pcall(function()
+  use_null = ws.opt_num("force_null") == 1
+  local T, S = ws.opt_num("tables"), ws.opt_num("scale")
+  ws.parallel_prepare("tpcc_prepare", function(tid, P, barrier)
     tpcc_connect()
     for n = tid + 1, T, P do
       print(string.format("Creating tables: table set %d", n))
@@ -697,57 +567,44 @@ function cmd_prepare()
         create_indexes_and_fks(n)
       end
       print(string.format("Loading items: table set %d", n))
-      with_trx(function() load_items(n) end)
+      ws.with_trx(con, function() load_items(n) end)
     end
     barrier.wait(tid, 1)
-    if driver_kind() == "mysql" then
+    if ws.driver_kind() == "mysql" then
       con:query("SET SESSION autocommit=1")
     end
     for w = tid + 1, S, P do
       for n = 1, T do
         print(string.format("Loading warehouse %d, table set %d", w, n))
-        with_trx(function() load_warehouse(w, n) end)
+        ws.with_trx(con, function() load_warehouse(w, n) end)
       end
     end
     barrier.wait(tid, 2)
     if not Q.ddl_before_load then
       for n = tid + 1, T, P do
         print(string.format("Creating secondary indexes%s: table set %d",
-          (topt_num("use_fk") == 1 and driver_kind() ~= "sqlite") and " and foreign keys"
+          (ws.opt_num("use_fk") == 1 and ws.driver_kind() ~= "sqlite") and " and foreign keys"
           or "", n))
         create_indexes_and_fks(n)
       end
     end
     con:disconnect()
   end)
-  if not ok then
-    barrier.abort()
-    error(err, 0)
-  end
 end
 
 function cmd_cleanup()
   tpcc_check_options()
   tpcc_connect()
-  if driver_kind() == "mysql" then
+  if ws.driver_kind() == "mysql" then
     con:query("SET FOREIGN_KEY_CHECKS=0")
   end
-  for n = 1, topt_num("tables") do
+  for n = 1, ws.opt_num("tables") do
     print(string.format("Dropping table set %d ...", n))
     for _, t in ipairs(DROP_ORDER) do
       con:query(string.format("DROP TABLE IF EXISTS %s%d", t, n))
     end
   end
   con:disconnect()
-end
-
--- Sync barrier helpers for thread_init/thread_done.
-function tpcc_sync_wait()
-  sync.wait(topt_str("sync_file"), topt_num("sync_wait"), sysbench.tid, sysbench.opt.threads)
-end
-
-function tpcc_sync_finish()
-  sync.finish(topt_str("sync_file"))
 end
 
 tpcc_shm = shm

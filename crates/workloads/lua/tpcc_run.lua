@@ -6,6 +6,7 @@
 -- so --trx-retry can replay exactly the same transaction after a deadlock.
 
 require("tpcc_common")
+local ws = require("bmk_workload_support")
 
 local ffi = require("ffi")
 local rand = sysbench.rand
@@ -41,9 +42,9 @@ local function row1(sql)
 end
 
 local function begin(rw)
-  if topt_yes("splittable") then
+  if ws.opt_bool("splittable") then
     q(rw and "START TRANSACTION READ WRITE" or "START TRANSACTION READ ONLY")
-  elseif rw and driver_kind() == "sqlite" then
+  elseif rw and ws.driver_kind() == "sqlite" then
     q("BEGIN IMMEDIATE")
   else
     q("BEGIN")
@@ -55,7 +56,7 @@ local function commit()
 end
 
 local function force_primary()
-  if topt_num("force_primary") >= 1 then
+  if ws.opt_num("force_primary") >= 1 then
     return " FORCE INDEX (PRIMARY)"
   end
   return ""
@@ -67,14 +68,14 @@ local function pick_set()
   if set_pinned then
     return set_pinned
   end
-  return rand.uniform(1, topt_num("tables"))
+  return rand.uniform(1, ws.opt_num("tables"))
 end
 
 local function pick_w()
   if Q.wid_default then
-    return rand.default(1, topt_num("scale"))
+    return rand.default(1, ws.opt_num("scale"))
   end
-  return rand.uniform(1, topt_num("scale"))
+  return rand.uniform(1, ws.opt_num("scale"))
 end
 
 -- By-name customer lookup (payment, order_status): the customer id, plus the
@@ -172,10 +173,10 @@ TRX[NEW_ORDER] = {
     -- undelivered marker: omitted (percona; SQLite has no DEFAULT keyword in VALUES),
     -- literal NULL (--force-null=1) or the DEFAULT keyword
     local carrier_col, carrier_val = "", ""
-    if not Q.percona and driver_kind() ~= "sqlite" then
+    if not Q.percona and ws.driver_kind() ~= "sqlite" then
       carrier_col = "o_carrier_id, "
       carrier_val = use_null and "NULL, " or "DEFAULT, "
-    elseif use_null and driver_kind() == "sqlite" then
+    elseif use_null and ws.driver_kind() == "sqlite" then
       carrier_col, carrier_val = "o_carrier_id, ", "NULL, "
     end
     q(fmt("INSERT INTO orders%d (o_id, o_d_id, o_w_id, o_c_id, o_entry_d, %so_ol_cnt, "
@@ -211,10 +212,10 @@ TRX[NEW_ORDER] = {
       local amount = l.qty * price * tax * disc
       local amount_s = Q.amount_trunc and fmt("%d", amount) or fmt("%.2f", amount)
       local dd_col, dd_val = "", ""
-      if not Q.percona and driver_kind() ~= "sqlite" then
+      if not Q.percona and ws.driver_kind() ~= "sqlite" then
         dd_col = "ol_delivery_d, "
         dd_val = use_null and "NULL, " or "DEFAULT, "
-      elseif use_null and driver_kind() == "sqlite" then
+      elseif use_null and ws.driver_kind() == "sqlite" then
         dd_col, dd_val = "ol_delivery_d, ", "NULL, "
       end
       q(fmt("INSERT INTO order_line%d (ol_o_id, ol_d_id, ol_w_id, ol_number, ol_i_id, "
@@ -379,7 +380,7 @@ TRX[PURGE] = {
     return t
   end,
   run = function(t)
-    local kind = driver_kind()
+    local kind = ws.driver_kind()
     for _, p in ipairs(t) do
       local n, w, d = p.n, p.w, p.d
       begin(true)
@@ -418,11 +419,11 @@ TRX[PURGE] = {
 -- Mix ----------------------------------------------------------------------------------
 
 local function pick_type()
-  local dbg = topt_num("trx_debug")
+  local dbg = ws.opt_num("trx_debug")
   if dbg >= 1 and dbg <= 6 then
     return dbg
   end
-  local purge = topt_yes("enable_purge")
+  local purge = ws.opt_bool("enable_purge")
   if Q.mix_percona then
     local t = rand.uniform(1, purge and 24 or 23)
     if t <= 10 then
@@ -456,10 +457,10 @@ local pending_kind = nil
 
 function tpcc_thread_init()
   tpcc_check_options()
-  use_null = topt_num("force_null") == 1
-  trx_retry = topt_yes("trx_retry")
+  use_null = ws.opt_num("force_null") == 1
+  trx_retry = ws.opt_bool("trx_retry")
   tpcc_connect()
-  local T = topt_num("tables")
+  local T = ws.opt_num("tables")
   if Q.pin_sets and sysbench.opt.threads >= T then
     set_pinned = (sysbench.tid % T) + 1
   end
@@ -468,7 +469,7 @@ function tpcc_thread_init()
     base = sysbench.tid * SLOTS
   end
   if sysbench.tid == 0 then
-    local dbg = topt_num("trx_debug")
+    local dbg = ws.opt_num("trx_debug")
     if dbg >= 1 and dbg <= 6 then
       print(fmt("=> trx-debug: running only %s", TRX_NAMES[dbg]))
     end
@@ -476,11 +477,11 @@ function tpcc_thread_init()
       print(fmt("=> tpcc-compat: %s", Q.compat))
     end
   end
-  tpcc_sync_wait()
+  ws.sync_wait()
 end
 
 function tpcc_thread_done()
-  tpcc_sync_finish()
+  ws.sync_finish()
   con:disconnect()
 end
 
@@ -572,7 +573,7 @@ function tpcc_print_summary()
   end
   print("TPC-C transactions:")
   for k = 1, 6 do
-    if k < 6 or topt_yes("enable_purge") or topt_num("trx_debug") == 6 then
+    if k < 6 or ws.opt_bool("enable_purge") or ws.opt_num("trx_debug") == 6 then
       local x = sum[k] + (k == NEW_ORDER and sum[SLOT_ROLLBACKS] or 0)
       print(fmt("    %-22s %10d (%.2f%%)", TRX_NAMES[k] .. ":", x, pct(x, total)))
     end

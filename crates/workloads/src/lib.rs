@@ -18,6 +18,9 @@
 //! * `oltp_common` — options, statements, event helpers, `prepare` / `create` /
 //!   `warmup` / `prewarm` / `cleanup`, the globals third-party scripts override.
 //! * `SYNC_file` — the `--sync-file` barrier.
+//! * `bmk_workload_support` — what the OLTP, TPC-C and dbSTRESS families share:
+//!   option access, driver / MariaDB detection, session options, MySQL table
+//!   options, catalog look-ups, load transactions, bulk inserts, sync-file wrappers.
 //! * one script per workload (see [`workload_names`]).
 //!
 //! # Schema decisions
@@ -83,6 +86,10 @@ const WORKLOADS: &[&str] = &[
 const SCRIPTS: &[(&str, &str)] = &[
     ("oltp_common", include_str!("../lua/oltp_common.lua")),
     ("SYNC_file", include_str!("../lua/SYNC_file.lua")),
+    (
+        "bmk_workload_support",
+        include_str!("../lua/bmk_workload_support.lua"),
+    ),
     ("bulk_insert", include_str!("../lua/bulk_insert.lua")),
     ("oltp_delete", include_str!("../lua/oltp_delete.lua")),
     ("oltp_insert", include_str!("../lua/oltp_insert.lua")),
