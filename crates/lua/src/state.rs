@@ -21,6 +21,8 @@ use crate::report::{self, ReportSettings};
 use crate::{ModuleLibrary, ScriptSource};
 
 const PRELUDE: &str = include_str!("../lua/prelude.lua");
+/// The Lua half of `sysbench.sql`, loaded by the prelude on first use.
+const SQL_LUA: &str = include_str!("../lua/sql.lua");
 
 /// Compiles Lua source once per process and loads the bytecode everywhere else.
 ///
@@ -312,6 +314,10 @@ fn install(lua: &Lua, env: &ScriptEnv, tid: u32) -> Result<Table, LuaError> {
         })?,
     )?;
     crate::sql::install(lua, &host, env)?;
+    host.set(
+        "sql_load",
+        lua.create_function(|lua, ()| shared_cache().load(lua, "@<bmk>/sql.lua", SQL_LUA))?,
+    )?;
 
     let prelude = shared_cache().load(lua, "@<bmk>/prelude.lua", PRELUDE)?;
     let internal: Table = prelude.call(host)?;
