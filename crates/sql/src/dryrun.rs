@@ -42,7 +42,9 @@ impl Connection for DryRunConnection {
     }
 
     fn execute(&mut self, stmt: StatementId, _: &[Value]) -> Result<Option<ResultSet>, SqlError> {
-        self.trace("execute", &stmt.0.to_string());
+        if self.debug {
+            self.trace("execute", &stmt.0.to_string());
+        }
         Ok(None)
     }
 
