@@ -281,6 +281,8 @@ fn run_script(
     raw: &RawArgs,
 ) -> Result<i32> {
     let name = src.display_name();
+    // A built-in workload by name (not a file that happens to share its name).
+    let builtin = src.path.is_none().then(|| src.name.clone());
     let command = raw.command.clone().unwrap_or_default();
     let config = HostConfig {
         argv: inv.argv.clone(),
@@ -315,7 +317,17 @@ fn run_script(
     }
     let settings = run_settings(inv, &opts, &name, command)?;
     let interrupt = signals::install().context("cannot install signal handlers")?;
-    let mut bench = LuaBench::new(&mut host);
+    let native = builtin.and_then(|w| {
+        let test = bmk_workloads::native::native_test(&w, &opts)?;
+        if opts.int("verbosity", 3) >= 5 {
+            println!("DEBUG: '{w}' runs on native workers");
+        }
+        Some(test)
+    });
+    let mut bench = match native {
+        Some(test) => LuaBench::with_test(&mut host, test),
+        None => LuaBench::new(&mut host),
+    };
     runner::run(&mut bench, settings, &interrupt)
 }
 

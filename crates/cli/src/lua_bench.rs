@@ -23,6 +23,13 @@ impl<'a> LuaBench<'a> {
         let test = host.test();
         LuaBench { host, test }
     }
+
+    /// Wraps a script whose workers are `test` instead of its own Lua states (a
+    /// built-in workload run natively): the main state still runs `init()`, `done()`
+    /// and the report hooks.
+    pub fn with_test(host: &'a mut ScriptHost, test: Arc<dyn Test>) -> LuaBench<'a> {
+        LuaBench { host, test }
+    }
 }
 
 impl Bench for LuaBench<'_> {

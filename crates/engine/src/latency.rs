@@ -64,10 +64,13 @@ pub fn new_histogram() -> Histogram<u64> {
         .expect("constant bounds are valid")
 }
 
-/// One thread's latency buckets; written by that thread only.
+/// Latency buckets written by one thread, or (made with
+/// [`new_shared`](LatencyRecorder::new_shared)) by several.
 pub struct LatencyRecorder {
     buckets: *mut AtomicU32,
     len: usize,
+    /// Several writers: buckets are bumped with atomic adds instead of load+store.
+    shared: bool,
     /// Lowest and highest bucket index ever written, so readers scan only that span.
     lowest: AtomicUsize,
     highest: AtomicUsize,
@@ -85,8 +88,17 @@ impl Default for LatencyRecorder {
 }
 
 impl LatencyRecorder {
-    /// An empty recorder.
+    /// An empty recorder for a single writer thread.
     pub fn new() -> LatencyRecorder {
+        Self::with_writers(false)
+    }
+
+    /// An empty recorder several threads may write at once.
+    pub fn new_shared() -> LatencyRecorder {
+        Self::with_writers(true)
+    }
+
+    fn with_writers(shared: bool) -> LatencyRecorder {
         let len = bucket_len();
         let layout = Layout::array::<AtomicU32>(len).expect("small constant layout");
         // SAFETY: layout has non-zero size; zeroed memory is a valid AtomicU32 array.
@@ -98,6 +110,7 @@ impl LatencyRecorder {
         LatencyRecorder {
             buckets,
             len,
+            shared,
             lowest: AtomicUsize::new(usize::MAX),
             highest: AtomicUsize::new(0),
         }
@@ -110,11 +123,22 @@ impl LatencyRecorder {
         unsafe { &*self.buckets.add(index) }
     }
 
-    /// Records one latency. Must only be called from the owning thread.
+    /// Records one latency. A recorder made with [`new`](LatencyRecorder::new) must
+    /// only be written by its owning thread.
     #[inline]
     pub fn record(&self, nanos: u64) {
         let index = index_of(nanos.min(MAX_LATENCY_NS));
         let bucket = self.bucket(index);
+        if self.shared {
+            bucket.fetch_add(1, Ordering::Relaxed);
+            if index < self.lowest.load(Ordering::Relaxed) {
+                self.lowest.fetch_min(index, Ordering::Relaxed);
+            }
+            if index > self.highest.load(Ordering::Relaxed) {
+                self.highest.fetch_max(index, Ordering::Relaxed);
+            }
+            return;
+        }
         // Single writer: a plain load+store is enough and avoids a locked instruction.
         bucket.store(
             bucket.load(Ordering::Relaxed).wrapping_add(1),
@@ -129,18 +153,21 @@ impl LatencyRecorder {
     }
 
     /// Adds to `into` every sample recorded since the previous call with the same
-    /// `seen` vector (which remembers what was already taken), and returns how many.
-    pub fn drain_into(&self, seen: &mut Vec<u32>, into: &mut Histogram<u64>) -> u64 {
+    /// `mark` (which remembers what was already taken), and returns how many.
+    pub fn drain_into(&self, mark: &mut DrainMark, into: &mut Histogram<u64>) -> u64 {
         let lowest = self.lowest.load(Ordering::Relaxed);
         let highest = self.highest.load(Ordering::Relaxed);
         if lowest == usize::MAX {
             return 0;
         }
-        if seen.len() <= highest {
-            seen.resize(highest + 1, 0);
-        }
+        mark.cover(lowest, highest);
         let mut total = 0;
-        for (index, seen) in seen.iter_mut().enumerate().take(highest + 1).skip(lowest) {
+        let base = mark.base;
+        for (offset, seen) in mark.seen.iter_mut().enumerate().skip(lowest - base) {
+            let index = base + offset;
+            if index > highest {
+                break;
+            }
             let now = self.bucket(index).load(Ordering::Relaxed);
             let delta = now.wrapping_sub(*seen) as u64;
             if delta > 0 {
@@ -151,6 +178,37 @@ impl LatencyRecorder {
             }
         }
         total
+    }
+}
+
+/// What a drainer has already taken from one recorder: the bucket counts it saw last,
+/// kept only for the recorder's touched index range `[base, base + seen.len())` — with
+/// thousands of workers a full-size copy per recorder would cost more memory than the
+/// workers themselves.
+#[derive(Debug, Default, Clone)]
+pub struct DrainMark {
+    base: usize,
+    seen: Vec<u32>,
+}
+
+impl DrainMark {
+    /// Extends the covered range to `[lowest, highest]`. Buckets newly covered were
+    /// never drained, so their last-seen count is 0.
+    fn cover(&mut self, lowest: usize, highest: usize) {
+        if self.seen.is_empty() {
+            self.base = lowest;
+            self.seen.resize(highest - lowest + 1, 0);
+            return;
+        }
+        if lowest < self.base {
+            let extra = self.base - lowest;
+            self.seen.splice(0..0, std::iter::repeat_n(0, extra));
+            self.base = lowest;
+        }
+        let end = highest + 1 - self.base;
+        if self.seen.len() < end {
+            self.seen.resize(end, 0);
+        }
     }
 }
 
@@ -201,7 +259,7 @@ mod tests {
     #[test]
     fn drain_takes_only_new_samples() {
         let r = LatencyRecorder::new();
-        let mut seen = Vec::new();
+        let mut seen = DrainMark::default();
         let mut h = new_histogram();
         for v in [1_000u64, 2_000, 2_000, 1_000_000] {
             r.record(v);
@@ -213,6 +271,13 @@ mod tests {
         r.record(5_000);
         assert_eq!(r.drain_into(&mut seen, &mut h2), 1);
         assert!(h2.equivalent(h2.max(), 5_000));
+        // A sample below everything seen so far widens the mark downwards.
+        r.record(10);
+        r.record(3_000_000);
+        let mut h3 = new_histogram();
+        assert_eq!(r.drain_into(&mut seen, &mut h3), 2);
+        assert_eq!(r.drain_into(&mut seen, &mut h3), 0);
+        assert_eq!(h3.len(), 2);
     }
 
     #[test]
@@ -222,10 +287,32 @@ mod tests {
         r.record(1_000);
         // Pretend the reader last saw this bucket just below the 32-bit limit: the
         // counter has since wrapped to 2, so 3 samples are new.
-        let mut seen = vec![0u32; index_of(1_000) + 1];
-        seen[index_of(1_000)] = u32::MAX;
+        let mut seen = DrainMark {
+            base: index_of(1_000),
+            seen: vec![u32::MAX],
+        };
         let mut h = new_histogram();
         assert_eq!(r.drain_into(&mut seen, &mut h), 3);
+    }
+
+    #[test]
+    fn a_shared_recorder_counts_every_writer() {
+        let r = std::sync::Arc::new(LatencyRecorder::new_shared());
+        let writers: Vec<_> = (0..4)
+            .map(|i| {
+                let r = r.clone();
+                std::thread::spawn(move || {
+                    for n in 0..10_000u64 {
+                        r.record(1_000 + (n % 7) * 1_000 * (i + 1));
+                    }
+                })
+            })
+            .collect();
+        for w in writers {
+            w.join().unwrap();
+        }
+        let mut h = new_histogram();
+        assert_eq!(r.drain_into(&mut DrainMark::default(), &mut h), 40_000);
     }
 
     #[test]

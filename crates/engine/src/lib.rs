@@ -33,6 +33,7 @@
 //! ```
 #![deny(missing_docs)]
 
+pub mod coop;
 pub mod latency;
 pub mod options;
 pub mod rand;

@@ -16,7 +16,7 @@ use std::time::{Duration, Instant};
 
 use hdrhistogram::Histogram;
 
-use crate::latency::{new_histogram, LatencyRecorder};
+use crate::latency::{new_histogram, DrainMark, LatencyRecorder};
 use crate::stats::{
     Counters, CumulativeStats, IntervalStats, LagStats, ThreadTotals, COUNTER_COUNT,
 };
@@ -119,7 +119,6 @@ pub(crate) struct ThreadSlot {
     pub(crate) lag_sum: AtomicU64,
     pub(crate) lag_max: AtomicU64,
     pub(crate) counters: [AtomicU64; COUNTER_COUNT],
-    pub(crate) recorder: LatencyRecorder,
     finished: AtomicBool,
 }
 
@@ -133,7 +132,6 @@ impl ThreadSlot {
             lag_sum: AtomicU64::new(0),
             lag_max: AtomicU64::new(0),
             counters: Default::default(),
-            recorder: LatencyRecorder::new(),
             finished: AtomicBool::new(false),
         }
     }
@@ -191,6 +189,9 @@ pub(crate) struct Shared {
     pub(crate) config: RunConfig,
     epoch: Instant,
     pub(crate) slots: Vec<ThreadSlot>,
+    /// Latency recorders: one per worker up to [`MAX_RECORDERS`] workers; beyond that
+    /// worker `t` records into `recorders[t % MAX_RECORDERS]` (see [`recorders_for`]).
+    pub(crate) recorders: Vec<LatencyRecorder>,
     pub(crate) stop: AtomicBool,
     pub(crate) measuring: AtomicBool,
     pub(crate) events_claimed: AtomicU64,
@@ -200,10 +201,67 @@ pub(crate) struct Shared {
     changed: Condvar,
 }
 
+/// Most latency recorders a run keeps. A recorder's resident memory is one 4 KiB page
+/// per power of two its latencies span (3 significant digits), plus the controller's
+/// copy: with thousands of workers, one each would cost more than the workers' own
+/// state, so larger runs share recorders, updated with atomic adds (no lock).
+pub const MAX_RECORDERS: usize = 64;
+
+/// The recorders of a run of `threads` workers.
+fn recorders_for(threads: usize) -> Vec<LatencyRecorder> {
+    if threads <= MAX_RECORDERS {
+        (0..threads).map(|_| LatencyRecorder::new()).collect()
+    } else {
+        (0..MAX_RECORDERS)
+            .map(|_| LatencyRecorder::new_shared())
+            .collect()
+    }
+}
+
 impl Shared {
+    /// The recorder worker `tid` records into.
+    #[inline]
+    pub(crate) fn recorder(&self, tid: u32) -> &LatencyRecorder {
+        &self.recorders[tid as usize % self.recorders.len()]
+    }
+
+    /// Whether every worker has a recorder of its own.
+    fn recorder_per_worker(&self) -> bool {
+        self.recorders.len() == self.slots.len()
+    }
+
     #[inline]
     pub(crate) fn now_ns(&self) -> u64 {
         self.epoch.elapsed().as_nanos() as u64
+    }
+
+    /// Counts `n` workers whose creation ended (successfully or not).
+    pub(crate) fn note_initialized(&self, n: u32) {
+        self.control().initialized += n;
+        self.changed.notify_all();
+    }
+
+    /// Blocks until the controller releases the workers; false when the run stopped
+    /// before.
+    pub(crate) fn wait_for_start(&self) -> bool {
+        let mut ctl = self.control();
+        while !ctl.started && !self.stop.load(Ordering::Relaxed) {
+            ctl = self
+                .changed
+                .wait_timeout(ctl, Duration::from_millis(100))
+                .unwrap_or_else(|p| p.into_inner())
+                .0;
+        }
+        ctl.started
+    }
+
+    /// Marks worker `tid` finished.
+    pub(crate) fn note_finished(&self, tid: u32) {
+        self.slots[tid as usize]
+            .finished
+            .store(true, Ordering::Release);
+        self.control().finished += 1;
+        self.changed.notify_all();
     }
 
     fn control(&self) -> std::sync::MutexGuard<'_, Control> {
@@ -219,7 +277,7 @@ impl Shared {
         self.changed.notify_all();
     }
 
-    fn fail(&self, message: String) {
+    pub(crate) fn fail(&self, message: String) {
         self.control().fatal.push(message);
         self.stop();
     }
@@ -246,6 +304,7 @@ pub fn run(
         config,
         epoch: Instant::now(),
         slots: (0..threads).map(|_| ThreadSlot::new()).collect(),
+        recorders: recorders_for(threads as usize),
         stop: AtomicBool::new(false),
         measuring: AtomicBool::new(false),
         events_claimed: AtomicU64::new(0),
@@ -256,7 +315,29 @@ pub fn run(
     let mut controller = Controller::new(shared.clone());
 
     let mut handles = Vec::with_capacity(threads as usize);
-    for tid in 0..threads {
+    let loops = match test.event_loops(threads) {
+        Some(n) if shared.arrivals.is_none() && n > 0 && n < threads => n,
+        _ => 0,
+    };
+    for index in 0..loops {
+        // Loop `index` runs workers index, index+loops, ...: neighbouring tids (often
+        // pinned to neighbouring tables) are spread over the loops.
+        let tids: Vec<u32> = (index..threads).step_by(loops as usize).collect();
+        let worker_shared = shared.clone();
+        let test = test.clone();
+        let spawned = thread::Builder::new()
+            .name(format!("bmk-loop-{index}"))
+            .stack_size(shared.config.thread_stack_size.max(1 << 20))
+            .spawn(move || crate::coop::loop_main(tids, worker_shared, test));
+        match spawned {
+            Ok(h) => handles.push(h),
+            Err(e) => {
+                shared.fail(format!("failed to create event loop thread {index}: {e}"));
+                break;
+            }
+        }
+    }
+    for tid in (0..threads).filter(|_| loops == 0) {
         let worker_shared = shared.clone();
         let test = test.clone();
         // Rust code, LuaJIT and database clients need more than sysbench's 64K
@@ -315,19 +396,9 @@ fn worker_main(tid: u32, shared: Arc<Shared>, test: Arc<dyn Test>) {
     let _installed = ctx.install();
     let body = catch_unwind(AssertUnwindSafe(|| -> Result<(), WorkerError> {
         let worker = test.create_worker(tid);
-        {
-            let mut ctl = shared.control();
-            ctl.initialized += 1;
-            shared.changed.notify_all();
-            if worker.is_ok() {
-                while !ctl.started && !shared.stop.load(Ordering::Relaxed) {
-                    ctl = shared
-                        .changed
-                        .wait_timeout(ctl, Duration::from_millis(100))
-                        .unwrap_or_else(|p| p.into_inner())
-                        .0;
-                }
-            }
+        shared.note_initialized(1);
+        if worker.is_ok() {
+            shared.wait_for_start();
         }
         let mut worker = worker?;
         worker.run(&ctx)?;
@@ -336,23 +407,24 @@ fn worker_main(tid: u32, shared: Arc<Shared>, test: Arc<dyn Test>) {
     let failure = match body {
         Ok(Ok(())) => None,
         Ok(Err(e)) => Some(e.message),
-        Err(panic) => Some(format!(
-            "worker thread {tid} panicked: {}",
-            panic
-                .downcast_ref::<&str>()
-                .map(|s| s.to_string())
-                .or_else(|| panic.downcast_ref::<String>().cloned())
-                .unwrap_or_else(|| "unknown cause".into())
-        )),
+        Err(panic) => Some(panic_message(tid, panic)),
     };
     if let Some(message) = failure {
         shared.fail(message);
     }
-    shared.slots[tid as usize]
-        .finished
-        .store(true, Ordering::Release);
-    shared.control().finished += 1;
-    shared.changed.notify_all();
+    shared.note_finished(tid);
+}
+
+/// The message of a worker's panic.
+pub(crate) fn panic_message(tid: u32, panic: Box<dyn std::any::Any + Send>) -> String {
+    format!(
+        "worker thread {tid} panicked: {}",
+        panic
+            .downcast_ref::<&str>()
+            .map(|s| s.to_string())
+            .or_else(|| panic.downcast_ref::<String>().cloned())
+            .unwrap_or_else(|| "unknown cause".into())
+    )
 }
 
 /// Rate-mode scheduler: Poisson arrivals, independent of how fast workers are.
@@ -412,13 +484,13 @@ impl SlotMark {
 /// The controller's side of the statistics: what it has already taken from workers.
 struct Controller {
     shared: Arc<Shared>,
-    /// Per-worker bucket counts already drained.
-    seen: Vec<Vec<u32>>,
+    /// Per-recorder bucket counts already drained.
+    seen: Vec<DrainMark>,
     /// Samples drained since the last interval report.
     pending: Histogram<u64>,
     /// Scratch for one drain.
     fresh: Histogram<u64>,
-    /// Per-worker number of samples drained so far, and its value at the cumulative
+    /// Per-recorder number of samples drained so far, and its value at the cumulative
     /// baseline. Cumulative event counts come from these rather than from the workers'
     /// event counters, so that a report's event count and its histogram always agree
     /// even when an event ends while a checkpoint resets the statistics.
@@ -436,10 +508,11 @@ struct Controller {
 impl Controller {
     fn new(shared: Arc<Shared>) -> Controller {
         let n = shared.slots.len();
+        let r = shared.recorders.len();
         Controller {
-            seen: vec![Vec::new(); n],
-            drained: vec![0; n],
-            base_drained: vec![0; n],
+            seen: vec![DrainMark::default(); r],
+            drained: vec![0; r],
+            base_drained: vec![0; r],
             interval_marks: vec![SlotMark::default(); n],
             base_marks: vec![SlotMark::default(); n],
             cumulative: new_histogram(),
@@ -455,14 +528,14 @@ impl Controller {
     /// Moves new samples from every worker into the pending interval histogram and
     /// the cumulative one.
     fn drain(&mut self) {
-        for ((slot, seen), drained) in self
+        for ((recorder, seen), drained) in self
             .shared
-            .slots
+            .recorders
             .iter()
             .zip(self.seen.iter_mut())
             .zip(self.drained.iter_mut())
         {
-            *drained += slot.recorder.drain_into(seen, &mut self.fresh);
+            *drained += recorder.drain_into(seen, &mut self.fresh);
         }
         self.pending
             .add(&self.fresh)
@@ -541,12 +614,26 @@ impl Controller {
         };
         let mut lag_sum = 0;
         let mut lag_max = 0;
+        let own_recorders = self.shared.recorder_per_worker();
+        if !own_recorders {
+            stats.events = (self.drained.iter())
+                .zip(&self.base_drained)
+                .map(|(d, b)| d - b)
+                .sum();
+        }
         for (i, slot) in self.shared.slots.iter().enumerate() {
             let mark = SlotMark::of(slot);
             let base = self.base_marks[i];
-            let events = self.drained[i] - self.base_drained[i];
+            // With shared recorders a worker's own event counter gives its share; the
+            // total still comes from the histograms so that count and percentiles agree.
+            let events = if own_recorders {
+                let e = self.drained[i] - self.base_drained[i];
+                stats.events += e;
+                e
+            } else {
+                mark.events - base.events
+            };
             let busy = mark.latency_sum - base.latency_sum;
-            stats.events += events;
             stats.sum_ns += busy;
             stats.counters.add(&mark.counters.since(&base.counters));
             stats.threads.push(ThreadTotals {

@@ -19,6 +19,13 @@ pub trait Test: Send + Sync {
     /// Creates the worker for thread `tid`, on that thread (sysbench's `thread_init`).
     /// Runs before the start barrier; an error aborts the run.
     fn create_worker(&self, tid: u32) -> Result<Box<dyn Worker>, WorkerError>;
+
+    /// How many event-loop threads should run the `threads` workers as coroutines
+    /// (see [`crate::coop`]); `None` (the default) gives every worker a thread of its
+    /// own. Only worth it for workers that wait in [`crate::coop::wait_readable`].
+    fn event_loops(&self, _threads: u32) -> Option<u32> {
+        None
+    }
 }
 
 /// What to do after an event.
@@ -252,7 +259,7 @@ impl WorkerContext {
         }
         let latency = self.shared.now_ns().saturating_sub(self.started_ns.get());
         let slot = &self.shared.slots[self.tid as usize];
-        slot.recorder.record(latency);
+        self.shared.recorder(self.tid).record(latency);
         bump(&slot.events, 1);
         bump(&slot.latency_sum, latency);
         if latency < slot.latency_min.load(Ordering::Relaxed) {

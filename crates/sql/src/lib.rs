@@ -209,6 +209,16 @@ impl Driver {
         &self.config
     }
 
+    /// Whether this driver's connections wait for the server's answers in
+    /// [`bmk_engine::coop::wait_readable`], so that workers may share event-loop
+    /// threads: MySQL over a plain socket (its own protocol path). TLS, compression,
+    /// PostgreSQL and SQLite block their thread.
+    pub fn waits_cooperatively(&self) -> bool {
+        self.config.kind == DriverKind::Mysql
+            && !self.config.mysql.dry_run
+            && mysql::fast_path_allowed(&self.config)
+    }
+
     /// Open a connection. `connection_index` picks the host/port/socket round-robin
     /// (MySQL: hosts × ports, or sockets when given).
     pub fn connect(&self, connection_index: usize) -> Result<Box<dyn Connection>, SqlError> {

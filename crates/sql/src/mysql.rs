@@ -69,7 +69,7 @@ pub(crate) struct MysqlConnection {
 
 /// Whether executes may bypass the crate (see [`crate::mysql_fast`]): plain sockets
 /// only; `BMK_MYSQL_FASTPATH=0` turns it off (for comparisons and diagnosis).
-fn fast_path_allowed(cfg: &DriverConfig) -> bool {
+pub(crate) fn fast_path_allowed(cfg: &DriverConfig) -> bool {
     let off = std::env::var("BMK_MYSQL_FASTPATH").is_ok_and(|v| v == "0" || v == "off");
     !off && cfg.mysql.ssl == MysqlSslMode::Disabled && !cfg.mysql.compression
 }

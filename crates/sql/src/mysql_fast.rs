@@ -35,7 +35,7 @@ use std::collections::VecDeque;
 use std::fs::File;
 use std::io::{self, Read, Write};
 use std::mem::ManuallyDrop;
-use std::os::fd::{FromRawFd, RawFd};
+use std::os::fd::{AsRawFd, FromRawFd, RawFd};
 use std::sync::Arc;
 
 use mysql::consts::{ColumnFlags, ColumnType};
@@ -202,6 +202,26 @@ fn server_error(p: &[u8]) -> mysql::Error {
     })
 }
 
+/// Reads what `fd` has, suspending the calling event-loop worker (instead of
+/// blocking its thread) while there is nothing yet.
+fn read_cooperatively(fd: RawFd, buf: &mut [u8]) -> io::Result<usize> {
+    loop {
+        // SAFETY: `buf` is writable for `buf.len()` bytes; `fd` is the live socket.
+        let n = unsafe { libc::recv(fd, buf.as_mut_ptr().cast(), buf.len(), libc::MSG_DONTWAIT) };
+        if n >= 0 {
+            return Ok(n as usize);
+        }
+        let e = io::Error::last_os_error();
+        match e.kind() {
+            io::ErrorKind::Interrupted => continue,
+            io::ErrorKind::WouldBlock => {
+                bmk_engine::coop::wait_readable(fd);
+            }
+            _ => return Err(e),
+        }
+    }
+}
+
 impl FastIo {
     /// Forget any buffered input (after a reconnect).
     pub(crate) fn reset(&mut self) {
@@ -228,13 +248,18 @@ impl FastIo {
                     self.inbuf.resize(size, 0);
                 }
             }
-            let got = loop {
-                match sock.read(&mut self.inbuf[self.end..]) {
-                    Ok(got) => break got,
-                    Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
-                    Err(e) => return Err(mysql::Error::IoError(e)),
+            let got = if bmk_engine::coop::active() {
+                read_cooperatively(sock.as_raw_fd(), &mut self.inbuf[self.end..])
+            } else {
+                loop {
+                    match sock.read(&mut self.inbuf[self.end..]) {
+                        Ok(got) => break Ok(got),
+                        Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+                        Err(e) => break Err(e),
+                    }
                 }
-            };
+            }
+            .map_err(mysql::Error::IoError)?;
             if got == 0 {
                 return Err(eof_error());
             }
@@ -386,6 +411,12 @@ impl FastIo {
         if res.is_ok() && self.start != self.end {
             // Bytes after the final packet: the stream is out of sync.
             return Err(protocol_error());
+        }
+        // The next response starts at the front: otherwise each response lands after
+        // the last one and the buffer creeps up to KEEP_BUF on every connection.
+        if self.start == self.end {
+            self.start = 0;
+            self.end = 0;
         }
         res
     }

@@ -9,10 +9,13 @@
 //! `require("oltp_common")` works from any user script and `bmk oltp_read_write ...`
 //! finds the workload by name ([`workload_names`], [`script`]).
 //!
-//! It must not: parse the command line, run the event loop, talk to a database or
-//! print reports — the CLI, `bmk-lua`, `bmk-sql` and `bmk-report` do. Everything here
-//! is Lua text plus the lookup; the scripts reach the engine only through the
-//! sysbench Lua API (spec 2) and its `ffi.C.sb_*` symbols.
+//! It also owns the [`native`] workers that run the stock OLTP events in Rust when no
+//! Lua-only option is in use (same statements, draws and counters as the scripts).
+//!
+//! It must not: parse the command line, run the event loop, or print reports — the
+//! CLI, the engine and `bmk-report` do. The scripts reach the engine only through the
+//! sysbench Lua API (spec 2) and its `ffi.C.sb_*` symbols; the native workers only
+//! through the engine's `Worker` trait and `bmk-sql`'s `Connection`.
 //!
 //! # Modules
 //! * `oltp_common` — options, statements, event helpers, `prepare` / `create` /
@@ -59,6 +62,8 @@
 //!   only).
 //! * `--sync-file`: the BMK-kit file protocol; `F.0` is removed at the end of the run
 //!   rather than at release time, which closes the reference protocol's race.
+
+pub mod native;
 
 use bmk_lua::ModuleLibrary;
 

@@ -1,0 +1,279 @@
+//! Event loops: several workers multiplexed on one OS thread as coroutines.
+//!
+//! A worker that waits for a database answers in a blocking `read`: with one OS thread
+//! per worker every query costs the client two context switches (sleep, wake-up),
+//! which is most of a thin client's CPU per query and all of its memory per worker
+//! beyond the connection. A [`Test`] that says so
+//! ([`Test::event_loops`](crate::Test::event_loops)) instead gets a few loop threads,
+//! each running its share of the workers as stackful coroutines: a worker whose socket
+//! has no data yet calls [`wait_readable`], which suspends it until `epoll` reports
+//! the descriptor readable, and the thread meanwhile runs the workers whose answers
+//! have arrived — one wake-up serves several queries.
+//!
+//! The workers of a loop share its thread's random generator (seeded as the loop's
+//! first worker): with `--rand-seed` a run draws the same numbers, but which worker
+//! gets which depends on the order the answers arrive in.
+//!
+//! Each worker keeps its own [`WorkerContext`] (counters, latency, fairness), and
+//! the worker code is the same as on a thread of its own: only code that calls
+//! [`wait_readable`] (the drivers' socket reads) yields; anything else that blocks
+//! holds up the loop's other workers for that long. Rate mode (`--rate`) always uses a
+//! thread per worker, as its workers block on the arrival queue.
+
+use std::cell::Cell;
+use std::collections::VecDeque;
+use std::os::fd::RawFd;
+use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::rc::Rc;
+use std::sync::atomic::Ordering;
+use std::sync::Arc;
+
+use corosensei::stack::DefaultStack;
+use corosensei::{Coroutine, CoroutineResult, Yielder};
+
+use crate::run::{panic_message, Shared};
+use crate::worker::{Test, Worker, WorkerContext, WorkerError};
+
+/// Stack of one coroutine: events run here, connections are opened on the loop
+/// thread's own stack before. Virtual memory; only touched pages are resident.
+const COROUTINE_STACK: usize = 256 * 1024;
+
+thread_local! {
+    /// The yielder of the coroutine running on this thread (null outside one).
+    static YIELDER: Cell<*const Yielder<(), RawFd>> = const { Cell::new(std::ptr::null()) };
+}
+
+/// Whether this code runs in a worker coroutine of an event loop, where
+/// [`wait_readable`] suspends instead of returning `false`.
+#[inline]
+pub fn active() -> bool {
+    YIELDER.with(|y| !y.get().is_null())
+}
+
+/// Suspends the calling worker until `fd` is readable and returns `true`; returns
+/// `false` at once when not called from a worker coroutine (the caller then blocks
+/// as usual).
+pub fn wait_readable(fd: RawFd) -> bool {
+    let y = YIELDER.with(|y| y.get());
+    if y.is_null() {
+        return false;
+    }
+    // SAFETY: the pointer was set by this coroutine's own body (below) from the
+    // yielder it was given, which lives as long as the coroutine; the scheduler clears
+    // it whenever control is back on the loop's stack, so it is only non-null here,
+    // inside the coroutine that owns it.
+    let yielder = unsafe { &*y };
+    yielder.suspend(fd);
+    // Other coroutines ran meanwhile and set their own yielder.
+    YIELDER.with(|c| c.set(y));
+    true
+}
+
+type WorkerCoroutine = Coroutine<(), RawFd, Result<(), WorkerError>, DefaultStack>;
+
+/// One worker of a loop: its coroutine and the descriptor it waits for.
+struct Task {
+    tid: u32,
+    co: WorkerCoroutine,
+    /// The descriptor registered with epoll for this task, if any.
+    registered: Option<RawFd>,
+}
+
+/// Body of a loop thread: creates the workers `tids` (sequentially, on this stack),
+/// waits for the start, then runs them until all have finished.
+pub(crate) fn loop_main(tids: Vec<u32>, shared: Arc<Shared>, test: Arc<dyn Test>) {
+    crate::rand::seed_thread(tids[0]);
+    let contexts: Vec<Rc<WorkerContext>> = tids
+        .iter()
+        .map(|&tid| Rc::new(WorkerContext::new(tid, shared.clone())))
+        .collect();
+    let mut workers: Vec<Box<dyn Worker>> = Vec::with_capacity(tids.len());
+    let mut failure = None;
+    for ctx in &contexts {
+        let _installed = ctx.install();
+        let made = catch_unwind(AssertUnwindSafe(|| test.create_worker(ctx.thread_id())));
+        match made {
+            Ok(Ok(w)) => workers.push(w),
+            Ok(Err(e)) => failure = Some(e.message),
+            Err(panic) => failure = Some(panic_message(ctx.thread_id(), panic)),
+        }
+        shared.note_initialized(1);
+        if failure.is_some() {
+            break;
+        }
+    }
+    if let Some(message) = failure {
+        // The workers not created count as initialized and finished, so that the
+        // controller stops waiting for them.
+        let unmade = (tids.len() - workers.len() - 1) as u32;
+        shared.note_initialized(unmade);
+        shared.fail(message);
+        for &tid in &tids {
+            shared.note_finished(tid);
+        }
+        return;
+    }
+    if !shared.wait_for_start() {
+        for &tid in &tids {
+            shared.note_finished(tid);
+        }
+        return;
+    }
+    run_loop(workers, contexts, &shared);
+}
+
+fn run_loop(workers: Vec<Box<dyn Worker>>, contexts: Vec<Rc<WorkerContext>>, shared: &Shared) {
+    let mut tasks = Vec::with_capacity(workers.len());
+    for (mut worker, ctx) in workers.into_iter().zip(contexts.iter().cloned()) {
+        let tid = ctx.thread_id();
+        let stack = match DefaultStack::new(COROUTINE_STACK) {
+            Ok(s) => s,
+            Err(e) => {
+                shared.fail(format!("cannot allocate the stack of worker {tid}: {e}"));
+                shared.note_finished(tid);
+                continue;
+            }
+        };
+        let co = Coroutine::with_stack(stack, move |yielder: &Yielder<(), RawFd>, ()| {
+            YIELDER.with(|y| y.set(yielder as *const _));
+            let result = worker.run(&ctx).and_then(|()| worker.finish(&ctx));
+            YIELDER.with(|y| y.set(std::ptr::null()));
+            result
+        });
+        tasks.push(Some(Task {
+            tid,
+            co,
+            registered: None,
+        }));
+    }
+    let epoll = Epoll::new();
+    let mut ready: VecDeque<usize> = (0..tasks.len()).collect();
+    let mut live = tasks.len();
+    let mut events = vec![libc::epoll_event { events: 0, u64: 0 }; 64];
+    while live > 0 {
+        while let Some(i) = ready.pop_front() {
+            let Some(task) = tasks[i].as_mut() else {
+                continue;
+            };
+            let _installed = contexts[i].install();
+            let step = catch_unwind(AssertUnwindSafe(|| task.co.resume(())));
+            YIELDER.with(|y| y.set(std::ptr::null()));
+            match step {
+                Ok(CoroutineResult::Yield(fd)) => {
+                    if let Err(e) = epoll.watch(fd, i, &mut task.registered) {
+                        shared.fail(format!("event loop cannot wait for a socket: {e}"));
+                        finish(shared, &mut tasks[i], &mut live);
+                    }
+                }
+                Ok(CoroutineResult::Return(result)) => {
+                    if let Err(e) = result {
+                        shared.fail(e.message);
+                    }
+                    finish(shared, &mut tasks[i], &mut live);
+                }
+                Err(panic) => {
+                    shared.fail(panic_message(task.tid, panic));
+                    finish(shared, &mut tasks[i], &mut live);
+                }
+            }
+        }
+        if live == 0 {
+            break;
+        }
+        match epoll.wait(&mut events, 100) {
+            Ok(n) => ready.extend(events[..n].iter().map(|e| e.u64 as usize)),
+            Err(e) => {
+                shared.fail(format!("event loop wait failed: {e}"));
+                for t in tasks.iter_mut() {
+                    finish(shared, t, &mut live);
+                }
+            }
+        }
+        // A worker whose server never answers keeps the loop here, as a blocked
+        // thread would; the forced shutdown still ends the process.
+        let _ = shared.stop.load(Ordering::Relaxed);
+    }
+}
+
+/// Marks a task finished and drops its coroutine (unwinding it if suspended).
+fn finish(shared: &Shared, task: &mut Option<Task>, live: &mut usize) {
+    if let Some(t) = task.take() {
+        shared.note_finished(t.tid);
+        *live -= 1;
+        // Dropping a suspended coroutine unwinds its stack; a panic there is the
+        // worker's own and must not take the loop down.
+        let _ = catch_unwind(AssertUnwindSafe(move || drop(t)));
+    }
+}
+
+/// A small epoll wrapper: one-shot read interest per waiting task.
+struct Epoll(RawFd);
+
+impl Epoll {
+    fn new() -> Epoll {
+        // SAFETY: plain syscall; a failure (-1) shows up in the first `watch`.
+        Epoll(unsafe { libc::epoll_create1(libc::EPOLL_CLOEXEC) })
+    }
+
+    /// Wakes task `index` once when `fd` is readable.
+    fn watch(
+        &self,
+        fd: RawFd,
+        index: usize,
+        registered: &mut Option<RawFd>,
+    ) -> std::io::Result<()> {
+        let mut ev = libc::epoll_event {
+            events: (libc::EPOLLIN | libc::EPOLLONESHOT | libc::EPOLLRDHUP) as u32,
+            u64: index as u64,
+        };
+        let ctl = |op: i32, ev: &mut libc::epoll_event| {
+            // SAFETY: `ev` is a valid epoll_event; the kernel checks the descriptors.
+            if unsafe { libc::epoll_ctl(self.0, op, fd, ev) } == 0 {
+                Ok(())
+            } else {
+                Err(std::io::Error::last_os_error())
+            }
+        };
+        let first = if *registered == Some(fd) {
+            libc::EPOLL_CTL_MOD
+        } else {
+            libc::EPOLL_CTL_ADD
+        };
+        // The connection may have been re-opened (a new descriptor, or the same
+        // number reused), so fall back to the other operation.
+        let r = match ctl(first, &mut ev) {
+            Err(e) if e.raw_os_error() == Some(libc::EEXIST) => ctl(libc::EPOLL_CTL_MOD, &mut ev),
+            Err(e) if e.raw_os_error() == Some(libc::ENOENT) => ctl(libc::EPOLL_CTL_ADD, &mut ev),
+            other => other,
+        };
+        if r.is_ok() {
+            *registered = Some(fd);
+        }
+        r
+    }
+
+    fn wait(&self, events: &mut [libc::epoll_event], timeout_ms: i32) -> std::io::Result<usize> {
+        loop {
+            // SAFETY: `events` is a writable buffer of `events.len()` entries.
+            let n = unsafe {
+                libc::epoll_wait(self.0, events.as_mut_ptr(), events.len() as i32, timeout_ms)
+            };
+            if n >= 0 {
+                return Ok(n as usize);
+            }
+            let e = std::io::Error::last_os_error();
+            if e.kind() != std::io::ErrorKind::Interrupted {
+                return Err(e);
+            }
+        }
+    }
+}
+
+impl Drop for Epoll {
+    fn drop(&mut self) {
+        if self.0 >= 0 {
+            // SAFETY: our own descriptor, closed once.
+            unsafe { libc::close(self.0) };
+        }
+    }
+}

@@ -1,0 +1,287 @@
+//! The native OLTP workers: they run the stock workloads with exactly the Lua
+//! workloads' statements, parameters, random draws and counters, on every driver, on
+//! event loops (MySQL, more workers than CPUs), through lost connections, lock
+//! conflicts and fatal errors.
+
+mod support;
+
+use std::process::{Command, Output, Stdio};
+use std::time::Duration;
+
+use support::{bmk_bin, stats, Db, Kind};
+
+/// Runs bmk with `args` and extra environment; a `--events` run gets `--time=0`.
+fn bmk_env(db: &Db, workload: &str, extra: &[&str], command: &str, env: &[(&str, &str)]) -> Output {
+    let mut args = vec![workload.to_string()];
+    args.extend(db.args());
+    args.extend(extra.iter().map(|s| s.to_string()));
+    if extra.iter().any(|a| a.starts_with("--events=")) {
+        args.push("--time=0".into());
+    }
+    args.push(command.into());
+    let mut cmd = Command::new(bmk_bin());
+    cmd.args(&args).env_remove("MYSQL_SESSION_OPTIONS");
+    for (k, v) in env {
+        cmd.env(k, v);
+    }
+    cmd.output().expect("run bmk")
+}
+
+fn text(o: &Output) -> String {
+    format!(
+        "exit {:?}\n--- stdout\n{}\n--- stderr\n{}",
+        o.status,
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr)
+    )
+}
+
+const NATIVE: &[(&str, (u64, u64, u64))] = &[
+    ("oltp_point_select", (1, 0, 0)),
+    ("oltp_read_only", (14, 0, 2)),
+    ("oltp_read_write", (14, 4, 2)),
+    ("oltp_write_only", (0, 4, 2)),
+    ("oltp_update_index", (0, 1, 0)),
+    ("oltp_update_non_index", (0, 1, 0)),
+    ("oltp_delete", (0, 1, 0)),
+];
+
+/// Every native workload: the debug line says it ran natively, the counters are the
+/// statement mix. MySQL runs 6 workers on 2 event loops, on one table per worker
+/// group so that no lock conflict restarts an event.
+fn check_native_mix(kind: Kind) {
+    let Some(db) = Db::new(kind) else { return };
+    let threads = if kind == Kind::Sqlite {
+        "--threads=1"
+    } else {
+        "--threads=6"
+    };
+    let common = ["--table-size=500", "--tables=6"];
+    db.bmk("oltp_read_write", "prepare", &common).ok();
+    for (workload, mix) in NATIVE {
+        let events = 60;
+        // Updates of the same rows by several workers may wait on each other but do
+        // not deadlock: every write is a single-row autocommit or one transaction
+        // whose rows are random; ignore deadlocks just in case (counted below).
+        let out = bmk_env(
+            &db,
+            workload,
+            &[
+                common[0],
+                common[1],
+                threads,
+                "--events=60",
+                "--verbosity=5",
+                "--mysql-ignore-errors=1213,1205",
+                "--pgsql-ignore-errors=40P01,40001",
+            ],
+            "run",
+            &[("BMK_EVENT_LOOPS", "2")],
+        );
+        let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+        assert!(out.status.success(), "{workload} {kind:?}: {}", text(&out));
+        assert!(
+            stdout.contains(&format!("DEBUG: '{workload}' runs on native workers")),
+            "{workload} {kind:?}: {}",
+            text(&out)
+        );
+        let s = stats(&stdout);
+        assert_eq!(s.transactions, events, "{workload} {kind:?}: {stdout}");
+        // A restarted event re-runs its statements: only error-free runs are exact.
+        if s.ignored_errors == 0 {
+            assert_eq!(
+                (s.read, s.write, s.other),
+                (events * mix.0, events * mix.1, events * mix.2),
+                "{workload} {kind:?}: {stdout}"
+            );
+        }
+    }
+    db.bmk("oltp_read_write", "cleanup", &common).ok();
+    assert!(db.tables().is_empty());
+}
+
+#[test]
+fn native_mix_mysql() {
+    check_native_mix(Kind::Mysql);
+}
+
+#[test]
+fn native_mix_pgsql() {
+    check_native_mix(Kind::Pgsql);
+}
+
+#[test]
+fn native_mix_sqlite() {
+    check_native_mix(Kind::Sqlite);
+}
+
+/// With a fixed seed and one worker, the native and the Lua workload leave the same
+/// data behind: same statements, same parameters, same order.
+#[test]
+fn native_and_lua_write_the_same_rows() {
+    let Some(db) = Db::new(Kind::Mysql) else {
+        return;
+    };
+    let opts = [
+        "--table-size=200",
+        "--tables=2",
+        "--rand-seed=7",
+        "--threads=1",
+    ];
+    let mut sums = Vec::new();
+    for native in ["1", "0"] {
+        db.bmk("oltp_read_write", "prepare", &opts).ok();
+        let out = bmk_env(
+            &db,
+            "oltp_read_write",
+            &[opts[0], opts[1], opts[2], opts[3], "--events=100"],
+            "run",
+            &[("BMK_NATIVE_OLTP", native)],
+        );
+        assert!(out.status.success(), "{}", text(&out));
+        sums.push(db.column("CHECKSUM TABLE sbtest1, sbtest2").join(","));
+        let rows: Vec<String> = db.column("SELECT COUNT(*) FROM sbtest1");
+        sums.push(rows.join(","));
+        db.bmk("oltp_read_write", "cleanup", &opts[..2]).ok();
+    }
+    assert_eq!(sums[0], sums[2], "native vs Lua checksums");
+    assert_eq!(sums[1], sums[3]);
+}
+
+/// 16 workers on 2 event loops: the process has far fewer than 16 threads.
+#[test]
+fn event_loops_multiplex_workers() {
+    let Some(db) = Db::new(Kind::Mysql) else {
+        return;
+    };
+    db.bmk("oltp_point_select", "prepare", &["--table-size=500"])
+        .ok();
+    let mut args = vec!["oltp_point_select".to_string()];
+    args.extend(db.args());
+    args.extend(["--table-size=500", "--threads=16", "--time=3", "run"].map(String::from));
+    let child = Command::new(bmk_bin())
+        .args(&args)
+        .env("BMK_EVENT_LOOPS", "2")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(1500));
+    let status = std::fs::read_to_string(format!("/proc/{}/status", child.id())).unwrap();
+    let threads: u32 = status
+        .lines()
+        .find_map(|l| l.strip_prefix("Threads:"))
+        .and_then(|v| v.trim().parse().ok())
+        .unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert!(out.status.success(), "{}", text(&out));
+    assert!(threads < 10, "{threads} threads for 16 workers on 2 loops");
+    let s = stats(&String::from_utf8_lossy(&out.stdout));
+    assert!(s.transactions > 0);
+    // Fairness lines still list every worker's share.
+    assert_eq!(s.ignored_errors, 0);
+    db.bmk("oltp_point_select", "cleanup", &[]).ok();
+}
+
+/// Killed connections on event loops: the workers reconnect, prepare again and go on.
+#[test]
+fn event_loop_workers_survive_killed_connections() {
+    let Some(db) = Db::new(Kind::Mysql) else {
+        return;
+    };
+    db.bmk("oltp_read_only", "prepare", &["--table-size=500"])
+        .ok();
+    let mut args = vec!["oltp_read_only".to_string()];
+    args.extend(db.args());
+    args.extend(
+        [
+            "--table-size=500",
+            "--threads=6",
+            "--time=4",
+            "--mysql-ignore-errors=2013,2006",
+            "run",
+        ]
+        .map(String::from),
+    );
+    let child = Command::new(bmk_bin())
+        .args(&args)
+        .env("BMK_EVENT_LOOPS", "2")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(1500));
+    let ids = db.column(&format!(
+        "SELECT ID FROM information_schema.PROCESSLIST WHERE DB = '{}' AND ID <> CONNECTION_ID()",
+        db.name
+    ));
+    assert!(!ids.is_empty());
+    for id in &ids {
+        db.exec(&format!("KILL {id}"));
+    }
+    let out = child.wait_with_output().unwrap();
+    assert!(out.status.success(), "{}", text(&out));
+    let s = stats(&String::from_utf8_lossy(&out.stdout));
+    assert!(s.reconnects >= 1, "{}", text(&out));
+    assert_eq!(s.transactions, s.events);
+    db.bmk("oltp_read_only", "cleanup", &[]).ok();
+}
+
+/// A missing table on an event loop: the FATAL line, exit 1, a final report.
+#[test]
+fn event_loop_worker_fatal_error_stops_the_run() {
+    let Some(db) = Db::new(Kind::Mysql) else {
+        return;
+    };
+    db.bmk("oltp_point_select", "prepare", &["--table-size=100"])
+        .ok();
+    db.exec("DROP TABLE sbtest1");
+    let out = bmk_env(
+        &db,
+        "oltp_point_select",
+        &["--table-size=100", "--threads=4", "--time=2"],
+        "run",
+        &[("BMK_EVENT_LOOPS", "2")],
+    );
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out));
+    assert!(
+        stdout.contains("FATAL: mysql_stmt_prepare() returned error 1146"),
+        "{}",
+        text(&out)
+    );
+}
+
+/// Lock conflicts on one table with many workers on loops: deadlocks and lock waits
+/// listed as ignorable restart the event; every event still completes.
+#[test]
+fn event_loop_workers_restart_events_after_deadlocks() {
+    let Some(db) = Db::new(Kind::Mysql) else {
+        return;
+    };
+    db.bmk("oltp_write_only", "prepare", &["--table-size=20"])
+        .ok();
+    let out = bmk_env(
+        &db,
+        "oltp_write_only",
+        &[
+            "--table-size=20",
+            "--threads=8",
+            "--events=400",
+            "--mysql-ignore-errors=1213,1205,1020",
+        ],
+        "run",
+        &[("BMK_EVENT_LOOPS", "2")],
+    );
+    assert!(out.status.success(), "{}", text(&out));
+    let s = stats(&String::from_utf8_lossy(&out.stdout));
+    assert_eq!(s.transactions, 400, "{}", text(&out));
+    assert_eq!(s.read, 0);
+    if s.ignored_errors == 0 {
+        assert_eq!((s.write, s.other), (4 * 400, 2 * 400), "{}", text(&out));
+    } else {
+        // Every attempt ran BEGIN; the completed ones all their statements.
+        assert!(s.write >= 4 * 400 && s.other >= 2 * 400, "{}", text(&out));
+    }
+    db.bmk("oltp_write_only", "cleanup", &[]).ok();
+}
