@@ -106,6 +106,28 @@ impl AlignedBuf {
     }
 }
 
+/// An [`AlignedBuf`] that nothing writes any more: with no writer to race with, any
+/// number of threads may read it with plain (vectorisable) loads.
+pub(crate) struct FrozenBuf(AlignedBuf);
+
+impl AlignedBuf {
+    /// Gives up write access for good.
+    pub(crate) fn freeze(self) -> FrozenBuf {
+        FrozenBuf(self)
+    }
+}
+
+impl FrozenBuf {
+    /// The whole 8-byte words of the buffer.
+    pub(crate) fn words(&self) -> &[u64] {
+        let buf = &self.0;
+        // SAFETY: the start is 4096-aligned and the memory initialised; `FrozenBuf`
+        // owns the buffer and offers no way to write it, so shared plain reads cannot
+        // race with a write.
+        unsafe { std::slice::from_raw_parts(buf.ptr.as_ptr().cast(), buf.len / 8) }
+    }
+}
+
 impl Drop for AlignedBuf {
     fn drop(&mut self) {
         match self.source {
@@ -131,5 +153,9 @@ mod tests {
         b.bytes_mut()[9_999] = 7;
         assert_eq!(b.words_mut().len(), 1250);
         assert_eq!(b.len(), 10_000);
+        b.words_mut()[1] = 9;
+        let frozen = b.freeze();
+        assert_eq!(frozen.words().len(), 1250);
+        assert_eq!(frozen.words()[1], 9);
     }
 }

@@ -1,8 +1,9 @@
 //! `memory`: every event reads or writes one block of memory.
 //!
-//! Scope `global` gives all threads one shared block-sized buffer (accessed through
-//! relaxed atomics, since threads race on it by design); scope `local` gives each
-//! thread its own buffer, accessed with plain wide loops. Access mode `seq` walks the
+//! Scope `global` gives all threads one shared block-sized buffer; scope `local` gives
+//! each thread its own. Writes to the shared buffer go through relaxed atomics, since
+//! threads race on it by design; everything else (own buffers, and a shared buffer that
+//! only gets read) uses plain loops the compiler can vectorise. Access mode `seq` walks the
 //! block's words in order; `rnd` touches as many words as the block holds, each at a
 //! random position. The run ends after `--memory-total-size` bytes in total, which the
 //! CLI turns into an event limit through [`MemoryTest::event_limit`].
@@ -14,7 +15,7 @@ use std::sync::Arc;
 use bmk_engine::options::{OptKind, OptSpec, OptionSet};
 use bmk_engine::{EventFlow, Test, Worker, WorkerContext, WorkerError};
 
-use crate::aligned::AlignedBuf;
+use crate::aligned::{AlignedBuf, FrozenBuf};
 use crate::{sizes, BuildParams, SystemTestError};
 
 pub(crate) fn options() -> Vec<OptSpec> {
@@ -78,7 +79,7 @@ pub(crate) struct MemoryTest {
     oper: Oper,
     random: bool,
     /// The shared buffer of scope `global`.
-    global: Option<Arc<AlignedBuf>>,
+    global: Option<Shared>,
 }
 
 impl MemoryTest {
@@ -122,22 +123,25 @@ impl MemoryTest {
             global: None,
         };
         if !test.local {
-            test.global = Some(Arc::new(test.allocate().map_err(|e| {
-                SystemTestError::Allocation {
-                    bytes: block_size as usize,
-                    from: if test.hugetlb {
-                        " from the HugeTLB pool"
-                    } else {
-                        ""
-                    },
-                    source: e,
-                    hint: if test.hugetlb {
-                        "; reserve huge pages (sysctl vm.nr_hugepages) or drop --memory-hugetlb"
-                    } else {
-                        ""
-                    },
-                }
-            })?));
+            let buf = test.allocate().map_err(|e| SystemTestError::Allocation {
+                bytes: block_size as usize,
+                from: if test.hugetlb {
+                    " from the HugeTLB pool"
+                } else {
+                    ""
+                },
+                source: e,
+                hint: if test.hugetlb {
+                    "; reserve huge pages (sysctl vm.nr_hugepages) or drop --memory-hugetlb"
+                } else {
+                    ""
+                },
+            })?;
+            test.global = Some(if test.oper == Oper::Write {
+                Shared::Written(Arc::new(buf))
+            } else {
+                Shared::ReadOnly(Arc::new(buf.freeze()))
+            });
         }
         Ok(test)
     }
@@ -179,7 +183,8 @@ impl MemoryTest {
 impl Test for MemoryTest {
     fn create_worker(&self, _tid: u32) -> Result<Box<dyn Worker>, WorkerError> {
         let buffer = match &self.global {
-            Some(shared) => Buffer::Global(shared.clone()),
+            Some(Shared::Written(buf)) => Buffer::SharedWritten(buf.clone()),
+            Some(Shared::ReadOnly(buf)) => Buffer::SharedReadOnly(buf.clone()),
             None => Buffer::Local(self.allocate().map_err(|e| {
                 WorkerError::new(format!(
                     "cannot allocate the {}-byte memory buffer{}: {e}",
@@ -199,13 +204,23 @@ impl Test for MemoryTest {
             // Seeded from the thread's generator, so --rand-seed repeats the positions.
             rng: bmk_engine::rand::uniform_u64() | 1,
             value: 0,
+            xor_words: xor_words_kernel(),
         }))
     }
 }
 
+/// The buffer of scope `global`, by what the run does with it.
+enum Shared {
+    /// Written by every thread at once.
+    Written(Arc<AlignedBuf>),
+    /// Only read (or not touched at all), so no access can race.
+    ReadOnly(Arc<FrozenBuf>),
+}
+
 enum Buffer {
-    Global(Arc<AlignedBuf>),
     Local(AlignedBuf),
+    SharedWritten(Arc<AlignedBuf>),
+    SharedReadOnly(Arc<FrozenBuf>),
 }
 
 struct MemoryWorker {
@@ -216,41 +231,82 @@ struct MemoryWorker {
     rng: u64,
     /// What writes store; changes every event so no write is redundant.
     value: u64,
+    /// The sequential read loop, chosen once for this CPU.
+    xor_words: fn(&[u64]) -> u64,
 }
 
 impl Worker for MemoryWorker {
     #[inline]
     fn event(&mut self, _ctx: &WorkerContext) -> Result<EventFlow, WorkerError> {
         self.value = self.value.wrapping_add(1);
-        match &mut self.buffer {
-            Buffer::Local(buf) => access(
-                buf.words_mut(),
-                self.oper,
-                self.random,
-                &mut self.rng,
-                self.value,
-            ),
-            Buffer::Global(buf) => {
-                let mut words = buf.atomic_words();
-                access(
-                    &mut words,
-                    self.oper,
+        // The scope and the operation together pick the buffer kind (see
+        // `MemoryTest::from_options`): a shared buffer is read-only exactly when the
+        // operation does not write.
+        match (&mut self.buffer, self.oper) {
+            (_, Oper::None) => {}
+            (Buffer::Local(buf), Oper::Read) => {
+                black_box(read(
+                    buf.words_mut(),
+                    self.random,
+                    &mut self.rng,
+                    self.xor_words,
+                ));
+            }
+            (Buffer::SharedReadOnly(buf), _) => {
+                black_box(read(
+                    buf.words(),
+                    self.random,
+                    &mut self.rng,
+                    self.xor_words,
+                ));
+            }
+            (Buffer::Local(buf), _) => {
+                write(buf.words_mut(), self.random, &mut self.rng, self.value);
+            }
+            (Buffer::SharedWritten(buf), _) => {
+                write(
+                    &mut buf.atomic_words(),
                     self.random,
                     &mut self.rng,
                     self.value,
-                )
+                );
             }
         }
         Ok(EventFlow::Continue)
     }
 }
 
-/// Word access to a buffer, plain or atomic.
+/// The XOR of all words, as the fastest loop this CPU runs: the block is read with the
+/// widest loads available, several accumulators in flight, so the loop is limited by
+/// the memory hierarchy rather than by instruction throughput.
+fn xor_words_kernel() -> fn(&[u64]) -> u64 {
+    #[cfg(target_arch = "x86_64")]
+    if std::arch::is_x86_feature_detected!("avx2") {
+        return xor_words_avx2;
+    }
+    xor_words
+}
+
+#[inline]
+fn xor_words(words: &[u64]) -> u64 {
+    words.iter().fold(0, |a, w| a ^ w)
+}
+
+#[cfg(target_arch = "x86_64")]
+fn xor_words_avx2(words: &[u64]) -> u64 {
+    #[target_feature(enable = "avx2")]
+    fn kernel(words: &[u64]) -> u64 {
+        // Compiled for AVX2: 32-byte loads, four accumulators.
+        words.iter().fold(0, |a, w| a ^ w)
+    }
+    // SAFETY: only chosen by `xor_words_kernel` after AVX2 was detected.
+    unsafe { kernel(words) }
+}
+
+/// Word writes to a buffer, plain or atomic.
 trait Words {
     fn word_count(&self) -> usize;
-    fn read_all(&self) -> u64;
     fn write_all(&mut self, value: u64);
-    fn read_at(&self, i: usize) -> u64;
     fn write_at(&mut self, i: usize, value: u64);
 }
 
@@ -260,26 +316,9 @@ impl Words for [u64] {
         self.len()
     }
     #[inline]
-    fn read_all(&self) -> u64 {
-        // Four independent accumulators let the loop run as wide vector loads.
-        let mut acc = [0u64; 4];
-        let mut chunks = self.chunks_exact(4);
-        for c in &mut chunks {
-            for (a, w) in acc.iter_mut().zip(c) {
-                *a ^= *w;
-            }
-        }
-        let tail = chunks.remainder().iter().fold(0, |a, w| a ^ w);
-        acc[0] ^ acc[1] ^ acc[2] ^ acc[3] ^ tail
-    }
-    #[inline]
     fn write_all(&mut self, value: u64) {
         self.fill(value);
         black_box(self.as_mut_ptr());
-    }
-    #[inline]
-    fn read_at(&self, i: usize) -> u64 {
-        self[i]
     }
     #[inline]
     fn write_at(&mut self, i: usize, value: u64) {
@@ -293,18 +332,10 @@ impl Words for &[AtomicU64] {
         self.len()
     }
     #[inline]
-    fn read_all(&self) -> u64 {
-        self.iter().fold(0, |a, w| a ^ w.load(Ordering::Relaxed))
-    }
-    #[inline]
     fn write_all(&mut self, value: u64) {
         for w in self.iter() {
             w.store(value, Ordering::Relaxed);
         }
-    }
-    #[inline]
-    fn read_at(&self, i: usize) -> u64 {
-        self[i].load(Ordering::Relaxed)
     }
     #[inline]
     fn write_at(&mut self, i: usize, value: u64) {
@@ -312,30 +343,31 @@ impl Words for &[AtomicU64] {
     }
 }
 
-/// One event's access to one block.
+/// One event's read of one block; returns what was read, for `black_box`.
 #[inline]
-fn access<W: Words + ?Sized>(words: &mut W, oper: Oper, random: bool, rng: &mut u64, value: u64) {
+fn read(words: &[u64], random: bool, rng: &mut u64, xor_words: fn(&[u64]) -> u64) -> u64 {
+    if !random {
+        return xor_words(words);
+    }
+    let mask = words.len() - 1; // a power of two
+    let mut acc = 0;
+    for _ in 0..words.len() {
+        acc ^= words[next_random(rng) as usize & mask];
+    }
+    acc
+}
+
+/// One event's write of one block.
+#[inline]
+fn write<W: Words + ?Sized>(words: &mut W, random: bool, rng: &mut u64, value: u64) {
+    if !random {
+        words.write_all(value);
+        return;
+    }
     let n = words.word_count();
-    match (oper, random) {
-        (Oper::None, _) => {}
-        (Oper::Read, false) => {
-            black_box(words.read_all());
-        }
-        (Oper::Write, false) => words.write_all(value),
-        (Oper::Read, true) => {
-            let mask = n - 1; // n is a power of two
-            let mut acc = 0;
-            for _ in 0..n {
-                acc ^= words.read_at(next_random(rng) as usize & mask);
-            }
-            black_box(acc);
-        }
-        (Oper::Write, true) => {
-            let mask = n - 1;
-            for _ in 0..n {
-                words.write_at(next_random(rng) as usize & mask, value);
-            }
-        }
+    let mask = n - 1; // a power of two
+    for _ in 0..n {
+        words.write_at(next_random(rng) as usize & mask, value);
     }
 }
 
@@ -358,13 +390,23 @@ mod tests {
     fn writes_reach_every_word_and_reads_see_them() {
         let mut buf = AlignedBuf::zeroed(1024).unwrap();
         let mut rng = 1;
-        access(buf.words_mut(), Oper::Write, false, &mut rng, 7);
+        write(buf.words_mut(), false, &mut rng, 7);
         assert!(buf.words_mut().iter().all(|&w| w == 7));
-        assert_eq!(buf.words_mut().read_all(), 0); // 128 equal words cancel out
+        for kernel in [xor_words, xor_words_kernel()] {
+            assert_eq!(read(buf.words_mut(), false, &mut rng, kernel), 0); // 128 equal words cancel out
+        }
         buf.words_mut()[3] = 5;
-        assert_eq!(buf.words_mut().read_all(), 7 ^ 5);
+        buf.words_mut()[127] = 1;
+        for kernel in [xor_words, xor_words_kernel()] {
+            assert_eq!(
+                read(buf.words_mut(), false, &mut rng, kernel),
+                7 ^ 5 ^ 7 ^ 1
+            );
+        }
         let mut shared = buf.atomic_words();
-        access(&mut shared, Oper::Write, true, &mut rng, 9);
+        write(&mut shared, true, &mut rng, 9);
         assert!(shared.iter().any(|w| w.load(Ordering::Relaxed) == 9));
+        let frozen = buf.freeze();
+        read(frozen.words(), true, &mut rng, xor_words);
     }
 }
