@@ -40,7 +40,7 @@ const COROUTINE_STACK: usize = 256 * 1024;
 
 thread_local! {
     /// The yielder of the coroutine running on this thread (null outside one).
-    static YIELDER: Cell<*const Yielder<(), RawFd>> = const { Cell::new(std::ptr::null()) };
+    static YIELDER: Cell<*const Yielder<(), Wait>> = const { Cell::new(std::ptr::null()) };
 }
 
 /// Whether this code runs in a worker coroutine of an event loop, where
@@ -50,10 +50,21 @@ pub fn active() -> bool {
     YIELDER.with(|y| !y.get().is_null())
 }
 
-/// Suspends the calling worker until `fd` is readable and returns `true`; returns
-/// `false` at once when not called from a worker coroutine (the caller then blocks
-/// as usual).
-pub fn wait_readable(fd: RawFd) -> bool {
+/// What a suspended worker waits for: descriptor `fd` of the socket numbered
+/// `socket` to become readable.
+#[derive(Debug, Clone, Copy)]
+pub struct Wait {
+    fd: RawFd,
+    socket: u64,
+}
+
+/// Suspends the calling worker until `fd` may be readable and returns `true`;
+/// returns `false` at once when not called from a worker coroutine (the caller then
+/// blocks as usual). `socket` identifies the connection behind `fd` — a number the
+/// caller never reuses for another connection — because a reconnected socket may get
+/// the same descriptor number and must be registered again. Wake-ups may be spurious:
+/// callers read non-blockingly and wait again when there is nothing.
+pub fn wait_readable(fd: RawFd, socket: u64) -> bool {
     let y = YIELDER.with(|y| y.get());
     if y.is_null() {
         return false;
@@ -63,20 +74,28 @@ pub fn wait_readable(fd: RawFd) -> bool {
     // it whenever control is back on the loop's stack, so it is only non-null here,
     // inside the coroutine that owns it.
     let yielder = unsafe { &*y };
-    yielder.suspend(fd);
+    yielder.suspend(Wait { fd, socket });
     // Other coroutines ran meanwhile and set their own yielder.
     YIELDER.with(|c| c.set(y));
     true
 }
 
-type WorkerCoroutine = Coroutine<(), RawFd, Result<(), WorkerError>, DefaultStack>;
+/// A number for a new connection, for [`wait_readable`].
+pub fn new_socket_id() -> u64 {
+    static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
+    NEXT.fetch_add(1, Ordering::Relaxed)
+}
+
+type WorkerCoroutine = Coroutine<(), Wait, Result<(), WorkerError>, DefaultStack>;
 
 /// One worker of a loop: its coroutine and the descriptor it waits for.
 struct Task {
     tid: u32,
     co: WorkerCoroutine,
-    /// The descriptor registered with epoll for this task, if any.
-    registered: Option<RawFd>,
+    /// The socket registered with epoll for this task, if any.
+    registered: Option<u64>,
+    /// Suspended in `wait_readable` (an epoll event makes it ready again).
+    waiting: bool,
 }
 
 /// Body of a loop thread: creates the workers `tids` (sequentially, on this stack),
@@ -134,7 +153,7 @@ fn run_loop(workers: Vec<Box<dyn Worker>>, contexts: Vec<Rc<WorkerContext>>, sha
                 continue;
             }
         };
-        let co = Coroutine::with_stack(stack, move |yielder: &Yielder<(), RawFd>, ()| {
+        let co = Coroutine::with_stack(stack, move |yielder: &Yielder<(), Wait>, ()| {
             YIELDER.with(|y| y.set(yielder as *const _));
             let result = worker.run(&ctx).and_then(|()| worker.finish(&ctx));
             YIELDER.with(|y| y.set(std::ptr::null()));
@@ -144,6 +163,7 @@ fn run_loop(workers: Vec<Box<dyn Worker>>, contexts: Vec<Rc<WorkerContext>>, sha
             tid,
             co,
             registered: None,
+            waiting: false,
         }));
     }
     let epoll = Epoll::new();
@@ -159,10 +179,15 @@ fn run_loop(workers: Vec<Box<dyn Worker>>, contexts: Vec<Rc<WorkerContext>>, sha
             let step = catch_unwind(AssertUnwindSafe(|| task.co.resume(())));
             YIELDER.with(|y| y.set(std::ptr::null()));
             match step {
-                Ok(CoroutineResult::Yield(fd)) => {
-                    if let Err(e) = epoll.watch(fd, i, &mut task.registered) {
-                        shared.fail(format!("event loop cannot wait for a socket: {e}"));
-                        finish(shared, &mut tasks[i], &mut live);
+                Ok(CoroutineResult::Yield(wait)) => {
+                    task.waiting = true;
+                    if task.registered != Some(wait.socket) {
+                        if let Err(e) = epoll.watch(wait.fd, i) {
+                            shared.fail(format!("event loop cannot wait for a socket: {e}"));
+                            finish(shared, &mut tasks[i], &mut live);
+                            continue;
+                        }
+                        task.registered = Some(wait.socket);
                     }
                 }
                 Ok(CoroutineResult::Return(result)) => {
@@ -181,7 +206,17 @@ fn run_loop(workers: Vec<Box<dyn Worker>>, contexts: Vec<Rc<WorkerContext>>, sha
             break;
         }
         match epoll.wait(&mut events, 100) {
-            Ok(n) => ready.extend(events[..n].iter().map(|e| e.u64 as usize)),
+            Ok(n) => {
+                for e in &events[..n] {
+                    let i = e.u64 as usize;
+                    // Edge-triggered events may be stale (data the task already read):
+                    // only a waiting task is woken, and it waits again if need be.
+                    if let Some(t) = tasks[i].as_mut().filter(|t| t.waiting) {
+                        t.waiting = false;
+                        ready.push_back(i);
+                    }
+                }
+            }
             Err(e) => {
                 shared.fail(format!("event loop wait failed: {e}"));
                 for t in tasks.iter_mut() {
@@ -206,7 +241,8 @@ fn finish(shared: &Shared, task: &mut Option<Task>, live: &mut usize) {
     }
 }
 
-/// A small epoll wrapper: one-shot read interest per waiting task.
+/// A small epoll wrapper: edge-triggered read interest, registered once per socket,
+/// so that waiting costs no system call beyond the shared `epoll_wait`.
 struct Epoll(RawFd);
 
 impl Epoll {
@@ -215,15 +251,11 @@ impl Epoll {
         Epoll(unsafe { libc::epoll_create1(libc::EPOLL_CLOEXEC) })
     }
 
-    /// Wakes task `index` once when `fd` is readable.
-    fn watch(
-        &self,
-        fd: RawFd,
-        index: usize,
-        registered: &mut Option<RawFd>,
-    ) -> std::io::Result<()> {
+    /// Reports `fd` as task `index` whenever data arrives on it (and now, if some
+    /// already has).
+    fn watch(&self, fd: RawFd, index: usize) -> std::io::Result<()> {
         let mut ev = libc::epoll_event {
-            events: (libc::EPOLLIN | libc::EPOLLONESHOT | libc::EPOLLRDHUP) as u32,
+            events: (libc::EPOLLIN | libc::EPOLLET | libc::EPOLLRDHUP) as u32,
             u64: index as u64,
         };
         let ctl = |op: i32, ev: &mut libc::epoll_event| {
@@ -234,22 +266,12 @@ impl Epoll {
                 Err(std::io::Error::last_os_error())
             }
         };
-        let first = if *registered == Some(fd) {
-            libc::EPOLL_CTL_MOD
-        } else {
-            libc::EPOLL_CTL_ADD
-        };
-        // The connection may have been re-opened (a new descriptor, or the same
-        // number reused), so fall back to the other operation.
-        let r = match ctl(first, &mut ev) {
+        // A descriptor number still registered from an earlier socket (closed while
+        // duplicated elsewhere) is re-pointed at this task.
+        match ctl(libc::EPOLL_CTL_ADD, &mut ev) {
             Err(e) if e.raw_os_error() == Some(libc::EEXIST) => ctl(libc::EPOLL_CTL_MOD, &mut ev),
-            Err(e) if e.raw_os_error() == Some(libc::ENOENT) => ctl(libc::EPOLL_CTL_ADD, &mut ev),
             other => other,
-        };
-        if r.is_ok() {
-            *registered = Some(fd);
         }
-        r
     }
 
     fn wait(&self, events: &mut [libc::epoll_event], timeout_ms: i32) -> std::io::Result<usize> {

@@ -121,6 +121,11 @@ pub(crate) struct FastIo {
     big: Vec<u8>,
     /// Sequence id of the last packet read.
     seq: u8,
+    /// Identity of the socket for event-loop waits (0: not yet numbered).
+    socket_id: u64,
+    /// A request was sent and nothing read since: on an event loop the answer is
+    /// waited for before the first read rather than after a read that finds nothing.
+    awaiting: bool,
 }
 
 /// What an execute produced.
@@ -204,7 +209,16 @@ fn server_error(p: &[u8]) -> mysql::Error {
 
 /// Reads what `fd` has, suspending the calling event-loop worker (instead of
 /// blocking its thread) while there is nothing yet.
-fn read_cooperatively(fd: RawFd, buf: &mut [u8]) -> io::Result<usize> {
+fn read_cooperatively(
+    fd: RawFd,
+    socket: u64,
+    wait_first: bool,
+    buf: &mut [u8],
+) -> io::Result<usize> {
+    if wait_first {
+        // Right after sending, the answer is never there yet: skip the empty read.
+        bmk_engine::coop::wait_readable(fd, socket);
+    }
     loop {
         // SAFETY: `buf` is writable for `buf.len()` bytes; `fd` is the live socket.
         let n = unsafe { libc::recv(fd, buf.as_mut_ptr().cast(), buf.len(), libc::MSG_DONTWAIT) };
@@ -215,7 +229,7 @@ fn read_cooperatively(fd: RawFd, buf: &mut [u8]) -> io::Result<usize> {
         match e.kind() {
             io::ErrorKind::Interrupted => continue,
             io::ErrorKind::WouldBlock => {
-                bmk_engine::coop::wait_readable(fd);
+                bmk_engine::coop::wait_readable(fd, socket);
             }
             _ => return Err(e),
         }
@@ -227,6 +241,8 @@ impl FastIo {
     pub(crate) fn reset(&mut self) {
         self.start = 0;
         self.end = 0;
+        self.socket_id = 0;
+        self.awaiting = false;
     }
 
     fn socket(fd: RawFd) -> ManuallyDrop<File> {
@@ -249,7 +265,16 @@ impl FastIo {
                 }
             }
             let got = if bmk_engine::coop::active() {
-                read_cooperatively(sock.as_raw_fd(), &mut self.inbuf[self.end..])
+                if self.socket_id == 0 {
+                    self.socket_id = bmk_engine::coop::new_socket_id();
+                }
+                let first_wait = std::mem::take(&mut self.awaiting);
+                read_cooperatively(
+                    sock.as_raw_fd(),
+                    self.socket_id,
+                    first_wait,
+                    &mut self.inbuf[self.end..],
+                )
             } else {
                 loop {
                     match sock.read(&mut self.inbuf[self.end..]) {
@@ -333,7 +358,9 @@ impl FastIo {
         if total < MAX_PAYLOAD {
             let len = (total as u32).to_le_bytes();
             self.out[..4].copy_from_slice(&[len[0], len[1], len[2], 0]);
-            return sock.write_all(&self.out).map_err(mysql::Error::IoError);
+            sock.write_all(&self.out).map_err(mysql::Error::IoError)?;
+            self.awaiting = true;
+            return Ok(());
         }
         // Split into maximal packets (an exact multiple ends with an empty packet).
         let mut framed = Vec::with_capacity(total + total / MAX_PAYLOAD * 4 + 8);
