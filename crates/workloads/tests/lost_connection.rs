@@ -3,10 +3,9 @@
 
 mod support;
 
-use std::process::{Command, Stdio};
 use std::time::Duration;
 
-use support::{bmk_bin, stats, Db, Kind};
+use support::{kill_other_connections, spawn_run, stats, Db, Kind};
 
 #[test]
 fn killed_connections_reconnect_and_reprepare() {
@@ -15,33 +14,22 @@ fn killed_connections_reconnect_and_reprepare() {
     };
     db.bmk("oltp_read_only", "prepare", &["--table-size=500"])
         .ok();
-    let mut args = vec!["oltp_read_only".to_string()];
-    args.extend(db.args());
-    args.extend(
-        [
+    let child = spawn_run(
+        &db,
+        "oltp_read_only",
+        &[
             "--table-size=500",
             "--threads=2",
             "--time=4",
             "--mysql-ignore-errors=2013,2006",
-            "run",
-        ]
-        .map(String::from),
+        ],
+        &[],
     );
-    let child = Command::new(bmk_bin())
-        .args(&args)
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
     std::thread::sleep(Duration::from_millis(1500));
-    let ids = db.column(&format!(
-        "SELECT ID FROM information_schema.PROCESSLIST WHERE DB = '{}' AND ID <> CONNECTION_ID()",
-        db.name
-    ));
-    assert!(!ids.is_empty(), "the workers' connections are visible");
-    for id in &ids {
-        db.exec(&format!("KILL {id}"));
-    }
+    assert!(
+        kill_other_connections(&db) > 0,
+        "the workers' connections are visible"
+    );
     let out = child.wait_with_output().unwrap();
     let stdout = String::from_utf8_lossy(&out.stdout);
     let stderr = String::from_utf8_lossy(&out.stderr);

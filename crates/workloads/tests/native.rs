@@ -5,10 +5,10 @@
 
 mod support;
 
-use std::process::{Command, Output, Stdio};
+use std::process::{Command, Output};
 use std::time::Duration;
 
-use support::{bmk_bin, stats, Db, Kind};
+use support::{bmk_bin, kill_other_connections, spawn_run, stats, Db, Kind};
 
 /// Runs bmk with `args` and extra environment; a `--events` run gets `--time=0`.
 fn bmk_env(db: &Db, workload: &str, extra: &[&str], command: &str, env: &[(&str, &str)]) -> Output {
@@ -156,16 +156,12 @@ fn event_loops_multiplex_workers() {
     };
     db.bmk("oltp_point_select", "prepare", &["--table-size=500"])
         .ok();
-    let mut args = vec!["oltp_point_select".to_string()];
-    args.extend(db.args());
-    args.extend(["--table-size=500", "--threads=16", "--time=3", "run"].map(String::from));
-    let child = Command::new(bmk_bin())
-        .args(&args)
-        .env("BMK_EVENT_LOOPS", "2")
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
+    let child = spawn_run(
+        &db,
+        "oltp_point_select",
+        &["--table-size=500", "--threads=16", "--time=3"],
+        &[("BMK_EVENT_LOOPS", "2")],
+    );
     std::thread::sleep(Duration::from_millis(1500));
     let status = std::fs::read_to_string(format!("/proc/{}/status", child.id())).unwrap();
     let threads: u32 = status
@@ -191,34 +187,19 @@ fn event_loop_workers_survive_killed_connections() {
     };
     db.bmk("oltp_read_only", "prepare", &["--table-size=500"])
         .ok();
-    let mut args = vec!["oltp_read_only".to_string()];
-    args.extend(db.args());
-    args.extend(
-        [
+    let child = spawn_run(
+        &db,
+        "oltp_read_only",
+        &[
             "--table-size=500",
             "--threads=6",
             "--time=4",
             "--mysql-ignore-errors=2013,2006",
-            "run",
-        ]
-        .map(String::from),
+        ],
+        &[("BMK_EVENT_LOOPS", "2")],
     );
-    let child = Command::new(bmk_bin())
-        .args(&args)
-        .env("BMK_EVENT_LOOPS", "2")
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
     std::thread::sleep(Duration::from_millis(1500));
-    let ids = db.column(&format!(
-        "SELECT ID FROM information_schema.PROCESSLIST WHERE DB = '{}' AND ID <> CONNECTION_ID()",
-        db.name
-    ));
-    assert!(!ids.is_empty());
-    for id in &ids {
-        db.exec(&format!("KILL {id}"));
-    }
+    assert!(kill_other_connections(&db) > 0);
     let out = child.wait_with_output().unwrap();
     assert!(out.status.success(), "{}", text(&out));
     let s = stats(&String::from_utf8_lossy(&out.stdout));

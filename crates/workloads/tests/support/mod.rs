@@ -6,7 +6,7 @@
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::{Child, Command, Output, Stdio};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::OnceLock;
 
@@ -415,4 +415,33 @@ pub fn lua_script(name: &str, text: &str) -> (tempfile::TempDir, String) {
     std::fs::write(&path, text).expect("write script");
     let p = path.to_str().unwrap().to_string();
     (dir, p)
+}
+
+/// Starts `bmk <workload> <db args> <extra...> run` with `env` set, output piped.
+pub fn spawn_run(db: &Db, workload: &str, extra: &[&str], env: &[(&str, &str)]) -> Child {
+    let mut cmd = Command::new(bmk_bin());
+    cmd.arg(workload)
+        .args(db.args())
+        .args(extra)
+        .arg("run")
+        .env_remove("MYSQL_SESSION_OPTIONS")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    for (k, v) in env {
+        cmd.env(k, v);
+    }
+    cmd.spawn().expect("start bmk")
+}
+
+/// Kills every other connection to the (MySQL) test database — a running bmk's
+/// workers — and returns how many there were.
+pub fn kill_other_connections(db: &Db) -> usize {
+    let ids = db.column(&format!(
+        "SELECT ID FROM information_schema.PROCESSLIST WHERE DB = '{}' AND ID <> CONNECTION_ID()",
+        db.name
+    ));
+    for id in &ids {
+        db.exec(&format!("KILL {id}"));
+    }
+    ids.len()
 }
