@@ -67,6 +67,8 @@ bmk_stmt *bmk_conn_prepare(bmk_conn *, const char *, size_t);
 int bmk_conn_bulk_init(bmk_conn *, const char *, size_t);
 int bmk_conn_bulk_next(bmk_conn *, const char *, size_t);
 int bmk_conn_bulk_done(bmk_conn *);
+int bmk_conn_load_text(bmk_conn *, const char *, size_t, const char *, size_t,
+  const char *, size_t, uint64_t *);
 int bmk_conn_reconnect(bmk_conn *);
 void bmk_conn_disconnect(bmk_conn *);
 bool bmk_conn_more_results(bmk_conn *);
@@ -256,6 +258,23 @@ function Connection:bulk_insert_done()
   if C.bmk_conn_bulk_done(self.h) ~= 0 then
     failed(self)
   end
+end
+
+-- bmk extension: loads `data` (a string, or a char pointer with its length `len`) into
+-- table(columns) as tab-separated rows (LOAD DATA LOCAL INFILE / COPY FROM STDIN).
+-- Returns the number of rows loaded (MySQL skips duplicate keys with a warning), or
+-- false, having loaded nothing, when the connection has no such path (SQLite, or the
+-- server refused it): the caller falls back to INSERTs.
+local load_rows
+function Connection:load_text(table_name, columns, data, len)
+  len = len or #data
+  load_rows = load_rows or ffi.new("uint64_t[1]")
+  local r = C.bmk_conn_load_text(self.h, table_name, #table_name, columns, #columns, data,
+    len, load_rows)
+  if r < 0 then
+    failed(self)
+  end
+  return r == 1 and tonumber(load_rows[0])
 end
 
 function Connection:reconnect()

@@ -462,6 +462,48 @@ pub unsafe extern "C" fn bmk_conn_bulk_done(c: *mut BmkConn) -> c_int {
     })
 }
 
+/// `int bmk_conn_load_text(bmk_conn *, const char *table, size_t, const char *columns,
+/// size_t, const char *data, size_t, uint64_t *rows)`: `1` loaded, `*rows` rows (counts
+/// one write), `0` the connection has no bulk text path (nothing loaded), `-1` on
+/// error. See
+/// [`Connection::load_text`](bmk_sql::Connection::load_text).
+///
+/// # Safety
+/// `c` must be a live connection handle and each pointer point to its length in bytes.
+#[no_mangle]
+pub unsafe extern "C" fn bmk_conn_load_text(
+    c: *mut BmkConn,
+    table: *const c_char,
+    table_len: usize,
+    columns: *const c_char,
+    columns_len: usize,
+    data: *const c_char,
+    data_len: usize,
+    rows: *mut u64,
+) -> c_int {
+    // SAFETY: guaranteed by the caller.
+    let (c, table, columns, data) = unsafe {
+        (
+            &mut *c,
+            text(table, table_len),
+            text(columns, columns_len),
+            bytes(data, data_len),
+        )
+    };
+    c.with(|conn, _| match conn.load_text(&table, &columns, data) {
+        Ok(Some(n)) => {
+            count(QueryKind::Write);
+            if !rows.is_null() {
+                // SAFETY: guaranteed by the caller.
+                unsafe { *rows = n };
+            }
+            1
+        }
+        Ok(None) => 0,
+        Err(e) => fail(e),
+    })
+}
+
 /// `int bmk_conn_reconnect(bmk_conn *)`: `0` or `-1`.
 ///
 /// # Safety
@@ -705,7 +747,7 @@ pub unsafe extern "C" fn bmk_rs_free(rs: *mut c_void) {
 }
 
 /// Addresses of the `bmk_*` entry points, for [`crate::ffi::ensure_ffi_linked`].
-pub(crate) fn entry_points() -> [usize; 21] {
+pub(crate) fn entry_points() -> [usize; 22] {
     [
         bmk_conn_free as *const () as usize,
         bmk_conn_query as *const () as usize,
@@ -713,6 +755,7 @@ pub(crate) fn entry_points() -> [usize; 21] {
         bmk_conn_bulk_init as *const () as usize,
         bmk_conn_bulk_next as *const () as usize,
         bmk_conn_bulk_done as *const () as usize,
+        bmk_conn_load_text as *const () as usize,
         bmk_conn_reconnect as *const () as usize,
         bmk_conn_disconnect as *const () as usize,
         bmk_conn_more_results as *const () as usize,

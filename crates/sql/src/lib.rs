@@ -159,6 +159,27 @@ pub trait Connection: Send {
     /// Send the remaining tuples and end the bulk insert.
     fn bulk_insert_done(&mut self) -> Result<(), SqlError>;
 
+    /// Load rows into `table` (`columns`: a comma-separated column list) from `data` in
+    /// the tab-separated text format that MySQL's `LOAD DATA` and PostgreSQL's `COPY`
+    /// share: one row per `\n`-terminated line, fields separated by tabs, `\N` for NULL,
+    /// backslash escapes `\\`, `\t`, `\n`. Counts as one statement. Returns the
+    /// number of rows loaded: MySQL's `LOCAL` load skips rows with duplicate keys
+    /// (with a warning) instead of failing, so callers compare it with what they sent.
+    ///
+    /// `Ok(None)` means this connection has no such bulk path (the driver has none,
+    /// or the server refused it, e.g. MySQL with `local_infile=OFF`); nothing was
+    /// loaded and the caller should fall back to INSERTs. Once refused, later calls
+    /// return `Ok(None)` at once.
+    fn load_text(
+        &mut self,
+        table: &str,
+        columns: &str,
+        data: &[u8],
+    ) -> Result<Option<u64>, SqlError> {
+        let _ = (table, columns, data);
+        Ok(None)
+    }
+
     /// Close and re-open the connection. Prepared statements stay valid: the driver
     /// keeps their SQL and re-prepares them transparently on their next execution.
     fn reconnect(&mut self) -> Result<(), SqlError>;

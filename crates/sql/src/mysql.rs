@@ -4,12 +4,12 @@ use std::collections::VecDeque;
 use std::io::ErrorKind;
 use std::os::fd::AsRawFd;
 use std::path::Path;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use mysql::consts::ColumnType;
 use mysql::prelude::Queryable;
-use mysql::{ClientIdentity, Conn, OptsBuilder, SslOpts};
+use mysql::{ClientIdentity, Conn, LocalInfileHandler, OptsBuilder, SslOpts};
 
 use crate::bulk::BulkBuffer;
 use crate::config::{DriverConfig, DriverKind, MysqlSslMode, PsMode};
@@ -65,7 +65,17 @@ pub(crate) struct MysqlConnection {
     fast: Option<FastIo>,
     /// Column names of the last text query (fast path), reused while unchanged.
     text_meta: StmtMeta,
+    /// The rows of the running `LOAD DATA LOCAL INFILE` (`load_text`): the crate's
+    /// file handler must be `'static`, so it reads them from here.
+    infile: Arc<Mutex<Vec<u8>>>,
+    /// The server refused `LOAD DATA LOCAL INFILE`: `load_text` declines from now on.
+    infile_refused: bool,
 }
+
+/// Server errors that mean "LOAD DATA LOCAL INFILE is not allowed here": 1148
+/// (local_infile=OFF), 4166 (MariaDB: the client capability is off), 3948 (MySQL 8:
+/// local_infile=OFF).
+const INFILE_REFUSED: [u32; 3] = [1148, 4166, 3948];
 
 /// Whether executes may bypass the crate (see [`crate::mysql_fast`]): plain sockets
 /// only; `BMK_MYSQL_FASTPATH=0` turns it off (for comparisons and diagnosis).
@@ -395,6 +405,8 @@ impl MysqlConnection {
             affected: 0,
             debug,
             lost_errno: None,
+            infile: Arc::default(),
+            infile_refused: false,
         };
         c.open()?;
         Ok(c)
@@ -836,6 +848,47 @@ impl Connection for MysqlConnection {
             self.run_text(&stmt, SqlOp::Query)?;
         }
         Ok(())
+    }
+
+    fn load_text(
+        &mut self,
+        table: &str,
+        columns: &str,
+        data: &[u8],
+    ) -> Result<Option<u64>, SqlError> {
+        if self.infile_refused {
+            return Ok(None);
+        }
+        // The text is UTF-8 from the caller, whatever the database's default charset.
+        let sql = format!(
+            "LOAD DATA LOCAL INFILE 'bmk-rows' INTO TABLE {table} CHARACTER SET utf8mb4 \
+             ({columns})"
+        );
+        {
+            let mut buf = self.infile.lock().unwrap_or_else(|p| p.into_inner());
+            buf.clear();
+            buf.extend_from_slice(data);
+        }
+        let rows = self.infile.clone();
+        // The handler is per crate connection (a reconnect drops it): set it every time.
+        self.live(SqlOp::Query, &sql)?
+            .set_local_infile_handler(Some(LocalInfileHandler::new(move |_, out| {
+                let buf = rows.lock().unwrap_or_else(|p| p.into_inner());
+                std::io::Write::write_all(out, &buf)
+            })));
+        let r = self.run_text(&sql, SqlOp::Query);
+        self.infile
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .clear();
+        match r {
+            Ok(_) => Ok(Some(self.affected)),
+            Err(e) if INFILE_REFUSED.contains(&e.errno) => {
+                self.infile_refused = true;
+                Ok(None)
+            }
+            Err(e) => Err(e),
+        }
     }
 
     fn reconnect(&mut self) -> Result<(), SqlError> {

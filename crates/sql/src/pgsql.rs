@@ -511,6 +511,30 @@ impl Connection for PgConnection {
         Ok(())
     }
 
+    fn load_text(
+        &mut self,
+        table: &str,
+        columns: &str,
+        data: &[u8],
+    ) -> Result<Option<u64>, SqlError> {
+        let sql = format!("COPY {table} ({columns}) FROM STDIN");
+        self.trace("query", &sql);
+        self.pending.clear();
+        let client = self.live(SqlOp::Query, &sql)?;
+        let r = client.copy_in(&sql).and_then(|mut w| {
+            // An I/O error here is the connection's; finish() reports the server's.
+            let _ = std::io::Write::write_all(&mut w, data);
+            w.finish()
+        });
+        match r {
+            Ok(n) => {
+                self.affected = n;
+                Ok(Some(n))
+            }
+            Err(e) => Err(self.fail(e, SqlOp::Query, &sql)),
+        }
+    }
+
     fn reconnect(&mut self) -> Result<(), SqlError> {
         self.client = None;
         self.pending.clear();

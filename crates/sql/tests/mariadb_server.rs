@@ -228,3 +228,26 @@ fn server_killed_mid_run_reconnects_when_listed() {
     assert_eq!(reconnects, 1);
     assert!(ok);
 }
+
+#[test]
+fn load_text_declines_when_the_server_refuses_local_infile() {
+    let server = require!(ThrowawayMariadb::start(false));
+    let mut root = connect(DriverKind::Mysql, &server.root_opts_socket()).unwrap();
+    exec(&mut *root, "CREATE DATABASE nolocal");
+    exec(&mut *root, "SET GLOBAL local_infile = OFF");
+    let mut opts = server.root_opts_socket();
+    opts.retain(|(k, _)| *k != "mysql-db");
+    opts.push(("mysql-db", "nolocal"));
+    let mut con = connect(DriverKind::Mysql, &opts).unwrap();
+    exec(&mut *con, "CREATE TABLE t (id INT PRIMARY KEY)");
+    exec(&mut *con, "BEGIN");
+    assert_eq!(con.load_text("t", "id", b"1\n").unwrap(), None);
+    // Declined for good, and the transaction is still usable for the INSERT fallback.
+    assert_eq!(con.load_text("t", "id", b"2\n").unwrap(), None);
+    exec(&mut *con, "INSERT INTO t VALUES (3)");
+    exec(&mut *con, "COMMIT");
+    assert_eq!(
+        scalar(&mut *con, "SELECT GROUP_CONCAT(id) FROM t").as_deref(),
+        Some("3")
+    );
+}

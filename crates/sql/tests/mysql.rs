@@ -603,3 +603,10 @@ fn fast_path_matches_the_crate_path() {
     assert_eq!(fast, crate_path);
     assert!(fast.iter().any(|s| s.contains("[-838:59:59]")), "{fast:?}");
 }
+
+#[test]
+fn load_text_streams_rows_through_load_data_local_infile() {
+    let db = require!(MysqlTestDb::create());
+    let mut con = db.connect(&[]);
+    types::load_text_rows(&mut *con);
+}

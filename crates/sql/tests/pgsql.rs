@@ -250,3 +250,10 @@ fn multiple_result_sets_and_reconnect() {
     assert_eq!(rs.get_str(0, 0).as_deref(), Some("ax"));
     assert!(con.query("CREATE TEMP TABLE z (a int)").unwrap().is_none());
 }
+
+#[test]
+fn load_text_streams_rows_through_copy() {
+    let db = require!(PgTestDb::create());
+    let mut con = db.connect(&[]);
+    types::load_text_rows(&mut *con);
+}

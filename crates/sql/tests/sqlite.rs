@@ -190,3 +190,15 @@ fn errors_and_reconnect() {
     assert_eq!(rs.get(0, 1), None);
     assert!(!con.more_results());
 }
+
+#[test]
+fn load_text_is_declined() {
+    let dir = TempDir::new("bmk-sqlite");
+    let mut con = open(&dir, &[]);
+    exec(&mut *con, "CREATE TABLE loaded (id INT PRIMARY KEY)");
+    assert_eq!(con.load_text("loaded", "id", b"1\n").unwrap(), None);
+    assert_eq!(
+        scalar(&mut *con, "SELECT COUNT(*) FROM loaded").as_deref(),
+        Some("0")
+    );
+}

@@ -1029,46 +1029,77 @@ function load_statement_limit(c, original)
 end
 
 local load_buf, load_buf_len = nil, 0
--- Bytes of INSERT text per load transaction.
+-- Bytes of row text per load transaction.
 LOAD_TRX_BYTES = 4 * 1024 * 1024
 
+-- A value as a field of the tab-separated text of LOAD DATA / COPY (the escapes both
+-- understand).
+local function tsv_escape(v)
+  return (v:gsub("[\\\t\n\r]", { ["\\"] = "\\\\", ["\t"] = "\\t", ["\n"] = "\\n",
+    ["\r"] = "\\r" }))
+end
+
+-- Can connection c take rows as text (LOAD DATA LOCAL INFILE / COPY FROM STDIN)?
+-- Asked once per connection with an empty load, outside any transaction; a refusal
+-- (SQLite, local_infile=OFF) leaves the INSERT path.
+local function can_load_text(c, name, columns)
+  if c.bmk_load_text == nil then
+    c.bmk_load_text = driver_name() ~= "sqlite"
+      and c:load_text(name, columns, "", 0) ~= false
+  end
+  return c.bmk_load_text
+end
+
 -- Loads the rows of `chunks` ({first, last} id ranges, 1-based, inclusive) into table
--- n: multi-row INSERTs of at most `rows_per_stmt` rows and `max_bytes` bytes. The
--- whole VALUES text is one template filled by one sb_rand_str call.
+-- n, in batches of at most `rows_per_stmt` rows and `max_bytes` bytes: each batch is
+-- one LOAD DATA LOCAL INFILE / COPY where the connection can (the server parses no
+-- SQL for the values), else one multi-row INSERT. The whole batch text is one template
+-- filled by one sb_rand_str call. MySQL and PostgreSQL commit every LOAD_TRX_BYTES
+-- bytes (fewer log flushes); SQLite loads a whole table in one transaction (see
+-- create_table).
 function load_chunks(c, n, chunks, rows_per_stmt, max_bytes)
   local name = get_table_name(n)
-  local explicit = explicit_ids()
+  local text = can_load_text(c, name, "id")
+  -- LOAD DATA reserves AUTO_INCREMENT values in growing batches and drops what a
+  -- statement leaves unused (gaps), so MySQL gets the ids 1..N the server would have
+  -- assigned; the AUTO_INCREMENT counter ends up the same. PostgreSQL's COPY takes
+  -- SERIAL values without gaps, and explicit ids would not advance the sequence.
+  local explicit = explicit_ids() or (text and driver_name() == "mysql")
   local S = opt_num("table_size")
-  local extra = ""
   local ncols = opt_num("extra_cols")
-  local colnames = ""
-  if ncols > 0 then
-    local tmpl = "'" .. opt_str("extra_cols_default"):gsub("'", "''") .. "'"
-    local names, vals = {}, {}
-    for i = 1, ncols do
-      names[i] = "col" .. i
-      vals[i] = tmpl
-    end
-    extra = "," .. table.concat(vals, ",")
-    colnames = ", " .. table.concat(names, ", ")
-  end
-  local prefix
+  local names = { "k", "c", "pad" }
   if explicit then
-    prefix = "INSERT INTO " .. name .. "(id, k, c, pad" .. colnames .. ") VALUES "
-  else
-    prefix = "INSERT INTO " .. name .. "(k, c, pad" .. colnames .. ") VALUES "
+    table.insert(names, 1, "id")
   end
-  local suffix = ",'" .. c_value_template .. "','" .. pad_value_template .. "'" .. extra .. ")"
+  for i = 1, ncols do
+    names[#names + 1] = "col" .. i
+  end
+  local columns = table.concat(names, ", ")
+  local sep, quote, row_end
+  local prefix = ""
+  if text then
+    sep, quote, row_end = "\t", "", "\n"
+  else
+    sep, quote, row_end = ",", "'", ")"
+    prefix = "INSERT INTO " .. name .. "(" .. columns .. ") VALUES "
+  end
+  local extra = ""
+  if ncols > 0 then
+    local v = opt_str("extra_cols_default")
+    v = text and tsv_escape(v) or ("'" .. v:gsub("'", "''") .. "'")
+    extra = string.rep(sep .. v, ncols)
+  end
+  local suffix = sep .. quote .. c_value_template .. quote .. sep .. quote
+    .. pad_value_template .. quote .. extra .. row_end
   local rows, nrows, bytes = {}, 0, 0
-  -- Several statements per transaction (MySQL, PostgreSQL): fewer log flushes. SQLite
-  -- loads a whole table in one transaction (create_table).
+  local joiner = text and "" or ","
   local group = driver_name() ~= "sqlite"
   local in_trx, trx_bytes = false, 0
   local function flush()
     if nrows == 0 then
       return
     end
-    local tmpl = table.concat(rows, ",", 1, nrows)
+    local tmpl = table.concat(rows, joiner, 1, nrows)
     local len = #tmpl
     if len + 1 > load_buf_len then
       load_buf_len = len + 1
@@ -1079,7 +1110,15 @@ function load_chunks(c, n, chunks, rows_per_stmt, max_bytes)
       c:query("BEGIN")
       in_trx, trx_bytes = true, 0
     end
-    c:query(prefix .. ffi.string(load_buf, len))
+    if text then
+      local got = c:load_text(name, columns, load_buf, len)
+      if got ~= nrows then
+        error(string.format("loading '%s': %s of %d rows loaded (duplicate ids?)", name,
+          tostring(got), nrows), 0)
+      end
+    else
+      c:query(prefix .. ffi.string(load_buf, len))
+    end
     nrows, bytes = 0, 0
     if in_trx then
       trx_bytes = trx_bytes + len
@@ -1089,13 +1128,14 @@ function load_chunks(c, n, chunks, rows_per_stmt, max_bytes)
       end
     end
   end
+  local open = text and "" or "("
   for _, ch in ipairs(chunks) do
     for id = ch[1], ch[2] do
       local row
       if explicit then
-        row = "(" .. id .. "," .. C.sb_rand_default(1, S) .. suffix
+        row = open .. id .. sep .. C.sb_rand_default(1, S) .. suffix
       else
-        row = "(" .. C.sb_rand_default(1, S) .. suffix
+        row = open .. C.sb_rand_default(1, S) .. suffix
       end
       if nrows > 0 and bytes + #row + 1 > max_bytes then
         flush()
@@ -1124,8 +1164,9 @@ function create_table(drv_, con_, table_num)
     print(string.format("Inserting %d records into '%s'", S, get_table_name(table_num)))
     local original = opt_str("load_mode") == "original"
     local rows = original and 1e9 or load_bulk_rows()
+    local limit = load_statement_limit(c, original)
     ws.with_trx(c, function()
-      load_chunks(c, table_num, { { 1, S } }, rows, load_statement_limit(c, original))
+      load_chunks(c, table_num, { { 1, S } }, rows, limit)
     end)
   end
   create_secondary_index(c, table_num)

@@ -277,3 +277,38 @@ fn a_failing_table_owner_does_not_hang_the_other_loaders() {
     assert!(left.is_empty(), "markers left in {tmp}: {left:?}");
     db.bmk("oltp_read_write", "cleanup", &args).ok();
 }
+
+/// Extra columns whose template holds the characters the bulk text path (LOAD DATA /
+/// COPY) must escape load the same values as INSERTs would, and after a load with
+/// server-assigned ids the next AUTO_INCREMENT / SERIAL id follows the last row.
+#[test]
+fn prepare_extra_cols_escapes_and_next_id() {
+    for kind in [Kind::Mysql, Kind::Pgsql, Kind::Sqlite] {
+        let Some(db) = Db::new(kind) else { continue };
+        let template = "a\tb\\c'd\"e#";
+        let opt = format!("--extra-cols-default={template}");
+        let args = [
+            "--tables=1",
+            "--table-size=300",
+            "--threads=1",
+            "--extra-cols=2",
+            opt.as_str(),
+        ];
+        db.bmk("oltp_read_write", "prepare", &args).ok();
+        check_data(&db, "sbtest1", 300);
+        for col in ["col1", "col2"] {
+            let v = db.column(&format!("SELECT {col} FROM sbtest1 ORDER BY id LIMIT 20"));
+            for s in v {
+                assert_eq!(s.len(), template.len(), "{kind:?} {col}: {s:?}");
+                assert!(s.starts_with("a\tb\\c'd\"e"), "{kind:?} {col}: {s:?}");
+                assert!(
+                    s.as_bytes()[s.len() - 1].is_ascii_digit(),
+                    "{kind:?}: {s:?}"
+                );
+            }
+        }
+        db.exec("INSERT INTO sbtest1 (k, c, pad) VALUES (1, 'x', 'y')");
+        assert_eq!(db.scalar("SELECT MAX(id) FROM sbtest1"), "301", "{kind:?}");
+        db.bmk("oltp_read_write", "cleanup", &args).ok();
+    }
+}

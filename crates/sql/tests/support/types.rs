@@ -229,3 +229,39 @@ pub fn bulk_million(con: &mut dyn Connection, table_suffix: &str) {
         Some("00000000000000123456")
     );
 }
+
+/// `load_text` on a connection that has the path: a table loaded from escaped
+/// tab-separated rows, NULL included, counts one statement's rows.
+pub fn load_text_rows(con: &mut dyn Connection) {
+    exec(
+        con,
+        "CREATE TABLE loaded (id INT PRIMARY KEY, k INT NOT NULL, c VARCHAR(20) NULL)",
+    );
+    // An empty load is how callers probe for the path: it must load nothing.
+    assert_eq!(con.load_text("loaded", "id", b"").unwrap(), Some(0));
+    let data = b"1\t10\ta\\tb\\\\c\n2\t20\t\\N\n3\t30\tline\\nbreak\n";
+    assert_eq!(con.load_text("loaded", "id, k, c", data).unwrap(), Some(3));
+    assert_eq!(
+        scalar(con, "SELECT COUNT(*) FROM loaded").as_deref(),
+        Some("3")
+    );
+    assert_eq!(
+        scalar(con, "SELECT c FROM loaded WHERE id = 1").as_deref(),
+        Some("a\tb\\c")
+    );
+    assert_eq!(scalar(con, "SELECT c FROM loaded WHERE id = 2"), None);
+    assert_eq!(
+        scalar(con, "SELECT c FROM loaded WHERE id = 3").as_deref(),
+        Some("line\nbreak")
+    );
+    assert_eq!(
+        scalar(con, "SELECT SUM(k) FROM loaded").as_deref(),
+        Some("60")
+    );
+    // A duplicate key: PostgreSQL fails, MySQL's LOCAL load skips the row (which the
+    // row count shows); never a silent fallback.
+    match con.load_text("loaded", "id, k, c", b"1\t10\tdup\n") {
+        Err(e) => assert!(!e.to_string().is_empty()),
+        Ok(n) => assert_eq!(n, Some(0)),
+    }
+}
