@@ -73,7 +73,20 @@ pub fn run_config(opts: &OptionSet, strict: bool) -> Result<RunConfig, SettingsE
         strict_queue_limit: strict,
         report_interval: (interval > 0.0).then(|| seconds(interval)),
         checkpoints,
+        event_loops: parse_event_loops(&opts.string("event-loops").unwrap_or_default())?,
     })
+}
+
+fn parse_event_loops(raw: &str) -> Result<Option<u32>, SettingsError> {
+    match raw.trim() {
+        "" | "auto" => Ok(None),
+        "off" => Ok(Some(0)),
+        n => n.parse().map(Some).map_err(|_| {
+            SettingsError(format!(
+                "invalid value '{raw}' for --event-loops: expected auto, off or a number of threads"
+            ))
+        }),
+    }
 }
 
 fn parse_forced_shutdown(raw: &str, time: i64) -> Result<Option<Duration>, SettingsError> {

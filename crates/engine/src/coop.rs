@@ -4,11 +4,12 @@
 //! per worker every query costs the client two context switches (sleep, wake-up),
 //! which is most of a thin client's CPU per query and all of its memory per worker
 //! beyond the connection. A [`Test`] that says so
-//! ([`Test::event_loops`](crate::Test::event_loops)) instead gets a few loop threads,
+//! ([`Test::cooperative`](crate::Test::cooperative)) instead gets a few loop threads,
 //! each running its share of the workers as stackful coroutines: a worker whose socket
 //! has no data yet calls [`wait_readable`], which suspends it until `epoll` reports
 //! the descriptor readable, and the thread meanwhile runs the workers whose answers
-//! have arrived — one wake-up serves several queries.
+//! have arrived — one wake-up serves several queries. `--event-loops` sets how many
+//! loops there are (default: one per CPU).
 //!
 //! The workers of a loop share its thread's random generator (seeded as the loop's
 //! first worker): with `--rand-seed` a run draws the same numbers, but which worker

@@ -50,6 +50,9 @@ pub struct RunConfig {
     pub report_interval: Option<Duration>,
     /// Seconds (after the measured start) at which to report cumulatively and reset.
     pub checkpoints: Vec<Duration>,
+    /// Event-loop threads for a [`cooperative`](Test::cooperative) test: `None` = one
+    /// per CPU, `Some(0)` = a thread per worker (see [`crate::coop`]).
+    pub event_loops: Option<u32>,
 }
 
 impl Default for RunConfig {
@@ -66,6 +69,7 @@ impl Default for RunConfig {
             strict_queue_limit: false,
             report_interval: None,
             checkpoints: Vec::new(),
+            event_loops: None,
         }
     }
 }
@@ -315,10 +319,13 @@ pub fn run(
     let mut controller = Controller::new(shared.clone());
 
     let mut handles = Vec::with_capacity(threads as usize);
-    let loops = match test.event_loops(threads) {
-        Some(n) if shared.arrivals.is_none() && n > 0 && n < threads => n,
-        _ => 0,
+    let loops = match shared.config.event_loops {
+        _ if !test.cooperative() || shared.arrivals.is_some() => 0,
+        Some(n) => n,
+        None => thread::available_parallelism().map_or(1, |n| n.get() as u32),
     };
+    // As many loops as workers would only add coroutine switches to threads.
+    let loops = if loops < threads { loops } else { 0 };
     for index in 0..loops {
         // Loop `index` runs workers index, index+loops, ...: neighbouring tids (often
         // pinned to neighbouring tables) are spread over the loops.

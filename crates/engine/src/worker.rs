@@ -20,11 +20,12 @@ pub trait Test: Send + Sync {
     /// Runs before the start barrier; an error aborts the run.
     fn create_worker(&self, tid: u32) -> Result<Box<dyn Worker>, WorkerError>;
 
-    /// How many event-loop threads should run the `threads` workers as coroutines
-    /// (see [`crate::coop`]); `None` (the default) gives every worker a thread of its
-    /// own. Only worth it for workers that wait in [`crate::coop::wait_readable`].
-    fn event_loops(&self, _threads: u32) -> Option<u32> {
-        None
+    /// Whether the workers wait for I/O in [`crate::coop::wait_readable`], so that
+    /// the engine may run them as coroutines on event loops
+    /// ([`RunConfig::event_loops`](crate::RunConfig::event_loops)). The default,
+    /// false, gives every worker a thread of its own.
+    fn cooperative(&self) -> bool {
+        false
     }
 }
 

@@ -72,11 +72,12 @@ fn check_native_mix(kind: Kind) {
                 threads,
                 "--events=60",
                 "--verbosity=5",
+                "--event-loops=2",
                 "--mysql-ignore-errors=1213,1205",
                 "--pgsql-ignore-errors=40P01,40001",
             ],
             "run",
-            &[("BMK_EVENT_LOOPS", "2")],
+            &[],
         );
         let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
         assert!(out.status.success(), "{workload} {kind:?}: {}", text(&out));
@@ -159,8 +160,13 @@ fn event_loops_multiplex_workers() {
     let child = spawn_run(
         &db,
         "oltp_point_select",
-        &["--table-size=500", "--threads=16", "--time=3"],
-        &[("BMK_EVENT_LOOPS", "2")],
+        &[
+            "--table-size=500",
+            "--threads=16",
+            "--time=3",
+            "--event-loops=2",
+        ],
+        &[],
     );
     std::thread::sleep(Duration::from_millis(1500));
     let status = std::fs::read_to_string(format!("/proc/{}/status", child.id())).unwrap();
@@ -194,9 +200,10 @@ fn event_loop_workers_survive_killed_connections() {
             "--table-size=500",
             "--threads=6",
             "--time=4",
+            "--event-loops=2",
             "--mysql-ignore-errors=2013,2006",
         ],
-        &[("BMK_EVENT_LOOPS", "2")],
+        &[],
     );
     std::thread::sleep(Duration::from_millis(1500));
     assert!(kill_other_connections(&db) > 0);
@@ -220,9 +227,14 @@ fn event_loop_worker_fatal_error_stops_the_run() {
     let out = bmk_env(
         &db,
         "oltp_point_select",
-        &["--table-size=100", "--threads=4", "--time=2"],
+        &[
+            "--table-size=100",
+            "--threads=4",
+            "--time=2",
+            "--event-loops=2",
+        ],
         "run",
-        &[("BMK_EVENT_LOOPS", "2")],
+        &[],
     );
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert_eq!(out.status.code(), Some(1), "{}", text(&out));
@@ -249,10 +261,11 @@ fn event_loop_workers_restart_events_after_deadlocks() {
             "--table-size=20",
             "--threads=8",
             "--events=400",
+            "--event-loops=2",
             "--mysql-ignore-errors=1213,1205,1020",
         ],
         "run",
-        &[("BMK_EVENT_LOOPS", "2")],
+        &[],
     );
     assert!(out.status.success(), "{}", text(&out));
     let s = stats(&String::from_utf8_lossy(&out.stdout));
@@ -265,4 +278,25 @@ fn event_loop_workers_restart_events_after_deadlocks() {
         assert!(s.write >= 4 * 400 && s.other >= 2 * 400, "{}", text(&out));
     }
     db.bmk("oltp_write_only", "cleanup", &[]).ok();
+}
+
+#[test]
+fn event_loops_option_is_checked() {
+    let Some(db) = Db::new(Kind::Sqlite) else {
+        return;
+    };
+    let out = bmk_env(
+        &db,
+        "oltp_point_select",
+        &["--event-loops=many"],
+        "run",
+        &[],
+    );
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out));
+    assert!(
+        String::from_utf8_lossy(&out.stderr)
+            .contains("invalid value 'many' for --event-loops: expected auto, off or a number"),
+        "{}",
+        text(&out)
+    );
 }

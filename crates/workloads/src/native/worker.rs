@@ -75,21 +75,8 @@ pub(crate) struct NativeOltp {
 }
 
 impl Test for NativeOltp {
-    fn event_loops(&self, _threads: u32) -> Option<u32> {
-        if !self.driver.waits_cooperatively() {
-            return None;
-        }
-        match std::env::var("BMK_EVENT_LOOPS")
-            .ok()
-            .and_then(|v| v.parse().ok())
-        {
-            Some(0) => None,
-            Some(n) => Some(n),
-            // One loop per CPU: more would only add context switches.
-            None => std::thread::available_parallelism()
-                .ok()
-                .map(|n| n.get() as u32),
-        }
+    fn cooperative(&self) -> bool {
+        self.driver.waits_cooperatively()
     }
 
     fn create_worker(&self, _tid: u32) -> Result<Box<dyn Worker>, WorkerError> {
