@@ -129,27 +129,43 @@ impl LatencyRecorder {
     }
 
     /// Adds to `into` every sample recorded since the previous call with the same
-    /// `seen` vector (which remembers what was already taken), and returns how many.
-    pub fn drain_into(&self, seen: &mut Vec<u32>, into: &mut Histogram<u64>) -> u64 {
+    /// `seen` list (which remembers what was already taken), and returns how many.
+    ///
+    /// `seen` holds `(bucket index, count)` for the non-empty buckets only, sorted by
+    /// index: a worker that saw latencies from nanoseconds to seconds has buckets up to
+    /// index ~30 000, and a dense copy per worker would cost the reader ~100 KB each,
+    /// 100 MB at 1000 threads.
+    pub fn drain_into(&self, seen: &mut Vec<(u32, u32)>, into: &mut Histogram<u64>) -> u64 {
         let lowest = self.lowest.load(Ordering::Relaxed);
         let highest = self.highest.load(Ordering::Relaxed);
         if lowest == usize::MAX {
             return 0;
         }
-        if seen.len() <= highest {
-            seen.resize(highest + 1, 0);
-        }
+        let mut next = Vec::with_capacity(seen.len() + 16);
+        // Earlier spans lie within [lowest, highest] (it only widens), so one ascending
+        // walk meets every old entry.
+        let mut old = seen.iter().copied().peekable();
         let mut total = 0;
-        for (index, seen) in seen.iter_mut().enumerate().take(highest + 1).skip(lowest) {
+        for index in lowest..=highest {
             let now = self.bucket(index).load(Ordering::Relaxed);
-            let delta = now.wrapping_sub(*seen) as u64;
+            let prev = match old.peek() {
+                Some(&(i, count)) if i as usize == index => {
+                    old.next();
+                    count
+                }
+                _ => 0,
+            };
+            let delta = now.wrapping_sub(prev) as u64;
             if delta > 0 {
-                *seen = now;
                 into.record_n(value_of(index), delta)
                     .expect("value within histogram bounds");
                 total += delta;
             }
+            if now != 0 {
+                next.push((index as u32, now));
+            }
         }
+        *seen = next;
         total
     }
 }
@@ -213,6 +229,14 @@ mod tests {
         r.record(5_000);
         assert_eq!(r.drain_into(&mut seen, &mut h2), 1);
         assert!(h2.equivalent(h2.max(), 5_000));
+        // Below and above every bucket seen so far: the span widens both ways.
+        r.record(10);
+        r.record(5_000);
+        r.record(1_000_000_000);
+        let mut h3 = new_histogram();
+        assert_eq!(r.drain_into(&mut seen, &mut h3), 3);
+        assert_eq!(seen.len(), 6);
+        assert!(seen.windows(2).all(|w| w[0].0 < w[1].0));
     }
 
     #[test]
@@ -222,8 +246,7 @@ mod tests {
         r.record(1_000);
         // Pretend the reader last saw this bucket just below the 32-bit limit: the
         // counter has since wrapped to 2, so 3 samples are new.
-        let mut seen = vec![0u32; index_of(1_000) + 1];
-        seen[index_of(1_000)] = u32::MAX;
+        let mut seen = vec![(index_of(1_000) as u32, u32::MAX)];
         let mut h = new_histogram();
         assert_eq!(r.drain_into(&mut seen, &mut h), 3);
     }

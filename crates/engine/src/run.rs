@@ -412,8 +412,8 @@ impl SlotMark {
 /// The controller's side of the statistics: what it has already taken from workers.
 struct Controller {
     shared: Arc<Shared>,
-    /// Per-worker bucket counts already drained.
-    seen: Vec<Vec<u32>>,
+    /// Per-worker bucket counts already drained (non-empty buckets only).
+    seen: Vec<Vec<(u32, u32)>>,
     /// Samples drained since the last interval report.
     pending: Histogram<u64>,
     /// Scratch for one drain.
