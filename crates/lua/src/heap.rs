@@ -185,8 +185,10 @@ impl StateHeap {
         self.span = (0, 0);
     }
 
-    /// Gives the cached free blocks to the shared pool, for other states to use.
+    /// Gives the cached free blocks and the unused rest of the current span to the
+    /// shared pool, for other states to use.
     pub(crate) fn trim(&mut self) {
+        self.release_span_tail();
         for class in 0..CLASSES {
             let mut block = std::mem::replace(&mut self.cache[class], ptr::null_mut());
             while !block.is_null() {
@@ -204,7 +206,6 @@ impl StateHeap {
 impl Drop for StateHeap {
     fn drop(&mut self) {
         self.trim();
-        self.release_span_tail();
     }
 }
 
