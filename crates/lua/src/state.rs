@@ -12,9 +12,10 @@ use std::sync::{Arc, Mutex, OnceLock};
 
 use bmk_engine::options::OptionSet;
 use mlua::chunk::ChunkMode;
-use mlua::{Function, Lua, LuaOptions, MultiValue, StdLib, Table, Value};
+use mlua::{Function, Lua, MultiValue, StdLib, Table, Value};
 
 use crate::error::LuaError;
+use crate::heap::OwnedState;
 use crate::histogram::UserHistogram;
 use crate::options;
 use crate::report::{self, ReportSettings};
@@ -110,18 +111,28 @@ pub(crate) struct ScriptState {
     pub lua: Lua,
     internal: Table,
     pub tid: u32,
+    /// Declared last: closes the state after the handles above are dropped.
+    raw: OwnedState,
 }
 
 impl ScriptState {
     /// Creates a state for thread `tid` and runs the script's top-level code in it.
     pub(crate) fn new(env: &ScriptEnv, tid: u32) -> Result<ScriptState, LuaError> {
-        // SAFETY: scripts need `ffi` and `debug` (spec 2); they are trusted code, as in
-        // sysbench.
-        let lua = unsafe { Lua::unsafe_new_with(StdLib::ALL, LuaOptions::new()) };
+        let (raw, lua) = new_lua()?;
         let internal = install(&lua, env, tid)?;
-        let state = ScriptState { lua, internal, tid };
+        let state = ScriptState {
+            lua,
+            internal,
+            tid,
+            raw,
+        };
         state.load_script(env)?;
         Ok(state)
+    }
+
+    /// Lets other states reuse the memory this one freed while loading.
+    pub(crate) fn trim_heap(&self) {
+        self.raw.trim();
     }
 
     fn load_script(&self, env: &ScriptEnv) -> Result<(), LuaError> {
@@ -225,6 +236,22 @@ impl ScriptState {
         }
         Ok(())
     }
+}
+
+/// A state on a [`StateHeap`](crate::heap::StateHeap) with every standard library,
+/// as `Lua::unsafe_new_with(StdLib::ALL, ..)` would make it on the C allocator.
+fn new_lua() -> Result<(OwnedState, Lua), LuaError> {
+    let raw = OwnedState::new().ok_or_else(|| LuaError::runtime("cannot create a Lua state"))?;
+    // SAFETY: a fresh state that lives until `raw` is dropped, which the caller does
+    // after every handle derived from the returned Lua.
+    let lua = unsafe {
+        mlua::ffi::luaL_requiref(raw.as_ptr(), c"_G".as_ptr(), mlua::ffi::luaopen_base, 1);
+        mlua::ffi::lua_pop(raw.as_ptr(), 1);
+        Lua::get_or_init_from_ptr(raw.as_ptr()).clone()
+    };
+    // Scripts need `ffi` and `debug` (spec 2); they are trusted code, as in sysbench.
+    lua.load_std_libs(StdLib::ALL)?;
+    Ok((raw, lua))
 }
 
 /// `#!...` first lines are comments for sysbench scripts; keep the line count.

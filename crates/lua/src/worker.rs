@@ -24,6 +24,7 @@ impl Test for LuaTest {
         // state's resident memory close to what it really holds.
         let _ = state.lua.gc_collect();
         let _ = state.lua.gc_collect();
+        state.trim_heap();
         Ok(Box::new(LuaWorker { state }))
     }
 }

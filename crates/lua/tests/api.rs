@@ -916,3 +916,21 @@ fn sql_api_on_mariadb() {
 fn sql_api_on_postgresql() {
     sql_on_server(&POSTGRES, "pgsql");
 }
+
+// Memory -----------------------------------------------------------------------------------
+
+#[test]
+fn worker_states_stay_small_and_share_freed_memory_intact() {
+    let out = host_ok(&["--threads=4", "--time=60", &path("heap.lua"), "run"]);
+    let sizes: Vec<f64> = out
+        .lines()
+        .filter_map(|l| l.strip_prefix("state_kb="))
+        .map(|v| v.parse().unwrap())
+        .collect();
+    assert_eq!(sizes.len(), 4, "{out}");
+    // About 80 KB today (LuaJIT with its libraries ~50, the sysbench API the rest); the
+    // bound only catches a state that grows by a large factor.
+    for kb in sizes {
+        assert!(kb < 160.0, "worker state holds {kb} KB after loading");
+    }
+}
