@@ -1,14 +1,14 @@
 //! The native OLTP workers: they run the stock workloads with exactly the Lua
 //! workloads' statements, parameters, random draws and counters, on every driver, on
-//! event loops (MySQL, more workers than CPUs), through lost connections, lock
-//! conflicts and fatal errors.
+//! event loops (MySQL, more workers than CPUs), through lock conflicts and fatal
+//! errors (lost connections: lost_connection.rs).
 
 mod support;
 
 use std::process::{Command, Output};
 use std::time::Duration;
 
-use support::{bmk_bin, kill_other_connections, spawn_run, stats, Db, Kind};
+use support::{bmk_bin, spawn_run, stats, Db, Kind};
 
 /// Runs bmk with `args` and extra environment; a `--events` run gets `--time=0`.
 fn bmk_env(db: &Db, workload: &str, extra: &[&str], command: &str, env: &[(&str, &str)]) -> Output {
@@ -183,36 +183,6 @@ fn event_loops_multiplex_workers() {
     // Fairness lines still list every worker's share.
     assert_eq!(s.ignored_errors, 0);
     db.bmk("oltp_point_select", "cleanup", &[]).ok();
-}
-
-/// Killed connections on event loops: the workers reconnect, prepare again and go on.
-#[test]
-fn event_loop_workers_survive_killed_connections() {
-    let Some(db) = Db::new(Kind::Mysql) else {
-        return;
-    };
-    db.bmk("oltp_read_only", "prepare", &["--table-size=500"])
-        .ok();
-    let child = spawn_run(
-        &db,
-        "oltp_read_only",
-        &[
-            "--table-size=500",
-            "--threads=6",
-            "--time=4",
-            "--event-loops=2",
-            "--mysql-ignore-errors=2013,2006",
-        ],
-        &[],
-    );
-    std::thread::sleep(Duration::from_millis(1500));
-    assert!(kill_other_connections(&db) > 0);
-    let out = child.wait_with_output().unwrap();
-    assert!(out.status.success(), "{}", text(&out));
-    let s = stats(&String::from_utf8_lossy(&out.stdout));
-    assert!(s.reconnects >= 1, "{}", text(&out));
-    assert_eq!(s.transactions, s.events);
-    db.bmk("oltp_read_only", "cleanup", &[]).ok();
 }
 
 /// A missing table on an event loop: the FATAL line, exit 1, a final report.
