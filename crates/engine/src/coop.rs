@@ -151,6 +151,8 @@ fn run_loop(workers: Vec<Box<dyn Worker>>, contexts: Vec<Rc<WorkerContext>>, sha
             Err(e) => {
                 shared.fail(format!("cannot allocate the stack of worker {tid}: {e}"));
                 shared.note_finished(tid);
+                // Keeps task indices aligned with `contexts`.
+                tasks.push(None);
                 continue;
             }
         };
@@ -169,7 +171,7 @@ fn run_loop(workers: Vec<Box<dyn Worker>>, contexts: Vec<Rc<WorkerContext>>, sha
     }
     let epoll = Epoll::new();
     let mut ready: VecDeque<usize> = (0..tasks.len()).collect();
-    let mut live = tasks.len();
+    let mut live = tasks.iter().filter(|t| t.is_some()).count();
     let mut events = vec![libc::epoll_event { events: 0, u64: 0 }; 64];
     while live > 0 {
         while let Some(i) = ready.pop_front() {
@@ -225,9 +227,8 @@ fn run_loop(workers: Vec<Box<dyn Worker>>, contexts: Vec<Rc<WorkerContext>>, sha
                 }
             }
         }
-        // A worker whose server never answers keeps the loop here, as a blocked
-        // thread would; the forced shutdown still ends the process.
-        let _ = shared.stop.load(Ordering::Relaxed);
+        // A worker whose server never answers keeps the loop waiting here, as a
+        // blocked thread would; the forced shutdown still ends the process.
     }
 }
 

@@ -35,6 +35,19 @@ pub(crate) enum StmtKind {
 }
 
 impl StmtKind {
+    /// Every kind, in declaration order (`kind as usize` indexes this).
+    pub(crate) const ALL: [StmtKind; 9] = [
+        StmtKind::PointSelect,
+        StmtKind::SimpleRange,
+        StmtKind::SumRange,
+        StmtKind::OrderRange,
+        StmtKind::DistinctRange,
+        StmtKind::IndexUpdate,
+        StmtKind::NonIndexUpdate,
+        StmtKind::Delete,
+        StmtKind::Insert,
+    ];
+
     /// The statement's SQL for table `table`.
     fn sql(self, table: &str) -> String {
         match self {

@@ -20,20 +20,10 @@ const C_TEMPLATE: &[u8] = b"###########-###########-###########-###########-####
 const PAD_TEMPLATE: &[u8] = b"###########-###########-###########-###########-###########";
 
 /// Number of [`StmtKind`]s: the stride of the per-table statement table.
-const KINDS: usize = 9;
+const KINDS: usize = StmtKind::ALL.len();
 
 fn slot(kind: StmtKind) -> usize {
-    match kind {
-        StmtKind::PointSelect => 0,
-        StmtKind::SimpleRange => 1,
-        StmtKind::SumRange => 2,
-        StmtKind::OrderRange => 3,
-        StmtKind::DistinctRange => 4,
-        StmtKind::IndexUpdate => 5,
-        StmtKind::NonIndexUpdate => 6,
-        StmtKind::Delete => 7,
-        StmtKind::Insert => 8,
-    }
+    kind as usize
 }
 
 /// The bind values of a statement kind, shaped once so that events only overwrite
@@ -93,7 +83,7 @@ impl Test for NativeOltp {
             }
         };
         let mut worker = OltpWorker {
-            params: (0..KINDS).map(|i| param_shape(KIND_BY_SLOT[i])).collect(),
+            params: StmtKind::ALL.iter().map(|&k| param_shape(k)).collect(),
             plan: self.plan.clone(),
             conn,
             stmts: Vec::new(),
@@ -106,18 +96,6 @@ impl Test for NativeOltp {
         Ok(Box::new(worker))
     }
 }
-
-const KIND_BY_SLOT: [StmtKind; KINDS] = [
-    StmtKind::PointSelect,
-    StmtKind::SimpleRange,
-    StmtKind::SumRange,
-    StmtKind::OrderRange,
-    StmtKind::DistinctRange,
-    StmtKind::IndexUpdate,
-    StmtKind::NonIndexUpdate,
-    StmtKind::Delete,
-    StmtKind::Insert,
-];
 
 /// A prepared statement and how its executions are counted.
 #[derive(Clone, Copy)]
