@@ -41,11 +41,17 @@ impl Connection for DryRunConnection {
         Ok(StatementId(self.next_stmt))
     }
 
-    fn execute(&mut self, stmt: StatementId, _: &[Value]) -> Result<Option<ResultSet>, SqlError> {
+    fn execute_into(
+        &mut self,
+        stmt: StatementId,
+        _: &[Value],
+        out: &mut ResultSet,
+    ) -> Result<bool, SqlError> {
+        out.clear();
         if self.debug {
             self.trace("execute", &stmt.0.to_string());
         }
-        Ok(None)
+        Ok(false)
     }
 
     fn close_statement(&mut self, _: StatementId) {}

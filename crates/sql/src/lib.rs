@@ -112,12 +112,16 @@ pub trait Connection: Send {
     /// [`PsMode::Disable`] the statement is emulated client-side.
     fn prepare(&mut self, sql: &str) -> Result<StatementId, SqlError>;
 
-    /// Execute a prepared statement with one value per placeholder.
+    /// Execute a prepared statement with one value per placeholder. The default runs
+    /// [`execute_into`](Connection::execute_into) into a new result set.
     fn execute(
         &mut self,
         stmt: StatementId,
         params: &[Value],
-    ) -> Result<Option<ResultSet>, SqlError>;
+    ) -> Result<Option<ResultSet>, SqlError> {
+        let mut rs = ResultSet::default();
+        Ok(self.execute_into(stmt, params, &mut rs)?.then_some(rs))
+    }
 
     /// Execute a prepared statement like [`execute`](Connection::execute), writing the
     /// first result set into the caller-owned `out` instead of returning a new one.
@@ -135,16 +139,7 @@ pub trait Connection: Send {
         stmt: StatementId,
         params: &[Value],
         out: &mut ResultSet,
-    ) -> Result<bool, SqlError> {
-        out.clear();
-        match self.execute(stmt, params)? {
-            Some(rs) => {
-                *out = rs;
-                Ok(true)
-            }
-            None => Ok(false),
-        }
-    }
+    ) -> Result<bool, SqlError>;
 
     /// Release a prepared statement (unknown ids are ignored).
     fn close_statement(&mut self, stmt: StatementId);

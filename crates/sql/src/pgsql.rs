@@ -390,15 +390,6 @@ impl Connection for PgConnection {
         Ok(StatementId(id))
     }
 
-    fn execute(
-        &mut self,
-        id: StatementId,
-        params: &[Value],
-    ) -> Result<Option<ResultSet>, SqlError> {
-        let mut rs = ResultSet::default();
-        Ok(self.execute_into(id, params, &mut rs)?.then_some(rs))
-    }
-
     fn execute_into(
         &mut self,
         id: StatementId,

@@ -238,12 +238,12 @@ impl OltpWorker {
             self.close_statements();
             self.prepare()?;
         }
-        let plan = self.plan.clone();
         if let Some(begin) = self.begin {
             self.run_prepared(ctx, begin, None)?;
         }
-        for group in &plan.groups {
-            match *group {
+        // Indexing (groups are Copy) keeps the per-event path free of an Arc clone.
+        for g in 0..self.plan.groups.len() {
+            match self.plan.groups[g] {
                 Group::PointSelects(n) => {
                     let t = self.table();
                     for _ in 0..n {
@@ -254,11 +254,12 @@ impl OltpWorker {
                 }
                 Group::Ranges(kind, n) => {
                     let t = self.table();
+                    let range_size = self.plan.range_size;
                     for _ in 0..n {
                         let id = self.id();
                         let p = &mut self.params[slot(kind)];
                         set_int(&mut p[0], id);
-                        set_int(&mut p[1], id + plan.range_size - 1);
+                        set_int(&mut p[1], id + range_size - 1);
                         self.exec(ctx, t, kind)?;
                     }
                 }
