@@ -153,15 +153,35 @@ impl LatencyRecorder {
     }
 
     /// Adds to `into` every sample recorded since the previous call with the same
-    /// `mark` (which remembers what was already taken), and returns how many.
+    /// `mark` (which remembers what was already taken; a shared recorder hands its
+    /// counts over instead and leaves `mark` untouched), and returns how many.
     pub fn drain_into(&self, mark: &mut DrainMark, into: &mut Histogram<u64>) -> u64 {
         let lowest = self.lowest.load(Ordering::Relaxed);
         let highest = self.highest.load(Ordering::Relaxed);
         if lowest == usize::MAX {
             return 0;
         }
-        mark.cover(lowest, highest);
         let mut total = 0;
+        if self.shared {
+            // Writers of a shared recorder use atomic adds, so taking each bucket's count
+            // with a swap to zero counts every sample exactly once and needs no copy of
+            // the counts: with thousands of workers the copies cost more than the
+            // recorders themselves.
+            for index in lowest..=highest.min(self.len - 1) {
+                let bucket = self.bucket(index);
+                if bucket.load(Ordering::Relaxed) == 0 {
+                    continue;
+                }
+                let delta = bucket.swap(0, Ordering::Relaxed) as u64;
+                if delta > 0 {
+                    into.record_n(value_of(index), delta)
+                        .expect("value within histogram bounds");
+                    total += delta;
+                }
+            }
+            return total;
+        }
+        mark.cover(lowest, highest);
         let base = mark.base;
         for (offset, seen) in mark.seen.iter_mut().enumerate().skip(lowest - base) {
             let index = base + offset;
@@ -313,6 +333,43 @@ mod tests {
         }
         let mut h = new_histogram();
         assert_eq!(r.drain_into(&mut DrainMark::default(), &mut h), 40_000);
+    }
+
+    #[test]
+    fn draining_a_shared_recorder_while_it_is_written_counts_each_sample_once() {
+        let r = std::sync::Arc::new(LatencyRecorder::new_shared());
+        let done = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let writers: Vec<_> = (0..3)
+            .map(|i| {
+                let r = r.clone();
+                std::thread::spawn(move || {
+                    for n in 0..200_000u64 {
+                        r.record(500 + (n % 13) * 700 * (i + 1));
+                    }
+                })
+            })
+            .collect();
+        let drainer = {
+            let (r, done) = (r.clone(), done.clone());
+            std::thread::spawn(move || {
+                let mut h = new_histogram();
+                let mut mark = DrainMark::default();
+                let mut total = 0;
+                while !done.load(Ordering::Relaxed) {
+                    total += r.drain_into(&mut mark, &mut h);
+                }
+                total += r.drain_into(&mut mark, &mut h);
+                assert!(mark.seen.is_empty(), "a shared recorder keeps no copy");
+                (total, h.len())
+            })
+        };
+        for w in writers {
+            w.join().unwrap();
+        }
+        done.store(true, Ordering::Relaxed);
+        let (total, recorded) = drainer.join().unwrap();
+        assert_eq!(total, 600_000);
+        assert_eq!(recorded, 600_000);
     }
 
     #[test]

@@ -38,6 +38,7 @@ pub mod latency;
 pub mod options;
 pub mod rand;
 mod run;
+mod stack;
 pub mod stats;
 mod worker;
 

@@ -194,7 +194,7 @@ pub(crate) struct Shared {
     epoch: Instant,
     pub(crate) slots: Vec<ThreadSlot>,
     /// Latency recorders: one per worker up to [`MAX_RECORDERS`] workers; beyond that
-    /// worker `t` records into `recorders[t % MAX_RECORDERS]` (see [`recorders_for`]).
+    /// worker `t` records into `recorders[t % recorders.len()]` (see [`recorders_for`]).
     pub(crate) recorders: Vec<LatencyRecorder>,
     pub(crate) stop: AtomicBool,
     pub(crate) measuring: AtomicBool,
@@ -205,20 +205,26 @@ pub(crate) struct Shared {
     changed: Condvar,
 }
 
-/// Most latency recorders a run keeps. A recorder's resident memory is one 4 KiB page
-/// per power of two its latencies span (3 significant digits), plus the controller's
-/// copy: with thousands of workers, one each would cost more than the workers' own
-/// state, so larger runs share recorders, updated with atomic adds (no lock).
+/// Workers up to which each has a latency recorder of its own. A recorder's resident
+/// memory is one 4 KiB page per power of two its latencies span (3 significant
+/// digits); with thousands of workers one each would cost more than the workers' own
+/// state, so larger runs share [`SHARED_RECORDERS`] recorders, updated with atomic adds
+/// (no lock) and drained without a copy.
 pub const MAX_RECORDERS: usize = 64;
+
+/// Recorders that the workers of a run above [`MAX_RECORDERS`] workers share: enough
+/// that cores rarely add to the same recorder at once, few enough that their pages
+/// stay a small part of the run's memory.
+pub const SHARED_RECORDERS: usize = 16;
 
 /// The recorders of a run of `threads` workers.
 fn recorders_for(threads: usize) -> Vec<LatencyRecorder> {
     if threads <= MAX_RECORDERS {
         (0..threads).map(|_| LatencyRecorder::new()).collect()
     } else {
-        (0..MAX_RECORDERS)
-            .map(|_| LatencyRecorder::new_shared())
-            .collect()
+        let cores = thread::available_parallelism().map_or(1, |n| n.get());
+        let count = SHARED_RECORDERS.max(cores).min(MAX_RECORDERS);
+        (0..count).map(|_| LatencyRecorder::new_shared()).collect()
     }
 }
 
@@ -403,6 +409,7 @@ fn worker_main(tid: u32, shared: Arc<Shared>, test: Arc<dyn Test>) {
     let _installed = ctx.install();
     let body = catch_unwind(AssertUnwindSafe(|| -> Result<(), WorkerError> {
         let worker = test.create_worker(tid);
+        crate::stack::release_unused_stack();
         shared.note_initialized(1);
         if worker.is_ok() {
             shared.wait_for_start();

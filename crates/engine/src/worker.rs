@@ -93,6 +93,9 @@ pub struct WorkerContext {
     /// Events claimed from the global `--events` budget but not yet run.
     budget: Cell<u64>,
     in_event: Cell<bool>,
+    /// Events left until the worker gives back the stack pages its first events
+    /// touched (see [`STACK_SETTLE_EVENTS`]); 0 once done.
+    settling_events: Cell<u32>,
     /// Whether the event `more_events` just admitted belongs to the measured span (it
     /// was admitted after warm-up, and so was charged to the `--events` budget).
     admitted_measured: Cell<Option<bool>>,
@@ -132,6 +135,11 @@ fn bump(a: &AtomicU64, n: u64) {
     a.store(a.load(Ordering::Relaxed).wrapping_add(n), Ordering::Relaxed);
 }
 
+/// Events after which a worker releases its stack below the current frame once: the
+/// first events run deeper than the steady state (a Lua script runs interpreted until
+/// LuaJIT has compiled its loop), and with thousands of workers those pages add up.
+const STACK_SETTLE_EVENTS: u32 = 1024;
+
 impl WorkerContext {
     pub(crate) fn new(tid: u32, shared: Arc<Shared>) -> WorkerContext {
         WorkerContext {
@@ -143,6 +151,7 @@ impl WorkerContext {
             admitted_measured: Cell::new(None),
             measured: Cell::new(false),
             in_event: Cell::new(false),
+            settling_events: Cell::new(STACK_SETTLE_EVENTS),
         }
     }
 
@@ -251,6 +260,13 @@ impl WorkerContext {
     pub fn event_stop(&self) {
         if !self.in_event.replace(false) {
             return;
+        }
+        let settling = self.settling_events.get();
+        if settling > 0 {
+            self.settling_events.set(settling - 1);
+            if settling == 1 {
+                crate::stack::release_unused_stack();
+            }
         }
         if self.shared.arrivals.is_some() {
             self.shared.concurrency.fetch_sub(1, Ordering::Relaxed);

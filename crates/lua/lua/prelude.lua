@@ -10,6 +10,95 @@
 local host = ...
 local ffi = require("ffi")
 
+-- Libraries opened on first use ---------------------------------------------------------
+-- `host.lazy_libs` maps a library name (table, math, io, os, debug, bit, jit) to its
+-- C opener, which sets the global and package.loaded entry. A global read of the name
+-- (through _G's metatable) or require() opens it. A script that takes over _G's
+-- metatable gets every library opened first, so it sees plain Lua 5.1 globals.
+local lazy_libs = host.lazy_libs
+local loaded = package.loaded
+local rawget, rawequal = rawget, rawequal
+local raw_getmetatable, raw_setmetatable = getmetatable, setmetatable
+
+local wrap_debug_metatables
+
+local function open_lib(name)
+  local open = lazy_libs[name]
+  if open then
+    lazy_libs[name] = nil
+    open(name)
+    if name == "debug" then
+      wrap_debug_metatables()
+    end
+  end
+  return loaded[name]
+end
+
+local G_meta = {
+  __index = function(g, name)
+    if lazy_libs[name] then
+      open_lib(name)
+      return rawget(g, name)
+    end
+  end,
+}
+
+local function open_all_libs()
+  if raw_getmetatable(_G) == G_meta then
+    for name in pairs(lazy_libs) do
+      open_lib(name)
+    end
+    raw_setmetatable(_G, nil)
+  end
+end
+
+function getmetatable(t)
+  if rawequal(t, _G) then
+    open_all_libs()
+  end
+  return raw_getmetatable(t)
+end
+
+function setmetatable(t, mt)
+  if rawequal(t, _G) then
+    open_all_libs()
+  end
+  return raw_setmetatable(t, mt)
+end
+
+wrap_debug_metatables = function()
+  local dbg = loaded.debug
+  local get, set = dbg.getmetatable, dbg.setmetatable
+  dbg.getmetatable = function(t)
+    if rawequal(t, _G) then
+      open_all_libs()
+    end
+    return get(t)
+  end
+  dbg.setmetatable = function(t, mt)
+    if rawequal(t, _G) then
+      open_all_libs()
+    end
+    return set(t, mt)
+  end
+end
+
+local preload = package.preload
+for name in pairs(lazy_libs) do
+  preload[name] = open_lib
+end
+-- Submodules that opening `jit` registers (rather than preloads, as jit.util is in
+-- some LuaJIT versions) load by opening it.
+for _, name in ipairs({ "jit.util", "jit.opt" }) do
+  if preload[name] == nil then
+    preload[name] = function()
+      open_lib("jit")
+      return loaded[name]
+    end
+  end
+end
+raw_setmetatable(_G, G_meta)
+
 ffi.cdef [[
 typedef enum { SB_CNT_OTHER, SB_CNT_READ, SB_CNT_WRITE, SB_CNT_TRX, SB_CNT_ERROR,
                SB_CNT_RECONNECT, SB_CNT_BYTES_READ, SB_CNT_BYTES_WRITTEN, SB_CNT_MAX } sb_counter_type;
@@ -31,8 +120,20 @@ uint32_t sb_rand_special(uint32_t, uint32_t);
 ]]
 
 local C = ffi.C
-local type, tostring, rawget, xpcall, error = type, tostring, rawget, xpcall, error
-local traceback = debug.traceback
+local type, tostring, xpcall, error = type, tostring, xpcall, error
+
+-- debug.traceback, opening the debug library only when an error needs it.
+local function traceback(msg, level)
+  local text = _G.debug.traceback(msg, level + 1)
+  return text
+end
+
+local function max(a, b)
+  if a > b then
+    return a
+  end
+  return b
+end
 
 local RESTART_EVENT = 1
 
@@ -108,7 +209,7 @@ end
 local strbuf, strbuf_len = nil, 0
 local function scratch(n)
   if n > strbuf_len then
-    strbuf_len = math.max(n, 2 * strbuf_len, 256)
+    strbuf_len = max(max(n, 2 * strbuf_len), 256)
     strbuf = ffi.new("char[?]", strbuf_len)
   end
   return strbuf
@@ -130,9 +231,9 @@ sb.rand = {
     C.sb_rand_str(fmt, buf)
     return ffi.string(buf, n)
   end,
-  varstring = function(min, max)
-    local buf = scratch(math.max(min, max))
-    local n = C.sb_rand_varstr(buf, min, max)
+  varstring = function(min_len, max_len)
+    local buf = scratch(max(min_len, max_len))
+    local n = C.sb_rand_varstr(buf, min_len, max_len)
     return ffi.string(buf, n)
   end,
 }

@@ -34,6 +34,11 @@ const CHUNK: usize = 1 << 20;
 /// Per-state cache of freed blocks, so steady-state churn does not take locks.
 const CACHE_MAX_BLOCKS: u16 = 32;
 const CACHE_MAX_BYTES: usize = 8 * 1024;
+/// Classes the per-state cache covers: blocks up to 256 bytes, where nearly all the
+/// churn of a running script is (strings, small tables, cdata). Larger blocks go
+/// straight to the shared lists; a cache slot for every class would add ~1 KiB to
+/// each of thousands of states.
+const CACHED_CLASSES: usize = 256 / GRANULE;
 
 /// A free block: its first word links to the next one.
 struct FreeBlock {
@@ -119,8 +124,8 @@ fn class_size(class: usize) -> usize {
 ///
 /// Used only by the thread running that Lua state, like the state itself.
 pub(crate) struct StateHeap {
-    cache: [*mut FreeBlock; CLASSES],
-    cached: [u16; CLASSES],
+    cache: [*mut FreeBlock; CACHED_CLASSES],
+    cached: [u16; CACHED_CLASSES],
     cached_bytes: usize,
     span: (usize, usize),
 }
@@ -128,15 +133,15 @@ pub(crate) struct StateHeap {
 impl StateHeap {
     fn new() -> StateHeap {
         StateHeap {
-            cache: [ptr::null_mut(); CLASSES],
-            cached: [0; CLASSES],
+            cache: [ptr::null_mut(); CACHED_CLASSES],
+            cached: [0; CACHED_CLASSES],
             cached_bytes: 0,
             span: (0, 0),
         }
     }
 
     fn alloc_small(&mut self, class: usize) -> *mut u8 {
-        let block = self.cache[class];
+        let block = self.cache.get(class).copied().unwrap_or(ptr::null_mut());
         if !block.is_null() {
             // SAFETY: cached blocks are free and at least one word long.
             self.cache[class] = unsafe { (*block).next };
@@ -162,7 +167,10 @@ impl StateHeap {
 
     fn free_small(&mut self, class: usize, block: *mut u8) {
         let size = class_size(class);
-        if self.cached[class] < CACHE_MAX_BLOCKS && self.cached_bytes + size <= CACHE_MAX_BYTES {
+        if class < CACHED_CLASSES
+            && self.cached[class] < CACHE_MAX_BLOCKS
+            && self.cached_bytes + size <= CACHE_MAX_BYTES
+        {
             let block = block.cast::<FreeBlock>();
             // SAFETY: Lua gives up `block`, a block of this class.
             unsafe { (*block).next = self.cache[class] };
@@ -189,7 +197,7 @@ impl StateHeap {
     /// shared pool, for other states to use.
     pub(crate) fn trim(&mut self) {
         self.release_span_tail();
-        for class in 0..CLASSES {
+        for class in 0..CACHED_CLASSES {
             let mut block = std::mem::replace(&mut self.cache[class], ptr::null_mut());
             while !block.is_null() {
                 // SAFETY: cached blocks are free; read the link before handing it over.

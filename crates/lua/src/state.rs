@@ -29,11 +29,14 @@ const SQL_LUA: &str = include_str!("../lua/sql.lua");
 ///
 /// Parsing is the largest transient allocation of a new state, and LuaJIT's allocator
 /// keeps that peak resident; loading bytecode instead keeps each worker state small
-/// (and starts it faster). Debug information is kept, so error messages still name
-/// the file and line.
+/// (and starts it faster). Scripts keep their debug information, so error messages
+/// still name the file and line.
 #[derive(Default)]
 pub(crate) struct BytecodeCache {
     chunks: Mutex<HashMap<String, Arc<Vec<u8>>>>,
+    /// Drop debug information from the cached bytecode: for bmk's own chunks, whose
+    /// line tables and local names would otherwise be a tenth of every worker state.
+    strip: bool,
 }
 
 impl BytecodeCache {
@@ -61,16 +64,41 @@ impl BytecodeCache {
         self.chunks
             .lock()
             .unwrap_or_else(|p| p.into_inner())
-            .insert(name.to_string(), Arc::new(f.dump(false)));
+            .insert(name.to_string(), Arc::new(f.dump(self.strip)));
         Ok(f)
     }
 }
 
-/// Bytecode of the prelude and of built-in modules, shared by every state.
+/// Bytecode of bmk's own chunks (prelude, `sql.lua`), stripped, shared by every state.
 fn shared_cache() -> &'static BytecodeCache {
+    static CACHE: OnceLock<BytecodeCache> = OnceLock::new();
+    CACHE.get_or_init(|| BytecodeCache {
+        strip: true,
+        ..BytecodeCache::default()
+    })
+}
+
+/// Bytecode of the built-in script library's modules, shared by every state; unlike
+/// [`shared_cache`] with debug information, as user scripts run through them.
+fn module_cache() -> &'static BytecodeCache {
     static CACHE: OnceLock<BytecodeCache> = OnceLock::new();
     CACHE.get_or_init(BytecodeCache::default)
 }
+
+/// Standard libraries a state opens on first use (a global of that name, or
+/// `require`), through the `_G` metatable and `package.preload` entries the prelude
+/// sets up. Together they are a sixth of a fresh state's heap, and most scripts touch
+/// few of them in a worker; `string`, `package`, `ffi` and the base library are
+/// always open.
+const LAZY_LIBS: [(&str, mlua::ffi::lua_CFunction); 7] = [
+    ("table", mlua::ffi::luaopen_table),
+    ("math", mlua::ffi::luaopen_math),
+    ("io", mlua::ffi::luaopen_io),
+    ("os", mlua::ffi::luaopen_os),
+    ("debug", mlua::ffi::luaopen_debug),
+    ("bit", mlua::ffi::luaopen_bit),
+    ("jit", mlua::ffi::luaopen_jit),
+];
 
 /// Everything needed to build a state; shared by the main state and the workers.
 #[derive(Clone)]
@@ -250,7 +278,17 @@ fn new_lua() -> Result<(OwnedState, Lua), LuaError> {
         Lua::get_or_init_from_ptr(raw.as_ptr()).clone()
     };
     // Scripts need `ffi` and `debug` (spec 2); they are trusted code, as in sysbench.
-    lua.load_std_libs(StdLib::ALL)?;
+    // The libraries of LAZY_LIBS open on first use; `jit` is opened here once because
+    // opening it is what switches the compiler on, and its table dropped until used.
+    lua.load_std_libs(StdLib::PACKAGE | StdLib::STRING | StdLib::FFI | StdLib::JIT)?;
+    let loaded: Table = lua
+        .globals()
+        .raw_get::<Table>("package")?
+        .raw_get("loaded")?;
+    for name in ["jit", "jit.util", "jit.opt"] {
+        loaded.raw_set(name, Value::Nil)?;
+    }
+    lua.globals().raw_set("jit", Value::Nil)?;
     Ok((raw, lua))
 }
 
@@ -340,6 +378,12 @@ fn install(lua: &Lua, env: &ScriptEnv, tid: u32) -> Result<Table, LuaError> {
             report::print_json(&stat, &data.reports)
         })?,
     )?;
+    let lazy_libs = lua.create_table()?;
+    for (name, open) in LAZY_LIBS {
+        // SAFETY: `luaopen_*` are LuaJIT's own library openers, valid C functions.
+        lazy_libs.raw_set(name, unsafe { lua.create_c_function(open) }?)?;
+    }
+    host.set("lazy_libs", lazy_libs)?;
     crate::sql::install(lua, &host, env)?;
     host.set(
         "sql_load",
@@ -399,10 +443,7 @@ fn set_package_path(lua: &Lua, script: Option<&Path>) -> mlua::Result<()> {
 fn install_searcher(lua: &Lua, library: Arc<dyn ModuleLibrary>) -> mlua::Result<()> {
     let searcher = lua.create_function(move |lua, name: String| match library.module(&name) {
         Some(src) => {
-            let f = lua
-                .load(strip_shebang(src).as_ref())
-                .set_name(format!("@[built-in]/{name}.lua"))
-                .into_function()?;
+            let f = module_cache().load(lua, &format!("@[built-in]/{name}.lua"), src)?;
             Ok(Value::Function(f))
         }
         None => Ok(Value::String(lua.create_string(format!(
@@ -411,7 +452,11 @@ fn install_searcher(lua: &Lua, library: Arc<dyn ModuleLibrary>) -> mlua::Result<
     })?;
     let package: Table = lua.globals().get("package")?;
     let loaders: Table = package.get("loaders")?;
-    let insert: Function = lua.globals().get::<Table>("table")?.get("insert")?;
-    let at = 3.min(loaders.raw_len() + 1);
-    insert.call::<()>((loaders, at, searcher))
+    // table.insert(loaders, 3, searcher), without opening the (lazy) table library.
+    let len = loaders.raw_len();
+    let at = 3.min(len + 1);
+    for i in (at..=len).rev() {
+        loaders.raw_set(i + 1, loaders.raw_get::<Value>(i)?)?;
+    }
+    loaders.raw_set(at, searcher)
 }

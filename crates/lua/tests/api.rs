@@ -934,3 +934,15 @@ fn worker_states_stay_small_and_share_freed_memory_intact() {
         assert!(kb < 160.0, "worker state holds {kb} KB after loading");
     }
 }
+
+#[test]
+fn rarely_used_libraries_open_on_first_use() {
+    let out = host_ok(&["--threads=2", &path("lazy_libs.lua"), "run"]);
+    // Main state and both workers load the script.
+    assert_eq!(
+        out.matches("lazy libraries ok (unopened at start: true)")
+            .count(),
+        3,
+        "{out}"
+    );
+}
