@@ -167,7 +167,7 @@ impl LatencyRecorder {
             // with a swap to zero counts every sample exactly once and needs no copy of
             // the counts: with thousands of workers the copies cost more than the
             // recorders themselves.
-            for index in lowest..=highest.min(self.len - 1) {
+            for index in lowest..=highest {
                 let bucket = self.bucket(index);
                 if bucket.load(Ordering::Relaxed) == 0 {
                     continue;

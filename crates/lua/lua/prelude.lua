@@ -20,28 +20,8 @@ local loaded = package.loaded
 local rawget, rawequal = rawget, rawequal
 local raw_getmetatable, raw_setmetatable = getmetatable, setmetatable
 
-local wrap_debug_metatables
-
-local function open_lib(name)
-  local open = lazy_libs[name]
-  if open then
-    lazy_libs[name] = nil
-    open(name)
-    if name == "debug" then
-      wrap_debug_metatables()
-    end
-  end
-  return loaded[name]
-end
-
-local G_meta = {
-  __index = function(g, name)
-    if lazy_libs[name] then
-      open_lib(name)
-      return rawget(g, name)
-    end
-  end,
-}
+local G_meta
+local open_lib
 
 local function open_all_libs()
   if raw_getmetatable(_G) == G_meta then
@@ -52,36 +32,41 @@ local function open_all_libs()
   end
 end
 
-function getmetatable(t)
-  if rawequal(t, _G) then
-    open_all_libs()
-  end
-  return raw_getmetatable(t)
-end
-
-function setmetatable(t, mt)
-  if rawequal(t, _G) then
-    open_all_libs()
-  end
-  return raw_setmetatable(t, mt)
-end
-
-wrap_debug_metatables = function()
-  local dbg = loaded.debug
-  local get, set = dbg.getmetatable, dbg.setmetatable
-  dbg.getmetatable = function(t)
+-- A metatable function `f` that first opens every library when applied to _G.
+local function guarding_G(f)
+  return function(t, ...)
     if rawequal(t, _G) then
       open_all_libs()
     end
-    return get(t)
-  end
-  dbg.setmetatable = function(t, mt)
-    if rawequal(t, _G) then
-      open_all_libs()
-    end
-    return set(t, mt)
+    return f(t, ...)
   end
 end
+
+open_lib = function(name)
+  local open = lazy_libs[name]
+  if open then
+    lazy_libs[name] = nil
+    open(name)
+    if name == "debug" then
+      local dbg = loaded.debug
+      dbg.getmetatable = guarding_G(dbg.getmetatable)
+      dbg.setmetatable = guarding_G(dbg.setmetatable)
+    end
+  end
+  return loaded[name]
+end
+
+G_meta = {
+  __index = function(g, name)
+    if lazy_libs[name] then
+      open_lib(name)
+      return rawget(g, name)
+    end
+  end,
+}
+
+getmetatable = guarding_G(raw_getmetatable)
+setmetatable = guarding_G(raw_setmetatable)
 
 local preload = package.preload
 for name in pairs(lazy_libs) do
