@@ -1,8 +1,18 @@
--- The Lua half of sysbench.sql (spec 2 §5), loaded by the prelude on the first
--- sysbench.sql.driver() call: connections, statements, bind parameters and result sets
--- over the `bmk_*` FFI entry points of sql.rs. Replaces the prelude's sql.driver stub.
+-- sysbench.sql (spec 2 §5), made by the prelude when a state first reads it:
+-- connections, statements, bind parameters and result sets over the `bmk_*` FFI entry
+-- points of sql.rs.
 
-local raw_sql, sb, sql, RESTART_EVENT = ...
+local core = ...
+local sb, RESTART_EVENT = core.sb, core.RESTART_EVENT
+local raw_sql = core.host.api("sql_raw")
+
+local sql = {
+  type = {
+    NONE = 0, TINYINT = 1, SMALLINT = 2, INT = 3, BIGINT = 4, FLOAT = 5, DOUBLE = 6,
+    TIME = 7, DATE = 8, DATETIME = 9, TIMESTAMP = 10, CHAR = 11, VARCHAR = 12,
+  },
+  error = { NONE = 0, IGNORABLE = 1, FATAL = 2 },
+}
 local ffi = require("ffi")
 local C = ffi.C
 local type, tostring, error, setmetatable, select = type, tostring, error, setmetatable, select
@@ -328,3 +338,5 @@ function sql.driver(name)
 end
 
 declare_sql()
+
+return sql

@@ -1,5 +1,5 @@
 //! Script-declared options: reading `sysbench.cmdline.options`, inferring their types,
-//! formatting their help text, and filling `sysbench.opt` from typed values.
+//! formatting their help text, and the values `sysbench.opt` reads.
 //!
 //! Parsing command-line syntax is the CLI's job; this module only turns a script's
 //! declarations into [`OptSpec`]s and [`OptValue`]s into Lua values.
@@ -176,18 +176,32 @@ pub(crate) fn lua_value(lua: &Lua, v: &OptValue) -> mlua::Result<Value> {
     })
 }
 
-/// Sets `opt[key]` for every option of `options` that has a value: typed values for
-/// declared options, raw strings for given values nothing declared yet.
-pub(crate) fn fill(lua: &Lua, opt: &Table, options: &OptionSet) -> mlua::Result<()> {
-    for (key, raw) in options.given() {
-        if !options.is_declared(key) {
-            opt.raw_set(key, raw)?;
-        }
+/// The value `sysbench.opt[key]` reads: the typed value of a declared option, the raw
+/// string of a given option nothing declared, or nil. Keys are the underscore
+/// spelling only, as in sysbench.
+pub(crate) fn opt_value(lua: &Lua, options: &OptionSet, key: &str) -> mlua::Result<Value> {
+    if key.contains('-') {
+        return Ok(Value::Nil);
     }
-    for spec in options.specs() {
-        if let Some(v) = options.get(&spec.name) {
-            opt.raw_set(spec.key(), lua_value(lua, &v)?)?;
-        }
+    if options.is_declared(key) {
+        return match options.get(key) {
+            Some(v) => lua_value(lua, &v),
+            None => Ok(Value::Nil),
+        };
     }
-    Ok(())
+    match options.raw(key) {
+        Some(raw) => Ok(Value::String(lua.create_string(raw)?)),
+        None => Ok(Value::Nil),
+    }
+}
+
+/// Every key of `sysbench.opt` that has a value.
+pub(crate) fn opt_keys(options: &OptionSet) -> Vec<String> {
+    let mut keys: Vec<String> = options
+        .specs()
+        .filter(|spec| options.get(&spec.name).is_some())
+        .map(OptSpec::key)
+        .collect();
+    keys.extend(options.undeclared_given());
+    keys
 }

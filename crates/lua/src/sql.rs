@@ -35,8 +35,7 @@ use bmk_sql::{
 };
 use mlua::{LightUserData, Lua, Table, UserData, UserDataMethods, Value};
 
-use crate::error::LuaError;
-use crate::state::{ScriptEnv, StateData};
+use crate::state::StateData;
 
 /// Connections made so far in the process: spreads them over hosts round-robin.
 static CONNECTIONS: AtomicUsize = AtomicUsize::new(0);
@@ -46,8 +45,9 @@ thread_local! {
     static LAST_ERROR: RefCell<Option<SqlError>> = const { RefCell::new(None) };
 }
 
-/// Adds the Rust side of `sysbench.sql` to the prelude's `host` table.
-pub(crate) fn install(lua: &Lua, host: &Table, _env: &ScriptEnv) -> Result<(), LuaError> {
+/// The Rust side of `sysbench.sql` that `sql.lua` builds on: `driver(name)` and
+/// `take_error()`.
+pub(crate) fn raw_api(lua: &Lua) -> mlua::Result<Table> {
     let raw = lua.create_table()?;
     raw.set(
         "driver",
@@ -86,8 +86,7 @@ pub(crate) fn install(lua: &Lua, host: &Table, _env: &ScriptEnv) -> Result<(), L
             error_table(lua, &e)
         })?,
     )?;
-    host.set("sql_raw", raw)?;
-    Ok(())
+    Ok(raw)
 }
 
 #[inline]

@@ -22,8 +22,74 @@ use crate::report::{self, ReportSettings};
 use crate::{ModuleLibrary, ScriptSource};
 
 const PRELUDE: &str = include_str!("../lua/prelude.lua");
-/// The Lua half of `sysbench.sql`, loaded by the prelude on first use.
-const SQL_LUA: &str = include_str!("../lua/sql.lua");
+
+/// The parts of the API the prelude makes on first use (`host.section(name)`): chunk
+/// name and source.
+fn section(name: &str) -> Option<(&'static str, &'static str)> {
+    Some(match name {
+        "cmdline" => ("@<bmk>/cmdline.lua", include_str!("../lua/cmdline.lua")),
+        "rand" => ("@<bmk>/rand.lua", include_str!("../lua/rand.lua")),
+        "sql" => ("@<bmk>/sql.lua", include_str!("../lua/sql.lua")),
+        "commands" => ("@<bmk>/commands.lua", include_str!("../lua/commands.lua")),
+        "errors" => ("@<bmk>/errors.lua", include_str!("../lua/errors.lua")),
+        "luajit_cmd" => (
+            "@<bmk>/luajit_cmd.lua",
+            include_str!("../lua/luajit_cmd.lua"),
+        ),
+        _ => return None,
+    })
+}
+
+/// The Rust-made values of the `sysbench` table the prelude asks for on first use
+/// (`host.api(name)`).
+fn api(lua: &Lua, name: &str, argv: &[String]) -> mlua::Result<Value> {
+    let report = |print: fn(&Table, &ReportSettings) -> mlua::Result<()>| {
+        lua.create_function(move |lua, stat: Table| {
+            let data = lua
+                .app_data_ref::<StateData>()
+                .expect("state data installed");
+            print(&stat, &data.reports)
+        })
+    };
+    let f = match name {
+        "report_default" => report(report::print_text)?,
+        "report_csv" => report(report::print_csv)?,
+        "report_json" => report(report::print_json)?,
+        "read_cmdline_options" => {
+            lua.create_function(|lua, ()| read_cmdline_options(lua).map(|_| true))?
+        }
+        "print_test_options" => lua.create_function(|lua, ()| {
+            let specs: Vec<_> = options::declared(lua)
+                .map_err(|e| mlua::Error::RuntimeError(e.message))?
+                .into_iter()
+                .map(|d| d.spec)
+                .collect();
+            report::emit(&options::format_options_help(&specs));
+            Ok(())
+        })?,
+        "histogram" => {
+            let histogram = lua.create_table()?;
+            histogram.set(
+                "new",
+                lua.create_function(|_, (size, min, max): (f64, f64, f64)| {
+                    UserHistogram::new(size.max(0.0) as usize, min, max)
+                        .map_err(mlua::Error::RuntimeError)
+                })?,
+            )?;
+            return Ok(Value::Table(histogram));
+        }
+        "argv" => {
+            let t = lua.create_table()?;
+            for (i, a) in argv.iter().enumerate() {
+                t.raw_set(i as i64, a.as_str())?;
+            }
+            return Ok(Value::Table(t));
+        }
+        "sql_raw" => return Ok(Value::Table(crate::sql::raw_api(lua)?)),
+        _ => return Err(mlua::Error::RuntimeError(format!("no host value '{name}'"))),
+    };
+    Ok(Value::Function(f))
+}
 
 /// Compiles Lua source once per process and loads the bytecode everywhere else.
 ///
@@ -251,17 +317,16 @@ impl ScriptState {
         }
     }
 
-    /// Replaces `sysbench.opt` contents with `options` (and the data callbacks see).
+    /// Makes `sysbench.opt` (and the data callbacks see) read `env.options` from now on.
     pub(crate) fn set_options(&self, env: &ScriptEnv) -> Result<(), LuaError> {
-        let opt: Table = self.sysbench()?.get("opt")?;
-        opt.clear()?;
-        options::fill(&self.lua, &opt, &env.options)?;
         if let Some(mut data) = self.lua.app_data_mut::<StateData>() {
             data.options = env.options.clone();
             let json = data.reports.json.take();
             data.reports = env.report_settings();
             data.reports.json.replace(json);
         }
+        let reset: Function = self.internal.get("reset_opt")?;
+        reset.call::<()>(())?;
         Ok(())
     }
 }
@@ -318,64 +383,25 @@ fn install(lua: &Lua, env: &ScriptEnv, tid: u32) -> Result<Table, LuaError> {
     host.set("version", crate::SYSBENCH_VERSION)?;
     host.set("version_string", env.version_string.as_str())?;
     host.set("tid", tid)?;
-    let argv = lua.create_table()?;
-    for (i, a) in env.argv.iter().enumerate() {
-        argv.raw_set(i as i64, a.as_str())?;
-    }
-    host.set("argv", argv)?;
     host.set("command", env.command.as_str())?;
     host.set("script_path", env.src.display_name())?;
-    let opt = lua.create_table()?;
-    options::fill(lua, &opt, &env.options)?;
-    host.set("opt", opt)?;
-
+    // `sysbench.opt` holds a value once a script reads it (the prelude's __index asks
+    // `opt_source`): every option of the command line as a Lua value in every worker
+    // state would be a tenth of the state, and scripts read a handful.
+    host.set("opt", lua.create_table()?)?;
     host.set(
-        "read_cmdline_options",
-        lua.create_function(|lua, ()| read_cmdline_options(lua).map(|_| true))?,
-    )?;
-    host.set(
-        "print_test_options",
-        lua.create_function(|lua, ()| {
-            let specs: Vec<_> = options::declared(lua)
-                .map_err(|e| mlua::Error::RuntimeError(e.message))?
-                .into_iter()
-                .map(|d| d.spec)
-                .collect();
-            report::emit(&options::format_options_help(&specs));
-            Ok(())
-        })?,
-    )?;
-    host.set(
-        "histogram_new",
-        lua.create_function(|_, (size, min, max): (f64, f64, f64)| {
-            UserHistogram::new(size.max(0.0) as usize, min, max).map_err(mlua::Error::RuntimeError)
-        })?,
-    )?;
-    host.set(
-        "report_default",
-        lua.create_function(|lua, stat: Table| {
-            let data = lua
+        "opt_source",
+        lua.create_function(|lua, key: Option<String>| {
+            let options = lua
                 .app_data_ref::<StateData>()
-                .expect("state data installed");
-            report::print_text(&stat, &data.reports)
-        })?,
-    )?;
-    host.set(
-        "report_csv",
-        lua.create_function(|lua, stat: Table| {
-            let data = lua
-                .app_data_ref::<StateData>()
-                .expect("state data installed");
-            report::print_csv(&stat, &data.reports)
-        })?,
-    )?;
-    host.set(
-        "report_json",
-        lua.create_function(|lua, stat: Table| {
-            let data = lua
-                .app_data_ref::<StateData>()
-                .expect("state data installed");
-            report::print_json(&stat, &data.reports)
+                .map(|d| d.options.clone())
+                .unwrap_or_default();
+            match key {
+                Some(key) => options::opt_value(lua, &options, &key),
+                None => Ok(Value::Table(
+                    lua.create_sequence_from(options::opt_keys(&options))?,
+                )),
+            }
         })?,
     )?;
     let lazy_libs = lua.create_table()?;
@@ -384,10 +410,18 @@ fn install(lua: &Lua, env: &ScriptEnv, tid: u32) -> Result<Table, LuaError> {
         lazy_libs.raw_set(name, unsafe { lua.create_c_function(open) }?)?;
     }
     host.set("lazy_libs", lazy_libs)?;
-    crate::sql::install(lua, &host, env)?;
     host.set(
-        "sql_load",
-        lua.create_function(|lua, ()| shared_cache().load(lua, "@<bmk>/sql.lua", SQL_LUA))?,
+        "section",
+        lua.create_function(|lua, name: String| {
+            let (chunk, text) = section(&name)
+                .ok_or_else(|| mlua::Error::RuntimeError(format!("no prelude section '{name}'")))?;
+            shared_cache().load(lua, chunk, text)
+        })?,
+    )?;
+    let argv = env.argv.clone();
+    host.set(
+        "api",
+        lua.create_function(move |lua, name: String| api(lua, &name, &argv))?,
     )?;
 
     let prelude = shared_cache().load(lua, "@<bmk>/prelude.lua", PRELUDE)?;

@@ -504,9 +504,15 @@ fn runtime_errors_carry_a_traceback() {
         "{}",
         out.stderr
     );
-    assert!(out.stderr.contains("stack traceback:"), "{}", out.stderr);
+    // The traceback starts at the function that failed, then its caller.
     assert!(
-        out.stderr.contains("in function 'event'") || out.stderr.contains("runtime_error.lua:14"),
+        out.stderr.contains("stack traceback:\n\t")
+            && out
+                .stderr
+                .contains("runtime_error.lua:6: in function 'inner'\n")
+            && out
+                .stderr
+                .contains("runtime_error.lua:14: in function 'event'"),
         "{}",
         out.stderr
     );
@@ -933,6 +939,19 @@ fn worker_states_stay_small_and_share_freed_memory_intact() {
     for kb in sizes {
         assert!(kb < 160.0, "worker state holds {kb} KB after loading");
     }
+}
+
+#[test]
+fn api_parts_made_on_first_use_read_like_plain_tables() {
+    let out = host_ok(&["--threads=2", "--time=0", &path("lazy_api.lua"), "run"]);
+    // Main state and both workers load the script.
+    assert_eq!(
+        out.matches("lazy api ok (untouched at start: true)")
+            .count(),
+        3,
+        "{out}"
+    );
+    assert_eq!(out.matches("script options ok").count(), 2, "{out}");
 }
 
 #[test]

@@ -1,0 +1,85 @@
+-- The error path of a state, loaded by the prelude on its first error: messages with
+-- tracebacks, and finishing an event whose run raised an error (restarting it when
+-- the error is restartable, as sysbench does).
+
+local core = ...
+local sb, C, RESTART_EVENT = core.sb, core.C, core.RESTART_EVENT
+local type, tostring, xpcall, error = type, tostring, xpcall, error
+
+local errors = {}
+
+-- Text of an error value for the user.
+local function describe(e)
+  if type(e) == "table" then
+    if e.__bmk_failure then
+      return e.__bmk_failure
+    elseif e.sql_errmsg ~= nil then
+      return string.format("SQL error, errno = %s, state = '%s': %s",
+        tostring(e.sql_errno), tostring(e.sql_state), tostring(e.sql_errmsg))
+    end
+  end
+  return tostring(e)
+end
+
+-- `msg` with the traceback of the stack `depth` calls above the caller.
+local function traceback(msg, depth)
+  local text = _G.debug.traceback(msg, depth + 2)
+  return text
+end
+
+-- Message handler of protected calls from Rust (through the prelude's handler, one
+-- call up): message plus traceback, except for failures that already carry theirs.
+function errors.with_traceback(e)
+  if type(e) == "table" and e.__bmk_failure then
+    return e.__bmk_failure
+  end
+  local text = traceback(describe(e), 2)
+  return text
+end
+
+-- Message handler of the event loop (through the prelude's handler): restartable
+-- errors pass through untouched, anything else becomes a failure with its traceback.
+function errors.event_error(e)
+  if type(e) == "table" and (e.errcode == RESTART_EVENT or e.__bmk_failure) then
+    return e
+  end
+  local failure = { __bmk_failure = traceback(describe(e), 2) }
+  return failure
+end
+
+local function event_error(e)
+  local handled = errors.event_error(e)
+  return handled
+end
+
+local function fail(err)
+  if type(err) == "table" and err.__bmk_failure then
+    error(err, 0)
+  end
+  error({ __bmk_failure = describe(err) }, 0)
+end
+
+-- Finishes the event whose run raised `err`: raises it again unless it is
+-- restartable, else calls before_restart_event and runs event() again until it
+-- completes. Returns whether that run asked to stop the worker.
+function errors.finish_event(tid, err)
+  while true do
+    if not (type(err) == "table" and err.errcode == RESTART_EVENT) then
+      fail(err)
+    end
+    local hook = sb.hooks.before_restart_event
+    if hook then
+      hook(err)
+    end
+    local ok, res = xpcall(event, event_error, tid)
+    if ok then
+      C.sb_event_stop(tid)
+      return res
+    end
+    err = res
+  end
+end
+
+errors.describe = describe
+
+return errors
