@@ -79,6 +79,8 @@ int bmk_conn_bulk_next(bmk_conn *, const char *, size_t);
 int bmk_conn_bulk_done(bmk_conn *);
 int bmk_conn_load_text(bmk_conn *, const char *, size_t, const char *, size_t,
   const char *, size_t, uint64_t *);
+int bmk_conn_insert_generated(bmk_conn *, const char *, size_t, const char *, size_t,
+  uint64_t, uint64_t *);
 int bmk_conn_reconnect(bmk_conn *);
 void bmk_conn_disconnect(bmk_conn *);
 bool bmk_conn_more_results(bmk_conn *);
@@ -285,6 +287,34 @@ function Connection:load_text(table_name, columns, data, len)
     failed(self)
   end
   return r == 1 and tonumber(load_rows[0])
+end
+
+-- bmk extension: inserts `nrows` rows made in Rust into `table_name`, the driver's
+-- cheapest way (MariaDB bulk execute, PostgreSQL COPY, else multi-row INSERTs), in the
+-- current transaction. `columns` is an array of {name, kind, argument}: kind "seq"
+-- (integers counting up from the argument), "rand" (rand.default(1, argument)),
+-- "template" (rand.string(argument)) or "text" (the argument). Returns the number of
+-- rows inserted.
+local GENERATED = { seq = "%d", rand = "%d", template = "%s", text = "%s" }
+function Connection:insert_generated(table_name, columns, nrows)
+  local lines = {}
+  for i, col in ipairs(columns) do
+    local name, kind, arg = col[1], col[2], col[3]
+    local fmt = GENERATED[kind]
+    if type(name) ~= "string" or not fmt or arg == nil then
+      error(string.format("insert_generated: column %d must be {name, kind, argument} "
+        .. "with kind seq, rand, template or text", i), 2)
+    end
+    local text = string.format(fmt, arg):gsub("\\", "\\\\"):gsub("\n", "\\n")
+    lines[i] = name .. "\t" .. kind .. "\t" .. text
+  end
+  local spec = table.concat(lines, "\n")
+  load_rows = load_rows or ffi.new("uint64_t[1]")
+  if C.bmk_conn_insert_generated(self.h, table_name, #table_name, spec, #spec, nrows,
+      load_rows) < 0 then
+    failed(self)
+  end
+  return tonumber(load_rows[0])
 end
 
 function Connection:reconnect()

@@ -60,6 +60,7 @@
 
 mod error;
 mod ffi;
+mod generated;
 mod heap;
 mod histogram;
 mod host;

@@ -57,6 +57,7 @@ mod deadline;
 mod dryrun;
 mod emulate;
 mod error;
+mod insert_rows;
 mod mysql;
 mod mysql_fast;
 mod pgsql;
@@ -73,6 +74,7 @@ pub use config::{
 };
 pub use emulate::{push_literal, push_quoted, Dialect, Template};
 pub use error::{Endpoint, SqlError, SqlErrorKind, SqlOp};
+pub use insert_rows::RowSource;
 pub use resultset::ResultSet;
 pub use value::{SqlType, Value};
 
@@ -173,6 +175,20 @@ pub trait Connection: Send {
     ) -> Result<Option<u64>, SqlError> {
         let _ = (table, columns, data);
         Ok(None)
+    }
+
+    /// Inserts every row of `rows` into `table` (`columns` names one column per value)
+    /// the cheapest way the driver has, and returns the number of rows inserted. The
+    /// rows go in as one or more statements in the caller's transaction (or one
+    /// autocommit each): MariaDB gets bulk executes of one prepared single-row INSERT,
+    /// PostgreSQL `COPY`, anything else prepared multi-row INSERTs.
+    fn insert_rows(
+        &mut self,
+        table: &str,
+        columns: &[&str],
+        rows: &mut dyn RowSource,
+    ) -> Result<u64, SqlError> {
+        insert_rows::multi_row(self, table, columns, rows)
     }
 
     /// Close and re-open the connection. Prepared statements stay valid: the driver

@@ -2,7 +2,7 @@
 
 use std::collections::VecDeque;
 use std::io::ErrorKind;
-use std::os::fd::AsRawFd;
+use std::os::fd::{AsRawFd, RawFd};
 use std::path::Path;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -16,7 +16,8 @@ use crate::config::{DriverConfig, DriverKind, MysqlSslMode, PsMode};
 use crate::deadline::run_with_deadline;
 use crate::emulate::{Dialect, Template};
 use crate::error::{Endpoint, SqlError, SqlErrorKind, SqlOp};
-use crate::mysql_fast::{FastIo, StmtMeta};
+use crate::insert_rows::{Replay, RowSource};
+use crate::mysql_fast::{BulkOutcome, FastIo, StmtMeta};
 use crate::resultset::ResultSet;
 use crate::trace::trace;
 use crate::value::Value;
@@ -70,6 +71,10 @@ pub(crate) struct MysqlConnection {
     infile: Arc<Mutex<Vec<u8>>>,
     /// The server refused `LOAD DATA LOCAL INFILE`: `load_text` declines from now on.
     infile_refused: bool,
+    /// Whether the server takes MariaDB's bulk execute (`None`: not tried yet).
+    bulk_execute: Option<bool>,
+    /// `@@max_allowed_packet`, once asked.
+    max_packet: Option<usize>,
 }
 
 /// Server errors that mean "LOAD DATA LOCAL INFILE is not allowed here": 1148
@@ -407,6 +412,8 @@ impl MysqlConnection {
             lost_errno: None,
             infile: Arc::default(),
             infile_refused: false,
+            bulk_execute: None,
+            max_packet: None,
         };
         c.open()?;
         Ok(c)
@@ -656,9 +663,36 @@ impl MysqlConnection {
         if self.debug {
             self.trace("execute", &stmt.template.render(params, Dialect::Mysql));
         }
-        let unprepared = stmt.server.is_none();
         let sql = stmt.sql.clone();
         self.pending.clear();
+        let (fd, server_id) = self.on_server(id)?;
+        let fast = self.fast.as_mut().expect("checked above");
+        let Some(Some(st)) = self.stmts.get_mut(id.0 as usize) else {
+            unreachable!("statement checked above")
+        };
+        let meta = st.meta.as_mut().expect("set with server");
+        match fast.execute(fd, server_id, meta, params, out, &mut self.pending) {
+            Ok(done) => {
+                self.affected = done.affected;
+                Ok(done.has_rows)
+            }
+            Err(e) => {
+                // A server error leaves the stream in sync; any other error is reported
+                // as a lost connection and `fail` drops the connection, so a stream that
+                // may be out of sync is never reused.
+                self.pending.clear();
+                Err(self.fail(e, SqlOp::Execute, &sql))
+            }
+        }
+    }
+
+    /// Makes sure statement `id` (not emulated) is prepared on the live connection,
+    /// reconnecting and re-preparing as needed; returns the socket and the server's
+    /// statement id.
+    fn on_server(&mut self, id: StatementId) -> Result<(RawFd, u32), SqlError> {
+        let stmt = self.stmt(id)?;
+        let unprepared = stmt.server.is_none();
+        let sql = stmt.sql.clone();
         if unprepared {
             let conn = self.live(SqlOp::Execute, &sql)?;
             match conn.prep(&*sql) {
@@ -674,25 +708,69 @@ impl MysqlConnection {
             self.live(SqlOp::Execute, &sql)?;
         }
         let fd = self.conn.as_ref().expect("live connection").as_raw_fd();
-        let fast = self.fast.as_mut().expect("checked above");
-        let Some(Some(st)) = self.stmts.get_mut(id.0 as usize) else {
-            unreachable!("statement checked above")
-        };
-        let server_id = st.server.as_ref().expect("prepared above").id();
-        let meta = st.meta.as_mut().expect("set with server");
-        match fast.execute(fd, server_id, meta, params, out, &mut self.pending) {
-            Ok(done) => {
-                self.affected = done.affected;
-                Ok(done.has_rows)
-            }
-            Err(e) => {
-                // A server error leaves the stream in sync; any other error is reported
-                // as a lost connection and `fail` drops the connection, so a stream that
-                // may be out of sync is never reused.
-                self.pending.clear();
-                Err(self.fail(e, SqlOp::Execute, &sql))
-            }
+        let server = self.stmt(id)?.server.as_ref().expect("prepared above");
+        Ok((fd, server.id()))
+    }
+
+    /// Largest bulk execute command: a few MiB (one command per round trip keeps the
+    /// server busy without large buffers), and below the server's packet limit.
+    fn bulk_command_limit(&mut self) -> usize {
+        const MAX: usize = 4 << 20;
+        if self.max_packet.is_none() {
+            let value = self
+                .run_text("SELECT @@max_allowed_packet", SqlOp::Query)
+                .ok()
+                .flatten()
+                .and_then(|rs| rs.get_str(0, 0))
+                .and_then(|v| v.parse::<usize>().ok());
+            self.max_packet = Some(value.unwrap_or(MAX));
         }
+        let packet = self.max_packet.unwrap_or(MAX);
+        packet.saturating_sub(64 << 10).clamp(16 << 10, MAX)
+    }
+
+    /// `insert_rows` through MariaDB's bulk execute; `Ok(None)` with nothing inserted
+    /// (and the rows taken from `rows` in `taken`) when the server has none.
+    fn bulk_insert_rows(
+        &mut self,
+        table: &str,
+        columns: &[&str],
+        rows: &mut dyn RowSource,
+        taken: &mut Vec<Vec<Value>>,
+    ) -> Result<Option<u64>, SqlError> {
+        let sql = crate::insert_rows::insert_sql(table, columns, 1);
+        let limit = self.bulk_command_limit();
+        let id = self.prepare(&sql)?;
+        let result = if self.stmt(id)?.emulate {
+            Ok(None)
+        } else {
+            self.trace("bulk execute", &sql);
+            self.pending.clear();
+            let (fd, server_id) = self.on_server(id)?;
+            let probe = self.bulk_execute != Some(true);
+            let fast = self.fast.as_mut().expect("checked by the caller");
+            match fast.bulk_execute(
+                fd,
+                server_id,
+                columns.len(),
+                rows,
+                limit,
+                probe.then_some(taken),
+            ) {
+                Ok(BulkOutcome::Inserted(n)) => {
+                    self.bulk_execute = Some(true);
+                    self.affected = n;
+                    Ok(Some(n))
+                }
+                Ok(BulkOutcome::Refused) => {
+                    self.bulk_execute = Some(false);
+                    Ok(None)
+                }
+                Err(e) => Err(self.fail(e, SqlOp::Execute, &sql)),
+            }
+        };
+        self.close_statement(id);
+        result
     }
 
     /// Execute through the crate (TLS, compression, emulated statements).
@@ -888,6 +966,28 @@ impl Connection for MysqlConnection {
                 Ok(None)
             }
             Err(e) => Err(e),
+        }
+    }
+
+    fn insert_rows(
+        &mut self,
+        table: &str,
+        columns: &[&str],
+        rows: &mut dyn RowSource,
+    ) -> Result<u64, SqlError> {
+        if self.fast.is_none() || self.bulk_execute == Some(false) {
+            return crate::insert_rows::multi_row(self, table, columns, rows);
+        }
+        let mut taken = Vec::new();
+        match self.bulk_insert_rows(table, columns, rows, &mut taken)? {
+            Some(n) => Ok(n),
+            None => {
+                let mut replay = Replay {
+                    first: taken.into_iter(),
+                    rest: rows,
+                };
+                crate::insert_rows::multi_row(self, table, columns, &mut replay)
+            }
         }
     }
 

@@ -40,6 +40,7 @@ use std::sync::Arc;
 
 use mysql::consts::{ColumnFlags, ColumnType};
 
+use crate::insert_rows::RowSource;
 use crate::resultset::ResultSet;
 use crate::value::Value;
 
@@ -73,6 +74,23 @@ const T_NEWDATE: u8 = ColumnType::MYSQL_TYPE_NEWDATE as u8;
 const T_TIMESTAMP2: u8 = ColumnType::MYSQL_TYPE_TIMESTAMP2 as u8;
 const T_DATETIME2: u8 = ColumnType::MYSQL_TYPE_DATETIME2 as u8;
 const T_TIME2: u8 = ColumnType::MYSQL_TYPE_TIME2 as u8;
+
+/// `COM_STMT_BULK_EXECUTE` flag: parameter types follow the header.
+const STMT_BULK_FLAG_SEND_TYPES: u16 = 128;
+/// Bulk row indicators: a value follows, or the value is NULL.
+const BULK_INDICATOR_NONE: u8 = 0;
+const BULK_INDICATOR_NULL: u8 = 1;
+/// Errors of a server that has no bulk execute: 1047 unknown command (MySQL), 1295
+/// "not supported in the prepared statement protocol" (MariaDB without the capability).
+const BULK_REFUSED: [u16; 2] = [1047, 1295];
+
+/// What [`FastIo::bulk_execute`] did.
+pub(crate) enum BulkOutcome {
+    /// The rows inserted.
+    Inserted(u64),
+    /// The server has no bulk execute; nothing was inserted.
+    Refused,
+}
 
 /// Type information of one result column.
 #[derive(Debug, Clone, Copy)]
@@ -425,6 +443,111 @@ impl FastIo {
         self.finish(res)
     }
 
+    /// Inserts the rows of `rows` with MariaDB's `COM_STMT_BULK_EXECUTE` of server
+    /// statement `stmt_id` (a single-row INSERT with one placeholder per column): as
+    /// many rows per command as fit in `limit` bytes, one OK per command. Returns the
+    /// rows inserted, or `Refused` when the server does not know the command: nothing
+    /// was inserted then, and when `taken` was given it holds the rows taken from
+    /// `rows` (a caller not yet sure of the server passes it, to insert them otherwise).
+    pub(crate) fn bulk_execute(
+        &mut self,
+        fd: RawFd,
+        stmt_id: u32,
+        ncols: usize,
+        rows: &mut dyn RowSource,
+        limit: usize,
+        taken: Option<&mut Vec<Vec<Value>>>,
+    ) -> Result<BulkOutcome, mysql::Error> {
+        let res = self.bulk_commands(fd, stmt_id, ncols, rows, limit, taken);
+        if self.out.capacity() > KEEP_BUF {
+            self.out = Vec::new();
+        }
+        res
+    }
+
+    fn bulk_commands(
+        &mut self,
+        fd: RawFd,
+        stmt_id: u32,
+        ncols: usize,
+        rows: &mut dyn RowSource,
+        limit: usize,
+        mut taken: Option<&mut Vec<Vec<Value>>>,
+    ) -> Result<BulkOutcome, mysql::Error> {
+        let mut sock = Self::socket(fd);
+        if self.inbuf.is_empty() {
+            self.inbuf.resize(INITIAL_BUF, 0);
+        }
+        let mut row = vec![Value::Null; ncols];
+        let mut have_row = rows.next_row(&mut row);
+        let mut first_command = true;
+        let mut total = 0u64;
+        let mut types = vec![T_NULL; ncols];
+        while have_row {
+            let out = &mut self.out;
+            out.clear();
+            out.extend_from_slice(&[0; 4]);
+            out.push(0xfa); // COM_STMT_BULK_EXECUTE
+            out.extend_from_slice(&stmt_id.to_le_bytes());
+            out.extend_from_slice(&STMT_BULK_FLAG_SEND_TYPES.to_le_bytes());
+            // A column's type is its first non-null value's in this command; a row
+            // that does not fit the types goes into the next command.
+            for (t, v) in types.iter_mut().zip(&row) {
+                *t = param_type(v);
+            }
+            for t in &types {
+                out.extend_from_slice(&[*t, 0]);
+            }
+            let mut nrows = 0usize;
+            while have_row {
+                let fits = types.iter().zip(&row).all(|(t, v)| {
+                    let vt = param_type(v);
+                    vt == T_NULL || vt == *t
+                });
+                if !fits || (nrows > 0 && out.len() >= limit) {
+                    break;
+                }
+                for v in &row {
+                    match v {
+                        Value::Null => out.push(BULK_INDICATOR_NULL),
+                        other => {
+                            out.push(BULK_INDICATOR_NONE);
+                            put_param(out, other);
+                        }
+                    }
+                }
+                if let Some(t) = taken.as_mut().filter(|_| first_command) {
+                    t.push(row.clone());
+                }
+                nrows += 1;
+                have_row = rows.next_row(&mut row);
+            }
+            self.send(&mut sock)?;
+            let mut meta = StmtMeta::default();
+            let mut rs = ResultSet::default();
+            let mut pending = VecDeque::new();
+            let res = self.read_results(&mut sock, &mut meta, true, &mut rs, &mut pending);
+            // The request buffer serves every command of the load; released below.
+            let out = std::mem::take(&mut self.out);
+            let res = self.finish(res);
+            self.out = out;
+            match res {
+                Ok(done) => total += done.affected,
+                Err(mysql::Error::MySqlError(e))
+                    if first_command && BULK_REFUSED.contains(&e.code) =>
+                {
+                    if let Some(t) = taken.as_mut().filter(|_| have_row) {
+                        t.push(row);
+                    }
+                    return Ok(BulkOutcome::Refused);
+                }
+                Err(e) => return Err(e),
+            }
+            first_command = false;
+        }
+        Ok(BulkOutcome::Inserted(total))
+    }
+
     fn finish(&mut self, res: Result<Executed, mysql::Error>) -> Result<Executed, mysql::Error> {
         if self.inbuf.len() > KEEP_BUF {
             self.inbuf = Vec::new();
@@ -468,26 +591,10 @@ impl FastIo {
         }
         out.push(1); // new params bound: types follow
         for p in params {
-            let ty = match p {
-                Value::Null => T_NULL,
-                Value::Int(_) => T_LONGLONG,
-                Value::Float(_) => T_FLOAT,
-                Value::Double(_) => T_DOUBLE,
-                Value::Text(_) => T_VAR_STRING,
-            };
-            out.extend_from_slice(&[ty, 0]);
+            out.extend_from_slice(&[param_type(p), 0]);
         }
         for p in params {
-            match p {
-                Value::Null => {}
-                Value::Int(i) => out.extend_from_slice(&i.to_le_bytes()),
-                Value::Float(f) => out.extend_from_slice(&f.to_le_bytes()),
-                Value::Double(d) => out.extend_from_slice(&d.to_le_bytes()),
-                Value::Text(t) => {
-                    put_lenenc(out, t.len() as u64);
-                    out.extend_from_slice(t);
-                }
-            }
+            put_param(out, p);
         }
     }
 
@@ -642,6 +749,32 @@ impl FastIo {
                 Some(_) if !binary => decode_text_row(p, cols.len(), rs)?,
                 _ => return Err(protocol_error()),
             }
+        }
+    }
+}
+
+/// The protocol type a parameter is sent as.
+fn param_type(v: &Value) -> u8 {
+    match v {
+        Value::Null => T_NULL,
+        Value::Int(_) => T_LONGLONG,
+        Value::Float(_) => T_FLOAT,
+        Value::Double(_) => T_DOUBLE,
+        Value::Text(_) => T_VAR_STRING,
+    }
+}
+
+/// A parameter value in the binary protocol (nothing for NULL: the bitmap or the
+/// indicator says so).
+fn put_param(out: &mut Vec<u8>, v: &Value) {
+    match v {
+        Value::Null => {}
+        Value::Int(i) => out.extend_from_slice(&i.to_le_bytes()),
+        Value::Float(f) => out.extend_from_slice(&f.to_le_bytes()),
+        Value::Double(d) => out.extend_from_slice(&d.to_le_bytes()),
+        Value::Text(t) => {
+            put_lenenc(out, t.len() as u64);
+            out.extend_from_slice(t);
         }
     }
 }

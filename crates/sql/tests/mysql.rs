@@ -610,3 +610,23 @@ fn load_text_streams_rows_through_load_data_local_infile() {
     let mut con = db.connect(&[]);
     types::load_text_rows(&mut *con);
 }
+
+#[test]
+fn insert_rows_by_bulk_execute_and_by_multi_row_inserts() {
+    let db = require!(MysqlTestDb::create());
+    // The fast path (plain socket) uses MariaDB's bulk execute; with compression the
+    // crate does the protocol and the rows go as prepared multi-row INSERTs.
+    // Executes: two bulk commands for the 40 000 rows (plus the duplicate's), against
+    // forty 1000-row INSERTs (plus the duplicate's).
+    for (extra, executes) in [(vec![], 3), (vec![("mysql-compression", "on")], 41)] {
+        let mut con = db.connect(&extra);
+        types::insert_rows_intact(&mut *con);
+        let counted = scalar(
+            &mut *con,
+            "SELECT VARIABLE_VALUE FROM information_schema.SESSION_STATUS \
+             WHERE VARIABLE_NAME = 'COM_STMT_EXECUTE'",
+        );
+        assert_eq!(counted, Some(executes.to_string()), "{extra:?}");
+        exec(&mut *con, "DROP TABLE generated");
+    }
+}

@@ -257,3 +257,10 @@ fn load_text_streams_rows_through_copy() {
     let mut con = db.connect(&[]);
     types::load_text_rows(&mut *con);
 }
+
+#[test]
+fn insert_rows_by_copy() {
+    let db = require!(PgTestDb::create());
+    let mut con = db.connect(&[]);
+    types::insert_rows_intact(&mut *con);
+}

@@ -202,3 +202,10 @@ fn load_text_is_declined() {
         Some("0")
     );
 }
+
+#[test]
+fn insert_rows_by_multi_row_inserts() {
+    let dir = TempDir::new("bmk-sqlite");
+    let mut con = open(&dir, &[]);
+    types::insert_rows_intact(&mut *con);
+}

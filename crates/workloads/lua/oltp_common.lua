@@ -96,7 +96,7 @@ sysbench.cmdline.options = {
   sleep_after_query = { "Sleep N microseconds after each query", 0, ARG_INT },
   load_mode = { "Data load mode of prepare: original, parallel or parallel_ordered",
     "parallel", ARG_STRING },
-  load_bulk_size = { "Rows per INSERT chunk of the parallel load modes", 1000, ARG_INT },
+  load_bulk_size = { "Rows per chunk of the parallel load modes", 1000, ARG_INT },
   trx_retry = { "Replay the same ids when a transaction is restarted after a "
     .. "deadlock, lock wait timeout or lost connection", false },
 }
@@ -1006,153 +1006,99 @@ function create_secondary_index(c, n)
   end
 end
 
--- Largest INSERT statement the loader builds, in bytes.
-function load_statement_limit(c, original)
-  if original then
-    return 512 * 1024
-  end
-  local d = driver_name()
-  if d == "mysql" then
-    local m = tonumber(c:query_row("SELECT @@max_allowed_packet")) or (4 * 1024 * 1024)
-    local lim = m - 64 * 1024
-    if lim > 16 * 1024 * 1024 then
-      lim = 16 * 1024 * 1024
-    end
-    if lim < 64 * 1024 then
-      lim = 64 * 1024
-    end
-    return lim
-  elseif d == "pgsql" then
-    return 16 * 1024 * 1024
-  end
-  return 4 * 1024 * 1024
-end
+-- Rows per load transaction on MySQL and PostgreSQL (about 4 MiB of rows: few log
+-- flushes, bounded undo).
+LOAD_TRX_ROWS = 20000
 
-local load_buf, load_buf_len = nil, 0
--- Bytes of row text per load transaction.
-LOAD_TRX_BYTES = 4 * 1024 * 1024
-
--- A value as a field of the tab-separated text of LOAD DATA / COPY (the escapes both
--- understand).
-local function tsv_escape(v)
-  return (v:gsub("[\\\t\n\r]", { ["\\"] = "\\\\", ["\t"] = "\\t", ["\n"] = "\\n",
-    ["\r"] = "\\r" }))
-end
-
--- Can connection c take rows as text (LOAD DATA LOCAL INFILE / COPY FROM STDIN)?
--- Asked once per connection with an empty load, outside any transaction; a refusal
--- (SQLite, local_infile=OFF) leaves the INSERT path.
-local function can_load_text(c, name, columns)
-  if c.bmk_load_text == nil then
-    c.bmk_load_text = driver_name() ~= "sqlite"
-      and c:load_text(name, columns, "", 0) ~= false
+-- The columns loaded into table n and how insert_generated makes them, for a range of
+-- rows starting at id `first`. MySQL gets explicit ids 1..N, the ones its
+-- AUTO_INCREMENT would assign (a bulk load may leave gaps in what it reserves);
+-- PostgreSQL's SERIAL takes its values (explicit ids would not advance the sequence).
+local function generated_columns(first)
+  local S = opt_num("table_size")
+  local cols = {}
+  if explicit_ids() or driver_name() == "mysql" then
+    cols[1] = { "id", "seq", first }
   end
-  return c.bmk_load_text
+  cols[#cols + 1] = { "k", "rand", S }
+  cols[#cols + 1] = { "c", "template", c_value_template }
+  cols[#cols + 1] = { "pad", "template", pad_value_template }
+  for i = 1, opt_num("extra_cols") do
+    cols[#cols + 1] = { "col" .. i, "template", opt_str("extra_cols_default") }
+  end
+  return cols
 end
 
 -- Loads the rows of `chunks` ({first, last} id ranges, 1-based, inclusive) into table
--- n, in batches of at most `rows_per_stmt` rows and `max_bytes` bytes: each batch is
--- one LOAD DATA LOCAL INFILE / COPY where the connection can (the server parses no
--- SQL for the values), else one multi-row INSERT. The whole batch text is one template
--- filled by one sb_rand_str call. MySQL and PostgreSQL commit every LOAD_TRX_BYTES
--- bytes (fewer log flushes); SQLite loads a whole table in one transaction (see
--- create_table).
-function load_chunks(c, n, chunks, rows_per_stmt, max_bytes)
+-- n. The rows are made in Rust as the driver sends them (con:insert_generated:
+-- MariaDB's bulk execute, PostgreSQL's COPY, multi-row INSERTs elsewhere), so the
+-- server parses no SQL per row and the client runs no Lua per row. MySQL and
+-- PostgreSQL commit every LOAD_TRX_ROWS rows; SQLite loads a whole table in one
+-- transaction (see create_table).
+function load_chunks(c, n, chunks)
   local name = get_table_name(n)
-  local text = can_load_text(c, name, "id")
-  -- LOAD DATA reserves AUTO_INCREMENT values in growing batches and drops what a
-  -- statement leaves unused (gaps), so MySQL gets the ids 1..N the server would have
-  -- assigned; the AUTO_INCREMENT counter ends up the same. PostgreSQL's COPY takes
-  -- SERIAL values without gaps, and explicit ids would not advance the sequence.
-  local explicit = explicit_ids() or (text and driver_name() == "mysql")
-  local S = opt_num("table_size")
-  local ncols = opt_num("extra_cols")
-  local names = { "k", "c", "pad" }
-  if explicit then
-    table.insert(names, 1, "id")
-  end
-  for i = 1, ncols do
-    names[#names + 1] = "col" .. i
-  end
-  local columns = table.concat(names, ", ")
-  local sep, quote, row_end
-  local prefix = ""
-  if text then
-    sep, quote, row_end = "\t", "", "\n"
-  else
-    sep, quote, row_end = ",", "'", ")"
-    prefix = "INSERT INTO " .. name .. "(" .. columns .. ") VALUES "
-  end
-  local extra = ""
-  if ncols > 0 then
-    local v = opt_str("extra_cols_default")
-    v = text and tsv_escape(v) or ("'" .. v:gsub("'", "''") .. "'")
-    extra = string.rep(sep .. v, ncols)
-  end
-  local suffix = sep .. quote .. c_value_template .. quote .. sep .. quote
-    .. pad_value_template .. quote .. extra .. row_end
-  local rows, nrows, bytes = {}, 0, 0
-  local joiner = text and "" or ","
   local group = driver_name() ~= "sqlite"
-  local in_trx, trx_bytes = false, 0
+  for _, ch in ipairs(chunks) do
+    local first = ch[1]
+    while first <= ch[2] do
+      local count = math.min(LOAD_TRX_ROWS, ch[2] - first + 1)
+      if group then
+        c:query("BEGIN")
+      end
+      local got = c:insert_generated(name, generated_columns(first), count)
+      if got ~= count then
+        error(string.format("loading '%s': %s of %d rows loaded", name, tostring(got),
+          count), 0)
+      end
+      if group then
+        c:query("COMMIT")
+      end
+      first = first + count
+    end
+  end
+end
+
+-- load_mode=original: sysbench's own way, multi-row INSERT statements of at most 512
+-- KiB built here, each in its own transaction (the stock loader's server cost, for
+-- comparisons). The text of a statement is one template filled by one sb_rand_str.
+function load_insert_statements(c, n, S)
+  local name = get_table_name(n)
+  local explicit = explicit_ids()
+  local columns = explicit and "id, k, c, pad" or "k, c, pad"
+  local prefix = "INSERT INTO " .. name .. "(" .. columns .. ") VALUES "
+  local suffix = ",'" .. c_value_template .. "','" .. pad_value_template .. "')"
+  local limit = 512 * 1024
+  local rows, nrows, bytes = {}, 0, #prefix
+  local buf, buf_len = nil, 0
   local function flush()
     if nrows == 0 then
       return
     end
-    local tmpl = table.concat(rows, joiner, 1, nrows)
+    local tmpl = table.concat(rows, ",", 1, nrows)
     local len = #tmpl
-    if len + 1 > load_buf_len then
-      load_buf_len = len + 1
-      load_buf = ffi.new("char[?]", load_buf_len)
+    if len + 1 > buf_len then
+      buf_len = len + 1
+      buf = ffi.new("char[?]", buf_len)
     end
-    C.sb_rand_str(tmpl, load_buf)
-    if group and not in_trx then
-      c:query("BEGIN")
-      in_trx, trx_bytes = true, 0
-    end
-    if text then
-      local got = c:load_text(name, columns, load_buf, len)
-      if got ~= nrows then
-        error(string.format("loading '%s': %s of %d rows loaded (duplicate ids?)", name,
-          tostring(got), nrows), 0)
-      end
-    else
-      c:query(prefix .. ffi.string(load_buf, len))
-    end
-    nrows, bytes = 0, 0
-    if in_trx then
-      trx_bytes = trx_bytes + len
-      if trx_bytes >= LOAD_TRX_BYTES then
-        c:query("COMMIT")
-        in_trx = false
-      end
-    end
+    C.sb_rand_str(tmpl, buf)
+    c:query(prefix .. ffi.string(buf, len))
+    nrows, bytes = 0, #prefix
   end
-  local open = text and "" or "("
-  for _, ch in ipairs(chunks) do
-    for id = ch[1], ch[2] do
-      local row
-      if explicit then
-        row = open .. id .. sep .. C.sb_rand_default(1, S) .. suffix
-      else
-        row = open .. C.sb_rand_default(1, S) .. suffix
-      end
-      if nrows > 0 and bytes + #row + 1 > max_bytes then
-        flush()
-      end
-      nrows = nrows + 1
-      rows[nrows] = row
-      bytes = bytes + #row + 1
-      if nrows >= rows_per_stmt then
-        flush()
-      end
+  for id = 1, S do
+    local row
+    if explicit then
+      row = "(" .. id .. "," .. C.sb_rand_default(1, S) .. suffix
+    else
+      row = "(" .. C.sb_rand_default(1, S) .. suffix
     end
-    flush()
+    if nrows > 0 and bytes + #row + 1 > limit then
+      flush()
+    end
+    nrows = nrows + 1
+    rows[nrows] = row
+    bytes = bytes + #row + 1
   end
   flush()
-  if in_trx then
-    c:query("COMMIT")
-  end
 end
 
 -- Stock API: create table n, load it with table_size rows, create the k index.
@@ -1162,11 +1108,12 @@ function create_table(drv_, con_, table_num)
   create_table_only(c, table_num)
   if S > 0 then
     print(string.format("Inserting %d records into '%s'", S, get_table_name(table_num)))
-    local original = opt_str("load_mode") == "original"
-    local rows = original and 1e9 or load_bulk_rows()
-    local limit = load_statement_limit(c, original)
     ws.with_trx(c, function()
-      load_chunks(c, table_num, { { 1, S } }, rows, limit)
+      if opt_str("load_mode") == "original" then
+        load_insert_statements(c, table_num, S)
+      else
+        load_chunks(c, table_num, { { 1, S } })
+      end
     end)
   end
   create_secondary_index(c, table_num)
@@ -1278,14 +1225,13 @@ function cmd_prepare()
       sync.touch(marker(n, "created"))
       if S > 0 then
         print(string.format("Inserting %d records into '%s'", S, get_table_name(n)))
-        print(string.format("  %d loader connections, load mode %s, %d rows per INSERT",
+        print(string.format("  %d loader connections, load mode %s, %d rows per chunk",
           k, ordered and "parallel_ordered" or "parallel", R))
       end
     else
       wait_marker(n, "created", "0.failed", 0)
     end
-    local limit = load_statement_limit(con, false)
-    load_chunks(con, n, loader_chunks(S, j, k, R, ordered), R, limit)
+    load_chunks(con, n, loader_chunks(S, j, k, R, ordered))
   end)
   if j == 0 then
     if not ok then

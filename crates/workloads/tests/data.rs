@@ -145,8 +145,8 @@ fn prepare_mysql_parallel_loaders() {
     // 8 workers on 3 tables: 3, 3 and 2 loader connections per table.
     let out = check_prepare(Kind::Mysql, &["--threads=8", "--load-bulk-size=300"]);
     if let Some(out) = out {
-        assert!(out.contains("3 loader connections, load mode parallel, 300 rows per INSERT"));
-        assert!(out.contains("2 loader connections, load mode parallel, 300 rows per INSERT"));
+        assert!(out.contains("3 loader connections, load mode parallel, 300 rows per chunk"));
+        assert!(out.contains("2 loader connections, load mode parallel, 300 rows per chunk"));
     }
 }
 
