@@ -117,6 +117,23 @@ local function check()
   local n = con:query_row("SELECT COUNT(*) FROM lua_bulk")
   assert(n == "20000", "bulk rows " .. tostring(n))
 
+  -- generated rows (bmk extension): the driver's cheapest way in
+  con:query("DROP TABLE IF EXISTS lua_generated")
+  con:query("CREATE TABLE lua_generated (id INTEGER PRIMARY KEY, k INTEGER, c VARCHAR(20), "
+    .. "t VARCHAR(10))")
+  local got = con:insert_generated("lua_generated", {
+    { "id", "seq", 101 }, { "k", "rand", 7 }, { "c", "template", "##-@@" },
+    { "t", "text", "a\tb" } }, 2500)
+  assert(got == 2500, "generated rows " .. tostring(got))
+  local lo, hi, kmin, kmax = con:query_row(
+    "SELECT MIN(id), MAX(id), MIN(k), MAX(k) FROM lua_generated")
+  assert(lo == "101" and hi == "2600", "ids " .. lo .. ".." .. hi)
+  assert(tonumber(kmin) >= 1 and tonumber(kmax) <= 7, "k " .. kmin .. ".." .. kmax)
+  local c, t = con:query_row("SELECT c, t FROM lua_generated WHERE id = 2000")
+  assert(c:match("^%d%d%-%l%l$") and t == "a\tb", "row " .. c .. " " .. t)
+  assert(not pcall(con.insert_generated, con, "lua_generated", { { "id", "uuid", 1 } }, 1),
+    "unknown column kinds are errors")
+
   assert(con:more_results() == false)
   con:reconnect()
   assert(con:query_row("SELECT COUNT(*) FROM lua_types") == "3")
