@@ -1,4 +1,5 @@
-//! The PostgreSQL driver (sync `postgres` crate, TLS through native-tls).
+//! The PostgreSQL driver (sync `postgres` crate, TLS through rustls like the MySQL
+//! driver's, so the binary carries one TLS stack and no OpenSSL).
 //!
 //! Text queries use the simple-query protocol, whose values arrive as text. Prepared
 //! statements send their parameters in text format (the server parses them by the
@@ -11,9 +12,14 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use postgres::config::SslMode;
+use postgres::tls::MakeTlsConnect;
 use postgres::types::{to_sql_checked, FromSql, IsNull, ToSql, Type};
 use postgres::{Client, SimpleQueryMessage, Statement};
-use postgres_native_tls::MakeTlsConnector;
+use rustls::client::danger::{HandshakeSignatureValid, ServerCertVerified, ServerCertVerifier};
+use rustls::client::WebPkiServerVerifier;
+use rustls::pki_types::{CertificateDer, ServerName, UnixTime};
+use rustls::{CertificateError, DigitallySignedStruct, SignatureScheme};
+use tokio_postgres_rustls::MakeRustlsConnect;
 
 use crate::bulk::BulkBuffer;
 use crate::config::{DriverConfig, DriverKind, PgSslMode, PsMode};
@@ -147,19 +153,159 @@ fn push_copy_row(buf: &mut Vec<u8>, row: &[Value]) {
     buf.push(b'\n');
 }
 
-fn make_tls(mode: PgSslMode) -> Result<MakeTlsConnector, native_tls::Error> {
-    let mut b = native_tls::TlsConnector::builder();
-    match mode {
-        PgSslMode::VerifyFull => {}
+/// The TLS set-up of `--pgsql-sslmode`, as libpq reads the modes: `verify-full`
+/// checks the chain and the host name, `verify-ca` the chain only (trusting the
+/// Mozilla roots, as the MySQL driver does without `--mysql-ssl-ca`), and the other
+/// modes encrypt without checking who answers.
+fn make_tls(mode: PgSslMode) -> Result<PgTls, String> {
+    let provider = Arc::new(rustls::crypto::ring::default_provider());
+    let builder = rustls::ClientConfig::builder_with_provider(provider.clone())
+        .with_safe_default_protocol_versions()
+        .map_err(|e| e.to_string())?;
+    let roots = || {
+        let mut roots = rustls::RootCertStore::empty();
+        roots.extend(webpki_roots::TLS_SERVER_ROOTS.iter().cloned());
+        Arc::new(roots)
+    };
+    let config = match mode {
+        PgSslMode::VerifyFull => builder
+            .with_root_certificates(roots())
+            .with_no_client_auth(),
         PgSslMode::VerifyCa => {
-            b.danger_accept_invalid_hostnames(true);
+            let chain = WebPkiServerVerifier::builder_with_provider(roots(), provider)
+                .build()
+                .map_err(|e| e.to_string())?;
+            builder
+                .dangerous()
+                .with_custom_certificate_verifier(Arc::new(ChainOnly(chain)))
+                .with_no_client_auth()
         }
-        _ => {
-            b.danger_accept_invalid_certs(true)
-                .danger_accept_invalid_hostnames(true);
+        _ => builder
+            .dangerous()
+            .with_custom_certificate_verifier(Arc::new(AnyCertificate(provider)))
+            .with_no_client_auth(),
+    };
+    Ok(PgTls(MakeRustlsConnect::new(config)))
+}
+
+/// The rustls connector, for any host: the `postgres` crate asks for a connector even
+/// for a UNIX socket directory, which is no server name (and gets no TLS), so such a
+/// host is given a placeholder name instead of failing the connection.
+struct PgTls(MakeRustlsConnect);
+
+impl<S> MakeTlsConnect<S> for PgTls
+where
+    MakeRustlsConnect: MakeTlsConnect<S>,
+{
+    type Stream = <MakeRustlsConnect as MakeTlsConnect<S>>::Stream;
+    type TlsConnect = <MakeRustlsConnect as MakeTlsConnect<S>>::TlsConnect;
+    type Error = <MakeRustlsConnect as MakeTlsConnect<S>>::Error;
+
+    fn make_tls_connect(&mut self, domain: &str) -> Result<Self::TlsConnect, Self::Error> {
+        if ServerName::try_from(domain).is_ok() {
+            self.0.make_tls_connect(domain)
+        } else {
+            self.0.make_tls_connect("localhost")
         }
     }
-    Ok(MakeTlsConnector::new(b.build()?))
+}
+
+/// `verify-ca`: the certificate chain must lead to a trusted root; the name in it may
+/// be any.
+#[derive(Debug)]
+struct ChainOnly(Arc<WebPkiServerVerifier>);
+
+impl ServerCertVerifier for ChainOnly {
+    fn verify_server_cert(
+        &self,
+        end_entity: &CertificateDer<'_>,
+        intermediates: &[CertificateDer<'_>],
+        server_name: &ServerName<'_>,
+        ocsp_response: &[u8],
+        now: UnixTime,
+    ) -> Result<ServerCertVerified, rustls::Error> {
+        match self
+            .0
+            .verify_server_cert(end_entity, intermediates, server_name, ocsp_response, now)
+        {
+            Err(rustls::Error::InvalidCertificate(
+                CertificateError::NotValidForName | CertificateError::NotValidForNameContext { .. },
+            )) => Ok(ServerCertVerified::assertion()),
+            other => other,
+        }
+    }
+
+    fn verify_tls12_signature(
+        &self,
+        message: &[u8],
+        cert: &CertificateDer<'_>,
+        dss: &DigitallySignedStruct,
+    ) -> Result<HandshakeSignatureValid, rustls::Error> {
+        self.0.verify_tls12_signature(message, cert, dss)
+    }
+
+    fn verify_tls13_signature(
+        &self,
+        message: &[u8],
+        cert: &CertificateDer<'_>,
+        dss: &DigitallySignedStruct,
+    ) -> Result<HandshakeSignatureValid, rustls::Error> {
+        self.0.verify_tls13_signature(message, cert, dss)
+    }
+
+    fn supported_verify_schemes(&self) -> Vec<SignatureScheme> {
+        self.0.supported_verify_schemes()
+    }
+}
+
+/// `disable` through `require`: any certificate (the handshake signatures are still
+/// checked, so the session key belongs to whoever presented it).
+#[derive(Debug)]
+struct AnyCertificate(Arc<rustls::crypto::CryptoProvider>);
+
+impl ServerCertVerifier for AnyCertificate {
+    fn verify_server_cert(
+        &self,
+        _end_entity: &CertificateDer<'_>,
+        _intermediates: &[CertificateDer<'_>],
+        _server_name: &ServerName<'_>,
+        _ocsp_response: &[u8],
+        _now: UnixTime,
+    ) -> Result<ServerCertVerified, rustls::Error> {
+        Ok(ServerCertVerified::assertion())
+    }
+
+    fn verify_tls12_signature(
+        &self,
+        message: &[u8],
+        cert: &CertificateDer<'_>,
+        dss: &DigitallySignedStruct,
+    ) -> Result<HandshakeSignatureValid, rustls::Error> {
+        rustls::crypto::verify_tls12_signature(
+            message,
+            cert,
+            dss,
+            &self.0.signature_verification_algorithms,
+        )
+    }
+
+    fn verify_tls13_signature(
+        &self,
+        message: &[u8],
+        cert: &CertificateDer<'_>,
+        dss: &DigitallySignedStruct,
+    ) -> Result<HandshakeSignatureValid, rustls::Error> {
+        rustls::crypto::verify_tls13_signature(
+            message,
+            cert,
+            dss,
+            &self.0.signature_verification_algorithms,
+        )
+    }
+
+    fn supported_verify_schemes(&self) -> Vec<SignatureScheme> {
+        self.0.signature_verification_algorithms.supported_schemes()
+    }
 }
 
 /// Full text of an error including its sources (`postgres` puts the useful part in
@@ -263,7 +409,7 @@ impl PgConnection {
                     format!("timeout expired after {} s", limit.as_secs()),
                 ))
             }),
-            Err(e) => Err((String::new(), format!("TLS setup failed: {e}"))),
+            Err(e) => Err((String::new(), format!("TLS set-up failed: {e}"))),
         };
         match res {
             Ok(client) => {
