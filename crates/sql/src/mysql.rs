@@ -749,14 +749,10 @@ impl MysqlConnection {
             let (fd, server_id) = self.on_server(id)?;
             let probe = self.bulk_execute != Some(true);
             let fast = self.fast.as_mut().expect("checked by the caller");
-            match fast.bulk_execute(
-                fd,
-                server_id,
-                columns.len(),
-                rows,
-                limit,
-                probe.then_some(taken),
-            ) {
+            let taken = probe.then_some(taken);
+            let done = fast.bulk_execute(fd, server_id, columns.len(), rows, limit, taken);
+            fast.release_request_buffer();
+            match done {
                 Ok(BulkOutcome::Inserted(n)) => {
                     self.bulk_execute = Some(true);
                     self.affected = n;

@@ -456,22 +456,6 @@ impl FastIo {
         ncols: usize,
         rows: &mut dyn RowSource,
         limit: usize,
-        taken: Option<&mut Vec<Vec<Value>>>,
-    ) -> Result<BulkOutcome, mysql::Error> {
-        let res = self.bulk_commands(fd, stmt_id, ncols, rows, limit, taken);
-        if self.out.capacity() > KEEP_BUF {
-            self.out = Vec::new();
-        }
-        res
-    }
-
-    fn bulk_commands(
-        &mut self,
-        fd: RawFd,
-        stmt_id: u32,
-        ncols: usize,
-        rows: &mut dyn RowSource,
-        limit: usize,
         mut taken: Option<&mut Vec<Vec<Value>>>,
     ) -> Result<BulkOutcome, mysql::Error> {
         let mut sock = Self::socket(fd);
@@ -527,7 +511,8 @@ impl FastIo {
             let mut rs = ResultSet::default();
             let mut pending = VecDeque::new();
             let res = self.read_results(&mut sock, &mut meta, true, &mut rs, &mut pending);
-            // The request buffer serves every command of the load; released below.
+            // The request buffer serves every command of the load (the caller releases
+            // it with `release_request_buffer`).
             let out = std::mem::take(&mut self.out);
             let res = self.finish(res);
             self.out = out;
@@ -546,6 +531,13 @@ impl FastIo {
             first_command = false;
         }
         Ok(BulkOutcome::Inserted(total))
+    }
+
+    /// Drops a request buffer grown past what one query needs.
+    pub(crate) fn release_request_buffer(&mut self) {
+        if self.out.capacity() > KEEP_BUF {
+            self.out = Vec::new();
+        }
     }
 
     fn finish(&mut self, res: Result<Executed, mysql::Error>) -> Result<Executed, mysql::Error> {

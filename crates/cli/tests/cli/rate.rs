@@ -8,14 +8,22 @@ const SLOW_EVENT: &str = "threads --threads=1 --thread-yields=2000 --thread-lock
 #[test]
 fn queueing_time_is_in_the_percentiles() {
     let dir = Dir::new();
-    // Closed loop first: how long one event takes on this machine.
-    let closed = dir
-        .bmk()
-        .args(&format!("{SLOW_EVENT} --time=1 run"))
-        .run()
-        .ok();
-    let service_avg = closed.latency_ms("avg:");
-    let eps = num(&closed.value("events/s (eps):"));
+    // Closed loop first: how long one event takes on this machine. The event yields
+    // the CPU 2000 times, so a machine busy with other work (other tests, a build)
+    // can slow it to a crawl for a while: measure again, longer, before giving up.
+    let mut closed_runs = 0;
+    let (service_avg, eps) = loop {
+        closed_runs += 1;
+        let closed = dir
+            .bmk()
+            .args(&format!("{SLOW_EVENT} --time={closed_runs} run"))
+            .run()
+            .ok();
+        let eps = num(&closed.value("events/s (eps):"));
+        if eps > 1.0 || closed_runs == 3 {
+            break (closed.latency_ms("avg:"), eps);
+        }
+    };
     assert!(eps > 1.0, "events too slow for the test: {eps}/s");
     // Arrivals at several times what one worker can serve, so the queue grows all run
     // long and most events wait for many service times. The closed-loop figure can be
