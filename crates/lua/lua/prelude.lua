@@ -222,14 +222,24 @@ local function error_path()
 end
 
 -- Message handler of protected calls from Rust: the message plus traceback. Neither
--- handler tail-calls, so that the traceback starts where the error was raised.
+-- handler tail-calls, so that the traceback starts where the error was raised. A
+-- string, the error of Lua itself, gets its traceback here: after a stack overflow
+-- there is no room left to load the error path.
 local function with_traceback(e)
+  if type(e) == "string" then
+    local text = _G.debug.traceback(e, 2)
+    return text
+  end
   local text = error_path().with_traceback(e)
   return text
 end
 
 -- Message handler of the event loop: restartable errors pass through untouched.
 local function event_error(e)
+  if type(e) == "string" then
+    local failure = { __bmk_failure = _G.debug.traceback(e, 2) }
+    return failure
+  end
   local handled = error_path().event_error(e)
   return handled
 end

@@ -519,6 +519,28 @@ fn runtime_errors_carry_a_traceback() {
 }
 
 #[test]
+fn stack_overflows_carry_a_traceback() {
+    // The line in the function --where names that started the recursion.
+    for (place, line) in [("event", 18), ("thread_init", 13)] {
+        let out = host(&[
+            "--time=0",
+            &path("stack_overflow.lua"),
+            &format!("--where={place}"),
+        ]);
+        assert!(!out.ok);
+        assert!(
+            out.stderr
+                .contains("stack_overflow.lua:8: stack overflow\nstack traceback:\n\t")
+                && out
+                    .stderr
+                    .contains(&format!("stack_overflow.lua:{line}: in function")),
+            "{place}: {}",
+            out.stderr
+        );
+    }
+}
+
+#[test]
 fn runtime_errors_at_load_time() {
     let src = ScriptSource::from_text("inline.lua", "local x = 1\nerror('boom')\n");
     let err = match ScriptHost::load(src, HostConfig::new(vec![], "run", Arc::new(NoModules))) {
