@@ -1,9 +1,10 @@
--- The error path of a state, loaded by the prelude on its first error: messages with
--- tracebacks, and finishing an event whose run raised an error (restarting it when
--- the error is restartable, as sysbench does).
+-- The error path of a state, loaded by the prelude when an error needs more than its
+-- message handlers: describing error tables, and finishing an event whose run raised
+-- an error (restarting it when the error is restartable, as sysbench does).
 
 local core = ...
 local sb, C, RESTART_EVENT = core.sb, core.C, core.RESTART_EVENT
+local event_error = core.event_error
 local type, tostring, xpcall, error = type, tostring, xpcall, error
 
 local errors = {}
@@ -19,37 +20,6 @@ local function describe(e)
     end
   end
   return tostring(e)
-end
-
--- `msg` with the traceback of the stack `depth` calls above the caller.
-local function traceback(msg, depth)
-  local text = _G.debug.traceback(msg, depth + 2)
-  return text
-end
-
--- Message handler of protected calls from Rust (through the prelude's handler, one
--- call up): message plus traceback, except for failures that already carry theirs.
-function errors.with_traceback(e)
-  if type(e) == "table" and e.__bmk_failure then
-    return e.__bmk_failure
-  end
-  local text = traceback(describe(e), 2)
-  return text
-end
-
--- Message handler of the event loop (through the prelude's handler): restartable
--- errors pass through untouched, anything else becomes a failure with its traceback.
-function errors.event_error(e)
-  if type(e) == "table" and (e.errcode == RESTART_EVENT or e.__bmk_failure) then
-    return e
-  end
-  local failure = { __bmk_failure = traceback(describe(e), 2) }
-  return failure
-end
-
-local function event_error(e)
-  local handled = errors.event_error(e)
-  return handled
 end
 
 local function fail(err)

@@ -29,7 +29,7 @@ local loaded = package.loaded
 local type, rawget, rawset, rawequal = type, rawget, rawset, rawequal
 local raw_getmetatable, raw_setmetatable = getmetatable, setmetatable
 local raw_pairs, raw_next, ipairs = pairs, next, ipairs
-local xpcall, error = xpcall, error
+local xpcall, error, tostring = xpcall, error, tostring
 
 local RESTART_EVENT = 1
 
@@ -221,28 +221,39 @@ local function error_path()
   return errors
 end
 
--- Message handler of protected calls from Rust: the message plus traceback. Neither
--- handler tail-calls, so that the traceback starts where the error was raised. A
--- string, the error of Lua itself, gets its traceback here: after a stack overflow
--- there is no room left to load the error path.
-local function with_traceback(e)
-  if type(e) == "string" then
-    local text = _G.debug.traceback(e, 2)
-    return text
+-- Text of an error value for the user: a table (a failure, an SQL error) is described
+-- by the error path, anything else is its tostring.
+local function message_of(e)
+  if type(e) == "table" then
+    return error_path().describe(e)
   end
-  local text = error_path().with_traceback(e)
+  return tostring(e)
+end
+
+-- The message handlers make the traceback themselves: after a stack overflow there is
+-- no room left to load the error path, and a string error never needs it. Neither
+-- handler tail-calls, so that the traceback starts where the error was raised.
+
+-- Message handler of protected calls from Rust: the message plus traceback, except
+-- for failures that already carry theirs.
+local function with_traceback(e)
+  if type(e) == "table" and e.__bmk_failure then
+    return e.__bmk_failure
+  end
+  local text = _G.debug.traceback(message_of(e), 2)
   return text
 end
 
--- Message handler of the event loop: restartable errors pass through untouched.
+-- Message handler of the event loop: restartable errors pass through untouched,
+-- anything else becomes a failure with its traceback.
 local function event_error(e)
-  if type(e) == "string" then
-    local failure = { __bmk_failure = _G.debug.traceback(e, 2) }
-    return failure
+  if type(e) == "table" and (e.errcode == RESTART_EVENT or e.__bmk_failure) then
+    return e
   end
-  local handled = error_path().event_error(e)
-  return handled
+  local failure = { __bmk_failure = _G.debug.traceback(message_of(e), 2) }
+  return failure
 end
+core.event_error = event_error
 
 -- Event loop ---------------------------------------------------------------------------
 
