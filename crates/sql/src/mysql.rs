@@ -75,6 +75,9 @@ pub(crate) struct MysqlConnection {
     bulk_execute: Option<bool>,
     /// `@@max_allowed_packet`, once asked.
     max_packet: Option<usize>,
+    /// The table `insert_rows` last loaded, and whether ASCII text may go to it as
+    /// binary parameters (see `ascii_as_binary`).
+    binary_text_table: Option<(String, bool)>,
 }
 
 /// Server errors that mean "LOAD DATA LOCAL INFILE is not allowed here": 1148
@@ -414,6 +417,7 @@ impl MysqlConnection {
             infile_refused: false,
             bulk_execute: None,
             max_packet: None,
+            binary_text_table: None,
         };
         c.open()?;
         Ok(c)
@@ -729,6 +733,34 @@ impl MysqlConnection {
         packet.saturating_sub(64 << 10).clamp(16 << 10, MAX)
     }
 
+    /// Whether ASCII text may be sent to `table` as binary parameters: when every
+    /// column of it is in an ASCII-based charset (or none), where such bytes land
+    /// unchanged. Asked once per table; a name the query cannot quote plainly, or a
+    /// table the server does not list, gets the usual string parameters.
+    fn ascii_as_binary(&mut self, table: &str) -> bool {
+        if let Some((t, ok)) = &self.binary_text_table {
+            if t == table {
+                return *ok;
+            }
+        }
+        let plain = !table.is_empty()
+            && table
+                .bytes()
+                .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'$');
+        let ok = plain && {
+            let sql = format!(
+                "SELECT COUNT(*), COALESCE(SUM(CHARACTER_SET_NAME IN \
+                 ('ucs2', 'utf16', 'utf16le', 'utf32')), 0) FROM information_schema.COLUMNS \
+                 WHERE TABLE_SCHEMA = DATABASE() AND TABLE_NAME = '{table}'"
+            );
+            let rs = self.run_text(&sql, SqlOp::Query).ok().flatten();
+            let cell = |col| rs.as_ref().and_then(|rs| rs.get_str(0, col));
+            matches!((cell(0), cell(1)), (Some(n), Some(wide)) if n != "0" && wide == "0")
+        };
+        self.binary_text_table = Some((table.to_string(), ok));
+        ok
+    }
+
     /// `insert_rows` through MariaDB's bulk execute; `Ok(None)` with nothing inserted
     /// (and the rows taken from `rows` in `taken`) when the server has none.
     fn bulk_insert_rows(
@@ -740,6 +772,7 @@ impl MysqlConnection {
     ) -> Result<Option<u64>, SqlError> {
         let sql = crate::insert_rows::insert_sql(table, columns, 1);
         let limit = self.bulk_command_limit();
+        let ascii_as_binary = self.ascii_as_binary(table);
         let id = self.prepare(&sql)?;
         let result = if self.stmt(id)?.emulate {
             Ok(None)
@@ -750,7 +783,15 @@ impl MysqlConnection {
             let probe = self.bulk_execute != Some(true);
             let fast = self.fast.as_mut().expect("checked by the caller");
             let taken = probe.then_some(taken);
-            let done = fast.bulk_execute(fd, server_id, columns.len(), rows, limit, taken);
+            let done = fast.bulk_execute(
+                fd,
+                server_id,
+                columns.len(),
+                rows,
+                limit,
+                ascii_as_binary,
+                taken,
+            );
             fast.release_request_buffer();
             match done {
                 Ok(BulkOutcome::Inserted(n)) => {

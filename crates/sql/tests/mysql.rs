@@ -630,3 +630,62 @@ fn insert_rows_by_bulk_execute_and_by_multi_row_inserts() {
         exec(&mut *con, "DROP TABLE generated");
     }
 }
+
+/// Rows of [`insert_rows_keep_text_in_every_column_charset`]: ASCII and non-ASCII text
+/// in turn, the same text in every column.
+struct Words(std::array::IntoIter<(i64, &'static str), 4>);
+
+impl bmk_sql::RowSource for Words {
+    fn next_row(&mut self, row: &mut [Value]) -> bool {
+        let Some((id, word)) = self.0.next() else {
+            return false;
+        };
+        row[0] = Value::Int(id);
+        for cell in &mut row[1..] {
+            *cell = Value::Text(word.as_bytes().to_vec());
+        }
+        true
+    }
+}
+
+#[test]
+fn insert_rows_keep_text_in_every_column_charset() {
+    // The bulk load sends ASCII text as binary parameters unless a column's charset is
+    // not ASCII-based: each table must read back what was sent, whatever the charsets.
+    let db = require!(MysqlTestDb::create());
+    let mut con = db.connect(&[]);
+    let words = [(1, "plain-ascii-42"), (2, "été"), (3, "ab"), (4, "Grüße")];
+    for (table, columns) in [
+        (
+            "narrow",
+            "u VARCHAR(20) CHARACTER SET utf8mb4, l VARCHAR(20) CHARACTER SET latin1",
+        ),
+        (
+            "wide",
+            "u VARCHAR(20) CHARACTER SET utf8mb4, w VARCHAR(20) CHARACTER SET utf16",
+        ),
+    ] {
+        exec(
+            &mut *con,
+            &format!("CREATE TABLE {table} (id INT PRIMARY KEY, {columns})"),
+        );
+        let names: Vec<&str> = if table == "narrow" {
+            vec!["id", "u", "l"]
+        } else {
+            vec!["id", "u", "w"]
+        };
+        let mut rows = Words(words.into_iter());
+        assert_eq!(con.insert_rows(table, &names, &mut rows).unwrap(), 4);
+        for (id, word) in words {
+            for column in &names[1..] {
+                let got = scalar(
+                    &mut *con,
+                    &format!("SELECT {column} FROM {table} WHERE id = {id}"),
+                );
+                assert_eq!(got.as_deref(), Some(word), "{table}.{column} of row {id}");
+            }
+        }
+    }
+    let utf16 = scalar(&mut *con, "SELECT HEX(w) FROM wide WHERE id = 3");
+    assert_eq!(utf16.as_deref(), Some("00610062"));
+}
