@@ -449,7 +449,8 @@ impl FastIo {
     /// many rows per command as fit in `limit` bytes, one OK per command. Returns the
     /// rows inserted, or `Refused` when the server does not know the command: nothing
     /// was inserted then, and when `taken` was given it holds the rows taken from
-    /// `rows` (a caller not yet sure of the server passes it, to insert them otherwise).
+    /// `rows` (a caller not yet sure of the server passes it, to insert them otherwise;
+    /// the first command then holds one row, so that at most one is kept).
     /// With `ascii_as_binary`, ASCII text goes out as binary parameters: the server
     /// then skips the character scan it makes of every string parameter (7% of its CPU
     /// during a table load), and the bytes land unchanged — the caller knows that no
@@ -475,6 +476,9 @@ impl FastIo {
         let mut first_command = true;
         let mut total = 0u64;
         let mut types = vec![T_NULL; ncols];
+        // Room for a whole command up front: growing by doubling would copy and
+        // page-fault its way up to `limit` for every load (a sixth of the client's CPU).
+        self.out.reserve(limit + (64 << 10));
         while have_row {
             let out = &mut self.out;
             out.clear();
@@ -496,7 +500,8 @@ impl FastIo {
                     let vt = bulk_param_type(v, ascii_as_binary);
                     vt == T_NULL || vt == *t
                 });
-                if !fits || (nrows > 0 && out.len() >= limit) {
+                let probing = first_command && taken.is_some();
+                if !fits || (nrows > 0 && (probing || out.len() >= limit)) {
                     break;
                 }
                 for v in &row {

@@ -616,9 +616,10 @@ fn insert_rows_by_bulk_execute_and_by_multi_row_inserts() {
     let db = require!(MysqlTestDb::create());
     // The fast path (plain socket) uses MariaDB's bulk execute; with compression the
     // crate does the protocol and the rows go as prepared multi-row INSERTs.
-    // Executes: two bulk commands for the 40 000 rows (plus the duplicate's), against
-    // forty 1000-row INSERTs (plus the duplicate's).
-    for (extra, executes) in [(vec![], 3), (vec![("mysql-compression", "on")], 41)] {
+    // Executes: the one-row probe of the connection's first bulk load and two bulk
+    // commands for the other 39 999 rows (plus the duplicate's), against forty
+    // 1000-row INSERTs (plus the duplicate's).
+    for (extra, executes) in [(vec![], 4), (vec![("mysql-compression", "on")], 41)] {
         let mut con = db.connect(&extra);
         types::insert_rows_intact(&mut *con);
         let counted = scalar(

@@ -26,6 +26,7 @@ pcall(ffi.cdef, "int getpid(void);")
 local C = ffi.C
 local sync = require("SYNC_file")
 local ws = require("bmk_workload_support")
+local shm = require("bmk_shared")
 
 local floor = math.floor
 
@@ -97,6 +98,8 @@ sysbench.cmdline.options = {
   load_mode = { "Data load mode of prepare: original, parallel or parallel_ordered",
     "parallel", ARG_STRING },
   load_bulk_size = { "Rows per chunk of the parallel load modes", 1000, ARG_INT },
+  load_tables_at_once = { "Tables the parallel load modes load at the same time (0 = "
+    .. "auto: on InnoDB as many as fit in its buffer pool, elsewhere all)", 0, ARG_INT },
   trx_retry = { "Replay the same ids when a transaction is restarted after a "
     .. "deadlock, lock wait timeout or lost connection", false },
 }
@@ -159,6 +162,9 @@ function check_options()
   end
   if opt_num("tables") < 1 then
     error("tables must be at least 1", 0)
+  end
+  if opt_num("load_tables_at_once") < 0 then
+    error("load_tables_at_once must be 0 (auto) or more", 0)
   end
   if opt_str("pgsql_variant") == "redshift" then
     sysbench.opt.create_secondary = false
@@ -1119,6 +1125,64 @@ function create_table(drv_, con_, table_num)
   create_secondary_index(c, table_num)
 end
 
+-- Load window: the tables prepare loads at the same time ---------------------------
+
+-- Slot n-1 becomes 1 once table n is loaded and indexed (or has failed). Made here,
+-- at load time, so that the main state allocates it before any worker exists.
+local tables_finished = shm.block("oltp_tables_finished", shm.MAX_THREADS)
+
+-- Bytes InnoDB takes per row of an OLTP table (4 + 4 + 120 + 60 bytes of columns, 20
+-- of record header, transaction id and roll pointer, pages filled to 15/16), and a
+-- guess per extra column.
+local INNODB_ROW_BYTES, INNODB_EXTRA_COL_BYTES = 240, 32
+
+-- How many tables are loaded at the same time, and why (nil: all of them). InnoDB
+-- builds the k index of a table from its rows in the buffer pool: when the tables
+-- loading at once do not fit in it, the first rows of each have been evicted by the
+-- time its index is built and are read back (8 x 100 000 rows in the default 128 MiB
+-- pool: 10% more server CPU, see BENCHMARKS.md). Auto: as many tables as fill 3/4 of
+-- the pool; fewer than 2 would cost more in lost overlap than the re-reads do.
+function load_window(c)
+  local T = opt_num("tables")
+  local n = opt_num("load_tables_at_once")
+  if n > 0 then
+    return n < T and n or nil, "--load-tables-at-once"
+  end
+  if driver_name() ~= "mysql" or not opt_bool("create_secondary")
+      or opt_str("mysql_storage_engine"):lower() ~= "innodb" then
+    return nil
+  end
+  local ok, pool = pcall(c.query_row, c, "SELECT @@innodb_buffer_pool_size")
+  pool = ok and tonumber(pool) or nil
+  local bytes = opt_num("table_size")
+    * (INNODB_ROW_BYTES + INNODB_EXTRA_COL_BYTES * opt_num("extra_cols"))
+  if not pool or bytes <= 0 then
+    return nil
+  end
+  local fit = floor(pool * 0.75 / bytes)
+  if fit < 2 or fit >= T then
+    return nil
+  end
+  return fit, string.format("as many fit in InnoDB's %d MiB buffer pool while their k "
+    .. "indexes are built", floor(pool / 1048576))
+end
+
+-- Waits until table n may be loaded: table n-window has finished. Tables are taken in
+-- increasing order by every worker, so the lowest unfinished table never waits.
+function wait_load_turn(n, window)
+  if window and n > window and n - window <= shm.MAX_THREADS then
+    while tables_finished[n - window - 1] == 0 do
+      sync.sleep_ms(5)
+    end
+  end
+end
+
+function finish_load_turn(n)
+  if n <= shm.MAX_THREADS then
+    tables_finished[n - 1] = 1
+  end
+end
+
 function load_bulk_rows()
   local r = opt_num("load_bulk_size")
   if r <= 0 or r > opt_num("table_size") then
@@ -1170,6 +1234,16 @@ function loader_chunks(S, j, k, R, ordered)
   return chunks
 end
 
+-- load_window(c), printed by worker 0.
+function announce_load_window(c)
+  local window, why = load_window(c)
+  if window and sysbench.tid == 0 then
+    print(string.format("Loading %d table%s at a time (%s)", window,
+      window == 1 and "" or "s", why))
+  end
+  return window
+end
+
 -- prepare (parallel command): worker tid of P.
 function cmd_prepare()
   init_worker_settings()
@@ -1192,13 +1266,28 @@ function cmd_prepare()
     return
   end
   if mode == "original" or P <= T or not builtin then
-    -- One loader per table: worker tid takes tables tid+1, tid+1+P, ...
+    -- One loader per table: worker tid takes tables tid+1, tid+1+P, ... (the original
+    -- mode all at once, as sysbench does).
     if tid < T then
-      connect_db()
-      for n = tid + 1, T, P do
-        create_table(drv, con, n)
+      local n = tid + 1
+      local ok, err = pcall(function()
+        connect_db()
+        local window = mode ~= "original" and announce_load_window(con) or nil
+        while n <= T do
+          wait_load_turn(n, window)
+          create_table(drv, con, n)
+          finish_load_turn(n)
+          n = n + P
+        end
+        con:disconnect()
+      end)
+      if not ok then
+        -- Tables this worker will not load must not hold up the others' turns.
+        for rest = n, T, P do
+          finish_load_turn(rest)
+        end
+        error(err, 0)
       end
-      con:disconnect()
     end
     return
   end
@@ -1231,6 +1320,7 @@ function cmd_prepare()
     else
       wait_marker(n, "created", "0.failed", 0)
     end
+    wait_load_turn(n, announce_load_window(con))
     load_chunks(con, n, loader_chunks(S, j, k, R, ordered))
   end)
   if j == 0 then
@@ -1260,6 +1350,7 @@ function cmd_prepare()
     if ok then
       ok, err = pcall(create_secondary_index, con, n)
     end
+    finish_load_turn(n)
     os.remove(marker(n, "created"))
     os.remove(marker(n, "0.failed"))
     for other = 1, k - 1 do

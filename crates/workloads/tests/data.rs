@@ -312,3 +312,82 @@ fn prepare_extra_cols_escapes_and_next_id() {
         db.bmk("oltp_read_write", "cleanup", &args).ok();
     }
 }
+
+#[test]
+fn prepare_loads_a_window_of_tables_at_a_time() {
+    // One table at a time: table n+1 is created once table n has its k index.
+    for kind in [Kind::Mysql, Kind::Pgsql] {
+        let Some(out) = check_prepare(kind, &["--threads=3", "--load-tables-at-once=1"]) else {
+            continue;
+        };
+        assert!(
+            out.contains("Loading 1 table at a time (--load-tables-at-once)"),
+            "{out}"
+        );
+        for n in 1..3 {
+            let indexed = out
+                .find(&format!("Creating a secondary index on 'sbtest{n}'..."))
+                .unwrap();
+            let next = out
+                .find(&format!("Creating table 'sbtest{}'...", n + 1))
+                .unwrap();
+            assert!(indexed < next, "{out}");
+        }
+    }
+    // Fewer workers than tables, and several loaders per table, take turns as well.
+    check_prepare(Kind::Mysql, &["--threads=2", "--load-tables-at-once=2"]);
+    check_prepare(Kind::Mysql, &["--threads=6", "--load-tables-at-once=1"]);
+}
+
+#[test]
+fn prepare_checks_the_load_window() {
+    let Some(db) = Db::new(Kind::Sqlite) else {
+        return;
+    };
+    let out = db.bmk(
+        "oltp_read_write",
+        "prepare",
+        &["--tables=1", "--load-tables-at-once=-1"],
+    );
+    assert_eq!(out.code, 1, "{}", out.stderr);
+    assert!(
+        out.stderr
+            .contains("load_tables_at_once must be 0 (auto) or more"),
+        "{}",
+        out.stderr
+    );
+}
+
+#[test]
+fn a_failed_table_does_not_hold_up_the_next_ones() {
+    // sbtest1 exists with rows: its worker fails, the tables after it still get their
+    // turn instead of waiting for it forever.
+    let Some(db) = Db::new(Kind::Mysql) else {
+        return;
+    };
+    db.bmk(
+        "oltp_read_write",
+        "prepare",
+        &["--tables=1", "--table-size=10"],
+    )
+    .ok();
+    let out = db.bmk(
+        "oltp_read_write",
+        "prepare",
+        &[
+            "--tables=3",
+            "--table-size=100",
+            "--threads=3",
+            "--load-tables-at-once=1",
+        ],
+    );
+    assert_eq!(out.code, 1, "{}\n{}", out.stdout, out.stderr);
+    assert!(
+        out.stderr
+            .contains("table 'sbtest1' already exists and is not empty"),
+        "{}",
+        out.stderr
+    );
+    check_data(&db, "sbtest2", 100);
+    check_data(&db, "sbtest3", 100);
+}
