@@ -49,10 +49,16 @@
 //!   slices, or round-robin chunks of `--load-bulk-size` rows when ordered), the first
 //!   waits for the others (marker files in `$TMPDIR`, keyed by the process id) and
 //!   builds the k index. Integer arithmetic: every row is loaded exactly once.
-//! * Rows go out as multi-row INSERTs of `--load-bulk-size` rows (the original mode:
-//!   512 KiB statements), never larger than the server's `max_allowed_packet`, grouped
-//!   into 4 MiB transactions; the whole VALUES text is one template filled by a single
-//!   `ffi.C.sb_rand_str` call.
+//! * Rows are made in Rust as the driver sends them (`con:insert_generated`:
+//!   MariaDB's bulk execute, PostgreSQL's `COPY`, prepared multi-row INSERTs
+//!   elsewhere), committed every 20 000 rows; the original mode sends sysbench's
+//!   512 KiB multi-row INSERT statements instead, their VALUES text one template
+//!   filled by a single `ffi.C.sb_rand_str` call.
+//! * Except in the original mode, tables take turns (`--load-tables-at-once`; auto:
+//!   on InnoDB as many as fill 3/4 of its buffer pool): table N starts once table
+//!   N-window has its k index, so every index is built from rows still in the buffer
+//!   pool. A worker that fails marks its remaining tables finished, so no one waits
+//!   for them.
 //! * `create` (BMK) creates empty tables; `prepare` then loads existing empty tables
 //!   and refuses non-empty ones.
 //!
