@@ -76,7 +76,8 @@ pub(crate) struct MysqlConnection {
     /// `@@max_allowed_packet`, once asked.
     max_packet: Option<usize>,
     /// The table `insert_rows` last loaded, and whether ASCII text may go to it as
-    /// binary parameters (see `ascii_as_binary`).
+    /// binary parameters (see `ascii_as_binary`); forgotten on DDL through this
+    /// connection, which may have redefined the table.
     binary_text_table: Option<(String, bool)>,
 }
 
@@ -554,6 +555,7 @@ impl MysqlConnection {
     }
 
     fn run_text(&mut self, sql: &str, op: SqlOp) -> Result<Option<ResultSet>, SqlError> {
+        self.forget_tables_on_ddl(sql);
         if self.fast.is_some() {
             let mut rs = ResultSet::default();
             return Ok(self.run_text_into(sql, op, &mut rs)?.then_some(rs));
@@ -582,6 +584,7 @@ impl MysqlConnection {
         op: SqlOp,
         out: &mut ResultSet,
     ) -> Result<bool, SqlError> {
+        self.forget_tables_on_ddl(sql);
         let infile = || {
             let t = sql.trim_start().as_bytes();
             t.len() >= 4 && t[..4].eq_ignore_ascii_case(b"LOAD")
@@ -731,6 +734,20 @@ impl MysqlConnection {
         }
         let packet = self.max_packet.unwrap_or(MAX);
         packet.saturating_sub(64 << 10).clamp(16 << 10, MAX)
+    }
+
+    /// Drops what `ascii_as_binary` knows of a table when `sql` may redefine one.
+    fn forget_tables_on_ddl(&mut self, sql: &str) {
+        if self.binary_text_table.is_none() {
+            return;
+        }
+        let head = sql.trim_start().as_bytes();
+        let ddl = ["CREATE", "DROP", "ALTER", "RENAME"]
+            .iter()
+            .any(|k| head.len() >= k.len() && head[..k.len()].eq_ignore_ascii_case(k.as_bytes()));
+        if ddl {
+            self.binary_text_table = None;
+        }
     }
 
     /// Whether ASCII text may be sent to `table` as binary parameters: when every

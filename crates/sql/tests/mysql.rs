@@ -689,4 +689,21 @@ fn insert_rows_keep_text_in_every_column_charset() {
     }
     let utf16 = scalar(&mut *con, "SELECT HEX(w) FROM wide WHERE id = 3");
     assert_eq!(utf16.as_deref(), Some("00610062"));
+    // A table redefined through the same connection is looked at again.
+    for charset in ["utf8mb4", "utf16"] {
+        exec(&mut *con, "DROP TABLE IF EXISTS again");
+        exec(
+            &mut *con,
+            &format!(
+                "CREATE TABLE again (id INT PRIMARY KEY, u VARCHAR(20) CHARACTER SET {charset})"
+            ),
+        );
+        let mut rows = Words(words.into_iter());
+        assert_eq!(
+            con.insert_rows("again", &["id", "u"], &mut rows).unwrap(),
+            4
+        );
+        let text = scalar(&mut *con, "SELECT u FROM again WHERE id = 1");
+        assert_eq!(text.as_deref(), Some("plain-ascii-42"), "{charset}");
+    }
 }
