@@ -233,22 +233,36 @@ end
 -- The message handlers make the traceback themselves: after a stack overflow there is
 -- no room left to load the error path, and a string error never needs it. Neither
 -- handler tail-calls, so that the traceback starts where the error was raised.
+--
+-- A string raised without a position (`error(msg, 0)`) is a message for the user
+-- ("table 'sbtest1' already exists ...; run cleanup first") and is shown as it is;
+-- every other error (runtime errors, `error(msg)`, error tables) gets the traceback
+-- that locates it.
+local function for_the_user(e)
+  return type(e) == "string" and not e:find("^[^\n]-:%d+: ")
+end
 
 -- Message handler of protected calls from Rust: the message plus traceback, except
--- for failures that already carry theirs.
+-- for failures that already carry theirs and messages for the user.
 local function with_traceback(e)
   if type(e) == "table" and e.__bmk_failure then
     return e.__bmk_failure
+  end
+  if for_the_user(e) then
+    return e
   end
   local text = _G.debug.traceback(message_of(e), 2)
   return text
 end
 
 -- Message handler of the event loop: restartable errors pass through untouched,
--- anything else becomes a failure with its traceback.
+-- anything else becomes a failure with its traceback (a message for the user: as is).
 local function event_error(e)
   if type(e) == "table" and (e.errcode == RESTART_EVENT or e.__bmk_failure) then
     return e
+  end
+  if for_the_user(e) then
+    return { __bmk_failure = e }
   end
   local failure = { __bmk_failure = _G.debug.traceback(message_of(e), 2) }
   return failure

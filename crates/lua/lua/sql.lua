@@ -53,7 +53,16 @@ local function sql_failure(con, info)
     error(errdesc, 0)
   end
   print_lines(info.fatal_lines)
-  error(info.message, 0)
+  -- As sysbench's, the message starts with the script line that ran the statement
+  -- (the first frame outside this chunk), and so gets a traceback.
+  local here = debug.getinfo(1, "S").source
+  local level = 2
+  local frame = debug.getinfo(level, "S")
+  while frame and (frame.source == here or frame.what == "C") do
+    level = level + 1
+    frame = debug.getinfo(level, "S")
+  end
+  error(info.message, frame and level or 0)
 end
 
 -- The SQL objects are Rust objects behind FFI pointers (`bmk_*` entry points, sql.rs):

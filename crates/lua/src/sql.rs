@@ -17,10 +17,10 @@
 //! error; a null statement for a failed prepare). A failure is kept in a thread-local
 //! slot that the prelude turns into an `errinfo` table with `take_error()`, and then
 //! into what sysbench does — a restartable `errdesc` for ignorable errors, or the
-//! `FATAL:` lines and a `SQL error, errno = N, ...` Lua error. Every statement that
-//! succeeds is classified and counted as read, write or other on the calling worker;
-//! ignorable errors count as ignored errors (or reconnects when the driver reconnected)
-//! when they happen.
+//! `FATAL:` lines and a `<script>:<line>: SQL error, errno = N, ...` Lua error. Every
+//! statement that succeeds is classified and counted as read, write or other on the
+//! calling worker; ignorable errors count as ignored errors (or reconnects when the
+//! driver reconnected) when they happen.
 
 use std::cell::RefCell;
 use std::io::Write as _;

@@ -541,6 +541,40 @@ fn stack_overflows_carry_a_traceback() {
 }
 
 #[test]
+fn messages_raised_without_position_print_alone() {
+    // error(msg, 0) is a message for the user: printed as is. error(msg) names the line
+    // and carries the traceback that locates it.
+    for place in ["event", "thread_init"] {
+        for level in ["0", "1"] {
+            let out = host(&[
+                "--time=0",
+                &path("raised_messages.lua"),
+                &format!("--where={place}"),
+                &format!("--level={level}"),
+            ]);
+            assert!(!out.ok);
+            let message = "the table is missing; run prepare first";
+            if level == "0" {
+                assert!(
+                    out.stderr.contains(&format!("{message}\n")),
+                    "{}",
+                    out.stderr
+                );
+                assert!(!out.stderr.contains("traceback"), "{}", out.stderr);
+            } else {
+                assert!(
+                    out.stderr.contains(&format!(
+                        "raised_messages.lua:9: {message}\nstack traceback:\n\t"
+                    )),
+                    "{place}: {}",
+                    out.stderr
+                );
+            }
+        }
+    }
+}
+
+#[test]
 fn runtime_errors_at_load_time() {
     let src = ScriptSource::from_text("inline.lua", "local x = 1\nerror('boom')\n");
     let err = match ScriptHost::load(src, HostConfig::new(vec![], "run", Arc::new(NoModules))) {
@@ -717,9 +751,11 @@ fn sql_fatal_errors_print_fatal_and_abort() {
         "FATAL: sqlite_drv_query() returned error 1 (no such table: no_such_table) for query \
          'SELECT * FROM no_such_table'\n"
     );
+    // Like sysbench's, the message names the script line that ran the query.
     assert!(
-        out.stderr.starts_with(
-            "SQL error, errno = 1, state = '': no such table: no_such_table\nstack traceback:"
+        out.stderr.contains(
+            "sql.lua:171: SQL error, errno = 1, state = '': no such table: no_such_table\n\
+             stack traceback:"
         ),
         "{}",
         out.stderr
@@ -926,7 +962,7 @@ fn sql_on_server(server: &Server, test: &str) {
         out.stdout
     );
     assert!(
-        out.stderr.starts_with("SQL error, errno = "),
+        out.stderr.contains("sql.lua:171: SQL error, errno = "),
         "{}",
         out.stderr
     );
