@@ -107,6 +107,16 @@ impl SqlError {
         matches!(self.kind, SqlErrorKind::Ignorable { .. })
     }
 
+    /// True when the statement named a table that does not exist (MySQL 1146,
+    /// PostgreSQL 42P01, SQLite "no such table").
+    pub fn is_missing_table(&self) -> bool {
+        match self.driver {
+            DriverKind::Mysql => self.errno == 1146,
+            DriverKind::Pgsql => self.sqlstate == "42P01",
+            DriverKind::Sqlite => self.message.starts_with("no such table"),
+        }
+    }
+
     /// True when the driver reconnected after this (lost-connection) error.
     pub fn reconnected(&self) -> bool {
         matches!(self.kind, SqlErrorKind::Ignorable { reconnected: true })

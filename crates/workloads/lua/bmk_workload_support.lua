@@ -245,6 +245,19 @@ end
 
 -- Runs f() inside one transaction on SQLite (which otherwise commits, and syncs,
 -- every statement); elsewhere f() runs as is.
+-- After a fatal SQL error `err` (the Lua error text): when it says a table does not
+-- exist (MySQL 1146, PostgreSQL 42P01, SQLite), prints what to do about it (as the
+-- native workers say it) and returns true.
+function M.explain_missing_tables(err)
+  if type(err) == "string" and (err:find("errno = 1146,", 1, true)
+      or err:find("state = '42P01'", 1, true) or err:find("no such table", 1, true)) then
+    print("FATAL: the workload's tables do not exist: create and load them with the "
+      .. "prepare command first (same --tables, --table-size and --table-name)")
+    return true
+  end
+  return false
+end
+
 function M.with_trx(c, f)
   if M.driver_kind() == "sqlite" then
     c:query("BEGIN")

@@ -631,7 +631,14 @@ function thread_init()
     stmt[t] = {}
     param[t] = {}
   end
-  prepare_statements()
+  local ok, err = pcall(prepare_statements)
+  if not ok then
+    -- Missing tables are the user's to fix: said so, without a traceback.
+    if ws.explain_missing_tables(err) then
+      err = err:gsub("^[^\n]-:%d+: ", "")
+    end
+    error(err, 0)
+  end
   print_startup()
   sync_start()
 end

@@ -271,3 +271,31 @@ fn event_loops_option_is_checked() {
         text(&out)
     );
 }
+
+#[test]
+fn missing_tables_say_to_run_prepare() {
+    // Native and Lua workers alike: the FATAL line of the failed statement, what to do
+    // about it, exit code 1, no traceback.
+    for kind in [Kind::Mysql, Kind::Pgsql, Kind::Sqlite] {
+        let Some(db) = Db::new(kind) else { continue };
+        for extra in [&["--tables=2"][..], &["--tables=2", "--rnd-data=50"][..]] {
+            let mut args = extra.to_vec();
+            args.push("--time=1");
+            let out = db.bmk("oltp_point_select", "run", &args);
+            assert_eq!(out.code, 1, "{kind:?} {extra:?}: {}", out.stderr);
+            assert!(
+                out.stdout.contains(
+                    "FATAL: the workload's tables do not exist: create and load them with \
+                     the prepare command first"
+                ),
+                "{kind:?} {extra:?}: {}",
+                out.stdout
+            );
+            assert!(
+                !out.stderr.contains("traceback"),
+                "{kind:?} {extra:?}: {}",
+                out.stderr
+            );
+        }
+    }
+}

@@ -137,13 +137,21 @@ fn print_fatal(e: &SqlError) {
     let _ = out.flush();
 }
 
-/// A fatal SQL error: its FATAL lines are printed, the message stops the run.
+/// A fatal SQL error: its FATAL lines are printed (with what to do when the tables are
+/// missing), the message stops the run.
 fn fatal(e: &SqlError) -> WorkerError {
     if !e.is_ignorable() {
         print_fatal(e);
+        if e.is_missing_table() {
+            println!("{MISSING_TABLES}");
+        }
     }
     WorkerError::new(e.to_string())
 }
+
+/// What to do about a missing table (as `oltp_common.lua` says it for Lua workers).
+const MISSING_TABLES: &str = "FATAL: the workload's tables do not exist: create and load \
+     them with the prepare command first (same --tables, --table-size and --table-name)";
 
 /// One worker's connection and statements.
 struct OltpWorker {
