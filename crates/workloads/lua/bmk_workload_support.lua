@@ -243,8 +243,6 @@ end
 
 -- Loads ----------------------------------------------------------------------------------------
 
--- Runs f() inside one transaction on SQLite (which otherwise commits, and syncs,
--- every statement); elsewhere f() runs as is.
 -- After a fatal SQL error `err` (the Lua error text): when it says a table does not
 -- exist (MySQL 1146, PostgreSQL 42P01, SQLite), prints what to do about it (as the
 -- native workers say it) and returns true.
@@ -258,6 +256,8 @@ function M.explain_missing_tables(err)
   return false
 end
 
+-- Runs f() inside one transaction on SQLite (which otherwise commits, and syncs,
+-- every statement); elsewhere f() runs as is.
 function M.with_trx(c, f)
   if M.driver_kind() == "sqlite" then
     c:query("BEGIN")

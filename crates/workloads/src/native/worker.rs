@@ -125,11 +125,15 @@ fn count_error(ctx: &WorkerContext, e: &SqlError) {
 }
 
 /// Prints the error's FATAL lines in one write, so that lines of concurrent failures
-/// do not interleave.
+/// do not interleave; for a missing table, what to do about it as well.
 fn print_fatal(e: &SqlError) {
     let mut text = String::new();
     for line in e.fatal_lines() {
         text.push_str(&line);
+        text.push('\n');
+    }
+    if e.is_missing_table() {
+        text.push_str(MISSING_TABLES);
         text.push('\n');
     }
     let mut out = std::io::stdout().lock();
@@ -137,14 +141,10 @@ fn print_fatal(e: &SqlError) {
     let _ = out.flush();
 }
 
-/// A fatal SQL error: its FATAL lines are printed (with what to do when the tables are
-/// missing), the message stops the run.
+/// A fatal SQL error: its FATAL lines are printed, the message stops the run.
 fn fatal(e: &SqlError) -> WorkerError {
     if !e.is_ignorable() {
         print_fatal(e);
-        if e.is_missing_table() {
-            println!("{MISSING_TABLES}");
-        }
     }
     WorkerError::new(e.to_string())
 }
