@@ -73,7 +73,7 @@ impl ResultsSink {
         let status = match &outcome.status {
             RunStatus::Completed => "completed",
             RunStatus::Interrupted(_) => "interrupted",
-            RunStatus::Fatal(_) => "fatal",
+            RunStatus::Fatal(_) | RunStatus::InitFailed(_) => "fatal",
             RunStatus::QueueFull => "queue_full",
             RunStatus::ForcedShutdown => "forced_shutdown",
             RunStatus::InitTimeout => "init_timeout",

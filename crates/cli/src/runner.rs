@@ -171,6 +171,16 @@ pub fn run(
             writeln!(out, "The --max-time limit has expired, forcing shutdown...")?;
             code = 2;
         }
+        RunStatus::InitFailed(messages) => {
+            for m in messages {
+                if !m.is_empty() {
+                    eprintln!("{}", m.trim_end());
+                }
+            }
+            writeln!(out, "FATAL: Thread initialization failed!")?;
+            out.flush()?;
+            return Ok(1);
+        }
         RunStatus::InitTimeout => {
             writeln!(
                 out,

@@ -117,17 +117,16 @@ pub(crate) fn loop_main(tids: Vec<u32>, shared: Arc<Shared>, test: Arc<dyn Test>
             Ok(Err(e)) => failure = Some(e.message),
             Err(panic) => failure = Some(panic_message(ctx.thread_id(), panic)),
         }
-        shared.note_initialized(1);
         if failure.is_some() {
             break;
         }
+        shared.note_initialized(1);
     }
     if let Some(message) = failure {
-        // The workers not created count as initialized and finished, so that the
-        // controller stops waiting for them.
-        let unmade = (tids.len() - workers.len() - 1) as u32;
-        shared.note_initialized(unmade);
+        // Recorded before the workers not created count as initialised (and finished),
+        // so that the controller sees a failed start rather than a complete one.
         shared.fail(message);
+        shared.note_initialized((tids.len() - workers.len()) as u32);
         for &tid in &tids {
             shared.note_finished(tid);
         }

@@ -96,6 +96,9 @@ pub enum RunStatus {
     Interrupted(i32),
     /// A worker failed; its messages.
     Fatal(Vec<String>),
+    /// A worker could not be created (`thread_init` failed, no connection): its
+    /// messages. No worker was released, nothing was measured.
+    InitFailed(Vec<String>),
     /// Workers did not stop within `--forced-shutdown` after the time limit.
     ForcedShutdown,
     /// Workers did not initialise within `--thread-init-timeout`.
@@ -297,8 +300,9 @@ impl Shared {
 ///
 /// `interrupt` holds the number of a signal that asks the run to stop (0 = none); the
 /// caller installs the signal handlers. Returns when every worker has finished, or
-/// earlier for a forced shutdown or an initialisation timeout (then the workers are
-/// left running and the caller is expected to exit).
+/// earlier for a forced shutdown, an initialisation timeout or a failed initialisation
+/// (then the workers are left stopping or still starting, and the caller is expected to
+/// exit).
 pub fn run(
     config: RunConfig,
     test: Arc<dyn Test>,
@@ -390,6 +394,15 @@ pub fn run(
                 .unwrap_or_else(|p| p.into_inner())
                 .0;
         }
+        // A worker that failed to start says so before it counts as initialised, so
+        // any failure up to here is one: like sysbench, release nobody and report
+        // nothing.
+        if !ctl.fatal.is_empty() {
+            let fatal = std::mem::take(&mut ctl.fatal);
+            drop(ctl);
+            shared.stop();
+            return controller.outcome(RunStatus::InitFailed(fatal));
+        }
         // Without warm-up, measuring starts at the release itself, so no event can
         // slip in unclaimed between the release and the start of the event limit.
         if shared.config.warmup.is_zero() {
@@ -407,14 +420,26 @@ fn worker_main(tid: u32, shared: Arc<Shared>, test: Arc<dyn Test>) {
     crate::rand::seed_thread(tid);
     let ctx = WorkerContext::new(tid, shared.clone());
     let _installed = ctx.install();
-    let body = catch_unwind(AssertUnwindSafe(|| -> Result<(), WorkerError> {
-        let worker = test.create_worker(tid);
-        crate::stack::release_unused_stack();
-        shared.note_initialized(1);
-        if worker.is_ok() {
-            shared.wait_for_start();
+    let made = catch_unwind(AssertUnwindSafe(|| test.create_worker(tid)));
+    crate::stack::release_unused_stack();
+    let mut worker = match made {
+        Ok(Ok(worker)) => worker,
+        failed => {
+            // The failure is recorded before the worker counts as initialised, so that
+            // the controller sees a failed start rather than a complete one.
+            shared.fail(match failed {
+                Ok(Err(e)) => e.message,
+                Err(panic) => panic_message(tid, panic),
+                Ok(Ok(_)) => unreachable!("matched above"),
+            });
+            shared.note_initialized(1);
+            shared.note_finished(tid);
+            return;
         }
-        let mut worker = worker?;
+    };
+    shared.note_initialized(1);
+    shared.wait_for_start();
+    let body = catch_unwind(AssertUnwindSafe(|| -> Result<(), WorkerError> {
         worker.run(&ctx)?;
         worker.finish(&ctx)
     }));

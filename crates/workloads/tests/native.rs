@@ -275,10 +275,14 @@ fn event_loops_option_is_checked() {
 #[test]
 fn missing_tables_say_to_run_prepare() {
     // Native and Lua workers alike: the FATAL line of the failed statement, what to do
-    // about it, exit code 1, no traceback.
+    // about it, exit code 1, no traceback, no report of a run that never started.
     for kind in [Kind::Mysql, Kind::Pgsql, Kind::Sqlite] {
         let Some(db) = Db::new(kind) else { continue };
-        for extra in [&["--tables=2"][..], &["--tables=2", "--rnd-data=50"][..]] {
+        // Four workers: on MySQL they run on event loops (two CPUs here).
+        for extra in [
+            &["--tables=2", "--threads=4"][..],
+            &["--tables=2", "--rnd-data=50"][..],
+        ] {
             let mut args = extra.to_vec();
             args.push("--time=1");
             let out = db.bmk("oltp_point_select", "run", &args);
@@ -295,6 +299,13 @@ fn missing_tables_say_to_run_prepare() {
                 !out.stderr.contains("traceback"),
                 "{kind:?} {extra:?}: {}",
                 out.stderr
+            );
+            assert!(
+                out.stdout
+                    .ends_with("FATAL: Thread initialization failed!\n")
+                    && !out.stdout.contains("SQL statistics"),
+                "{kind:?} {extra:?}: {}",
+                out.stdout
             );
         }
     }

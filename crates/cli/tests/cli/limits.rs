@@ -158,3 +158,33 @@ fn thread_init_timeout_exits_2() {
     );
     assert!(!run.stdout.contains("Threads started!"), "{}", run.stdout);
 }
+
+#[test]
+fn failed_thread_init_releases_nobody_and_reports_nothing() {
+    // Like sysbench: the failure, then "Thread initialization failed!", exit 1, and no
+    // report of a run that never started — also when other workers started fine.
+    let dir = Dir::new();
+    dir.write(
+        "bad_init.lua",
+        "function thread_init()\n  if sysbench.tid == 2 then\n    \
+         error('worker 2 cannot start', 0)\n  end\nend\nfunction event()\nend\n",
+    );
+    let run = dir
+        .sysbench()
+        .args("bad_init.lua --threads=4 --time=5 run")
+        .run()
+        .code(1);
+    assert!(
+        run.stderr.contains("worker 2 cannot start"),
+        "{}",
+        run.stderr
+    );
+    assert!(
+        run.stdout
+            .ends_with("FATAL: Thread initialization failed!\n"),
+        "{}",
+        run.stdout
+    );
+    assert!(!run.stdout.contains("Threads started!"), "{}", run.stdout);
+    assert!(!run.stdout.contains("SQL statistics"), "{}", run.stdout);
+}

@@ -201,7 +201,7 @@ fn run(host: &mut ScriptHost, options: &OptionSet) -> Result<(), String> {
         return Err(msg);
     }
     host.close_reports();
-    if let RunStatus::Fatal(messages) = &outcome.status {
+    if let RunStatus::Fatal(messages) | RunStatus::InitFailed(messages) = &outcome.status {
         return Err(messages.join("\n"));
     }
     if host.has_report_hook(false) {
