@@ -336,10 +336,14 @@ pub fn run(
     };
     // As many loops as workers would only add coroutine switches to threads.
     let loops = if loops < threads { loops } else { 0 };
+    // Workers whose thread runs: the others count as initialised when a spawn fails,
+    // so that the wait below ends.
+    let mut spawned_workers = 0u32;
     for index in 0..loops {
         // Loop `index` runs workers index, index+loops, ...: neighbouring tids (often
         // pinned to neighbouring tables) are spread over the loops.
         let tids: Vec<u32> = (index..threads).step_by(loops as usize).collect();
+        let loop_workers = tids.len() as u32;
         let worker_shared = shared.clone();
         let test = test.clone();
         let spawned = thread::Builder::new()
@@ -347,7 +351,10 @@ pub fn run(
             .stack_size(shared.config.thread_stack_size.max(1 << 20))
             .spawn(move || crate::coop::loop_main(tids, worker_shared, test));
         match spawned {
-            Ok(h) => handles.push(h),
+            Ok(h) => {
+                handles.push(h);
+                spawned_workers += loop_workers;
+            }
             Err(e) => {
                 shared.fail(format!("failed to create event loop thread {index}: {e}"));
                 break;
@@ -365,21 +372,29 @@ pub fn run(
             .stack_size(stack)
             .spawn(move || worker_main(tid, worker_shared, test));
         match spawned {
-            Ok(h) => handles.push(h),
+            Ok(h) => {
+                handles.push(h);
+                spawned_workers += 1;
+            }
             Err(e) => {
                 shared.fail(format!("failed to create worker thread {tid}: {e}"));
                 break;
             }
         }
     }
+    shared.note_initialized(threads - spawned_workers);
 
-    // Wait for every thread_init.
+    // Wait for every thread_init — also after one failed, so that the others' messages
+    // come before the verdict rather than after it.
     let init_deadline = Instant::now() + shared.config.thread_init_timeout;
     {
         let mut ctl = shared.control();
-        while ctl.initialized < threads && ctl.fatal.is_empty() {
+        while ctl.initialized < threads {
             let now = Instant::now();
             if now >= init_deadline {
+                if !ctl.fatal.is_empty() {
+                    break;
+                }
                 drop(ctl);
                 shared.stop();
                 return controller.outcome(RunStatus::InitTimeout);
@@ -394,9 +409,9 @@ pub fn run(
                 .unwrap_or_else(|p| p.into_inner())
                 .0;
         }
-        // A worker that failed to start says so before it counts as initialised, so
-        // any failure up to here is one: like sysbench, release nobody and report
-        // nothing.
+        // A worker that failed to start says so before it counts as initialised (and a
+        // thread that could not be spawned before its workers count), so any failure
+        // up to here is one: like sysbench, release nobody and report nothing.
         if !ctl.fatal.is_empty() {
             let fatal = std::mem::take(&mut ctl.fatal);
             drop(ctl);
