@@ -435,18 +435,17 @@ fn worker_main(tid: u32, shared: Arc<Shared>, test: Arc<dyn Test>) {
     crate::rand::seed_thread(tid);
     let ctx = WorkerContext::new(tid, shared.clone());
     let _installed = ctx.install();
-    let made = catch_unwind(AssertUnwindSafe(|| test.create_worker(tid)));
+    let made = match catch_unwind(AssertUnwindSafe(|| test.create_worker(tid))) {
+        Ok(made) => made.map_err(|e| e.message),
+        Err(panic) => Err(panic_message(tid, panic)),
+    };
     crate::stack::release_unused_stack();
     let mut worker = match made {
-        Ok(Ok(worker)) => worker,
-        failed => {
+        Ok(worker) => worker,
+        Err(message) => {
             // The failure is recorded before the worker counts as initialised, so that
             // the controller sees a failed start rather than a complete one.
-            shared.fail(match failed {
-                Ok(Err(e)) => e.message,
-                Err(panic) => panic_message(tid, panic),
-                Ok(Ok(_)) => unreachable!("matched above"),
-            });
+            shared.fail(message);
             shared.note_initialized(1);
             shared.note_finished(tid);
             return;
