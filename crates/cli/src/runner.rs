@@ -112,6 +112,13 @@ impl Observer for PrintingObserver<'_> {
     }
 }
 
+/// The workers' failure messages, on stderr.
+fn print_failures(messages: &[String]) {
+    for m in messages.iter().filter(|m| !m.is_empty()) {
+        eprintln!("{}", m.trim_end());
+    }
+}
+
 /// Prints the run header, runs, prints the final report; returns the exit code.
 pub fn run(
     bench: &mut dyn Bench,
@@ -160,11 +167,7 @@ pub fn run(
         RunStatus::Completed => {}
         RunStatus::Interrupted(sig) => code = signals::exit_code(*sig),
         RunStatus::Fatal(messages) => {
-            for m in messages {
-                if !m.is_empty() {
-                    eprintln!("{}", m.trim_end());
-                }
-            }
+            print_failures(messages);
             code = 1;
         }
         RunStatus::ForcedShutdown => {
@@ -172,11 +175,7 @@ pub fn run(
             code = 2;
         }
         RunStatus::InitFailed(messages) => {
-            for m in messages {
-                if !m.is_empty() {
-                    eprintln!("{}", m.trim_end());
-                }
-            }
+            print_failures(messages);
             writeln!(out, "FATAL: Thread initialization failed!")?;
             out.flush()?;
             return Ok(1);

@@ -555,7 +555,6 @@ impl MysqlConnection {
     }
 
     fn run_text(&mut self, sql: &str, op: SqlOp) -> Result<Option<ResultSet>, SqlError> {
-        self.forget_tables_on_ddl(sql);
         if self.fast.is_some() {
             let mut rs = ResultSet::default();
             return Ok(self.run_text_into(sql, op, &mut rs)?.then_some(rs));
@@ -736,7 +735,9 @@ impl MysqlConnection {
         packet.saturating_sub(64 << 10).clamp(16 << 10, MAX)
     }
 
-    /// Drops what `ascii_as_binary` knows of a table when `sql` may redefine one.
+    /// Drops what `ascii_as_binary` knows of a table when `sql` may redefine one. Called
+    /// by `run_text_into` only: bulk loads need the fast path, whose text queries all
+    /// pass there.
     fn forget_tables_on_ddl(&mut self, sql: &str) {
         if self.binary_text_table.is_none() {
             return;

@@ -495,12 +495,12 @@ impl FastIo {
                 out.extend_from_slice(&[*t, 0]);
             }
             let mut nrows = 0usize;
+            let probing = first_command && taken.is_some();
             while have_row {
                 let fits = types.iter().zip(&row).all(|(t, v)| {
                     let vt = bulk_param_type(v, ascii_as_binary);
                     vt == T_NULL || vt == *t
                 });
-                let probing = first_command && taken.is_some();
                 if !fits || (nrows > 0 && (probing || out.len() >= limit)) {
                     break;
                 }
