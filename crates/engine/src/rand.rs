@@ -14,6 +14,9 @@ use rand_core::{Rng as _, SeedableRng};
 use rand_distr::Distribution as _;
 use rand_xoshiro::Xoshiro256StarStar;
 
+mod template;
+pub use template::{fill_template, Template};
+
 /// The distribution `default(a, b)` uses (`--rand-type`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Distribution {
@@ -289,46 +292,7 @@ pub fn unique() -> u32 {
     x
 }
 
-const DIGITS: &[u8; 10] = b"0123456789";
-const LETTERS: &[u8; 26] = b"abcdefghijklmnopqrstuvwxyz";
 const ALNUM: &[u8; 36] = b"0123456789abcdefghijklmnopqrstuvwxyz";
-
-/// Writes `template` into `out` with every `#` a random digit and every `@` a random
-/// lowercase letter; other bytes are copied. `out` must be as long as `template`.
-///
-/// Loading a table is mostly this (180 random characters a row), so characters are not
-/// drawn one generator call each: a 64-bit draw is a fraction in [0, 1), and
-/// multiplying it by 10 (or 26) takes the next character from the integer part and
-/// leaves the rest as the next fraction. A draw serves at most [`TEMPLATE_BITS`] bits
-/// worth of characters, so every character still comes from at least 24 unused
-/// random bits (bias below 10^-6).
-pub fn fill_template(template: &[u8], out: &mut [u8]) {
-    with(|r| {
-        let mut fraction = 0u64;
-        let mut budget = 0u32;
-        let mut next = |radix: u64, bits: u32| -> usize {
-            if budget < bits {
-                fraction = r.rng.next_u64();
-                budget = TEMPLATE_BITS;
-            }
-            budget -= bits;
-            let wide = fraction as u128 * radix as u128;
-            fraction = wide as u64;
-            (wide >> 64) as usize
-        };
-        for (dst, &src) in out.iter_mut().zip(template) {
-            *dst = match src {
-                b'#' => DIGITS[next(10, 4)],
-                b'@' => LETTERS[next(26, 5)],
-                other => other,
-            };
-        }
-    })
-}
-
-/// Bits of one 64-bit draw that [`fill_template`] spends (4 a digit, 5 a letter),
-/// keeping 24 in reserve.
-const TEMPLATE_BITS: u32 = 40;
 
 /// `template` with `#` and `@` replaced (see [`fill_template`]).
 pub fn string(template: &str) -> String {
@@ -413,41 +377,6 @@ mod tests {
         for _ in 0..100 {
             let v = varstring(3, 8);
             assert!((3..=8).contains(&v.len()));
-        }
-    }
-
-    #[test]
-    fn template_characters_are_uniform_at_every_position() {
-        // Per position of a 60-character template (several draws' worth), every digit
-        // and letter within 10% of its expected count.
-        let template = "##########@@@@@@@@@@".repeat(3);
-        let mut counts = vec![[0u32; 26]; template.len()];
-        let mut out = vec![0u8; template.len()];
-        let n = 52_000;
-        for _ in 0..n {
-            fill_template(template.as_bytes(), &mut out);
-            for (i, &b) in out.iter().enumerate() {
-                let v = if b.is_ascii_digit() {
-                    b - b'0'
-                } else {
-                    b - b'a'
-                };
-                counts[i][v as usize] += 1;
-            }
-        }
-        for (i, c) in counts.iter().enumerate() {
-            let radix = if template.as_bytes()[i] == b'#' {
-                10
-            } else {
-                26
-            };
-            let expected = n as f64 / radix as f64;
-            for &k in &c[..radix] {
-                assert!(
-                    (k as f64 - expected).abs() < expected * 0.1,
-                    "position {i}: {c:?}"
-                );
-            }
         }
     }
 

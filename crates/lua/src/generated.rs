@@ -16,7 +16,7 @@ use bmk_sql::{RowSource, Value};
 enum Column {
     Seq(i64),
     Rand(u32),
-    Template(Vec<u8>),
+    Template(rand::Template),
     Text(Vec<u8>),
 }
 
@@ -58,7 +58,7 @@ impl GeneratedRows {
             let column = match kind {
                 b"seq" => Column::Seq(number()?),
                 b"rand" => Column::Rand(number()?.clamp(1, u32::MAX as i64) as u32),
-                b"template" => Column::Template(arg),
+                b"template" => Column::Template(rand::Template::new(&arg)),
                 b"text" => Column::Text(arg),
                 other => {
                     return Err(format!(
@@ -129,7 +129,7 @@ impl RowSource for GeneratedRows {
                     *next += 1;
                 }
                 Column::Rand(max) => *value = Value::Int(rand::default(1, *max) as i64),
-                Column::Template(t) => rand::fill_template(t, text_buffer(value, t.len())),
+                Column::Template(t) => t.fill(text_buffer(value, t.len())),
                 Column::Text(t) => text_buffer(value, t.len()).copy_from_slice(t),
             }
         }
