@@ -454,9 +454,9 @@ impl FastIo {
     /// With `ascii_as_binary`, ASCII text goes out as binary parameters: the server's
     /// scan of every string parameter is then a byte loop instead of decoding each
     /// multi-byte character (7% of its CPU during a table load), and the bytes land
-    /// unchanged — the caller knows that no
-    /// column of the table is in a charset that is not ASCII-based (UCS-2, UTF-16,
-    /// UTF-32), into which the server would pad binary strings instead.
+    /// unchanged — the caller knows that no column of the table is in a charset that
+    /// is not ASCII-based (UCS-2, UTF-16, UTF-32), into which the server would pad
+    /// binary strings instead.
     #[allow(clippy::too_many_arguments)]
     pub(crate) fn bulk_execute(
         &mut self,
