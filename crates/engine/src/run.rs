@@ -300,9 +300,11 @@ impl Shared {
 ///
 /// `interrupt` holds the number of a signal that asks the run to stop (0 = none); the
 /// caller installs the signal handlers. Returns when every worker has finished, or
-/// earlier for a forced shutdown, an initialisation timeout or a failed initialisation
-/// (then the workers are left stopping or still starting, and the caller is expected to
-/// exit).
+/// earlier for a forced shutdown or an initialisation timeout (then the workers are left
+/// stopping or still starting, and the caller is expected to exit). After a failed
+/// initialisation the workers that started are dropped without running (no event, no
+/// [`Worker::finish`](crate::Worker::finish)) and their threads joined, unless one is still starting after a
+/// short grace period.
 pub fn run(
     config: RunConfig,
     test: Arc<dyn Test>,
@@ -416,6 +418,7 @@ pub fn run(
             let fatal = std::mem::take(&mut ctl.fatal);
             drop(ctl);
             shared.stop();
+            join_stopped(&shared, handles, spawned_workers, INIT_FAILED_GRACE);
             return controller.outcome(RunStatus::InitFailed(fatal));
         }
         // Without warm-up, measuring starts at the release itself, so no event can
@@ -429,6 +432,45 @@ pub fn run(
     shared.changed.notify_all();
     let status = controller.drive(observer, interrupt, &mut handles);
     controller.outcome(status)
+}
+
+/// How long a failed start waits for the workers that did start to close their
+/// connections: they only have to notice the stop, but one still connecting may take
+/// up to `--db-connect-timeout`, and the verdict must not wait for that.
+const INIT_FAILED_GRACE: Duration = Duration::from_secs(2);
+
+/// After a stop before the release: waits up to `grace` for the `workers` whose threads
+/// run to finish, then joins their threads, so that they close their connections
+/// before the process exits rather than being cut off by it.
+fn join_stopped(
+    shared: &Shared,
+    handles: Vec<thread::JoinHandle<()>>,
+    workers: u32,
+    grace: Duration,
+) {
+    let deadline = Instant::now() + grace;
+    let mut ctl = shared.control();
+    while ctl.finished < workers {
+        let now = Instant::now();
+        if now >= deadline {
+            break;
+        }
+        ctl = shared
+            .changed
+            .wait_timeout(ctl, deadline - now)
+            .unwrap_or_else(|p| p.into_inner())
+            .0;
+    }
+    let all_finished = ctl.finished >= workers;
+    drop(ctl);
+    // A worker that counts as finished has only its return left; one that does not is
+    // stuck starting and is left to the process exit.
+    for h in handles
+        .into_iter()
+        .filter(|h| all_finished || h.is_finished())
+    {
+        let _ = h.join();
+    }
 }
 
 fn worker_main(tid: u32, shared: Arc<Shared>, test: Arc<dyn Test>) {
@@ -452,7 +494,12 @@ fn worker_main(tid: u32, shared: Arc<Shared>, test: Arc<dyn Test>) {
         }
     };
     shared.note_initialized(1);
-    shared.wait_for_start();
+    if !shared.wait_for_start() {
+        // The run never started: like sysbench, no event and no `thread_done`; the
+        // worker (and its connection) is dropped on the way out.
+        shared.note_finished(tid);
+        return;
+    }
     let body = catch_unwind(AssertUnwindSafe(|| -> Result<(), WorkerError> {
         worker.run(&ctx)?;
         worker.finish(&ctx)

@@ -162,12 +162,14 @@ fn thread_init_timeout_exits_2() {
 #[test]
 fn failed_thread_init_releases_nobody_and_reports_nothing() {
     // Like sysbench: the failure, then "Thread initialization failed!", exit 1, and no
-    // report of a run that never started — also when other workers started fine.
+    // report of a run that never started — also when other workers started fine, whose
+    // thread_done does not run either.
     let dir = Dir::new();
     dir.write(
         "bad_init.lua",
         "function thread_init()\n  if sysbench.tid == 2 then\n    \
-         error('worker 2 cannot start', 0)\n  end\nend\nfunction event()\nend\n",
+         error('worker 2 cannot start', 0)\n  end\nend\nfunction event()\nend\n\
+         function thread_done()\n  print('thread_done ran')\nend\n",
     );
     let run = dir
         .sysbench()
@@ -187,4 +189,5 @@ fn failed_thread_init_releases_nobody_and_reports_nothing() {
     );
     assert!(!run.stdout.contains("Threads started!"), "{}", run.stdout);
     assert!(!run.stdout.contains("SQL statistics"), "{}", run.stdout);
+    assert!(!run.stdout.contains("thread_done ran"), "{}", run.stdout);
 }
