@@ -97,7 +97,7 @@ sysbench.cmdline.options = {
   sleep_after_query = { "Sleep N microseconds after each query", 0, ARG_INT },
   load_mode = { "Data load mode of prepare: original, parallel or parallel_ordered",
     "parallel", ARG_STRING },
-  load_bulk_size = { "Rows per chunk of the parallel load modes", 1000, ARG_INT },
+  load_bulk_size = { "Rows per id chunk when several loaders share a table (commits stay every 20000 rows)", 1000, ARG_INT },
   load_tables_at_once = { "Tables the parallel load modes load at the same time (0 = "
     .. "auto: on InnoDB as many as fit in its buffer pool, elsewhere all)", 0, ARG_INT },
   trx_retry = { "Replay the same ids when a transaction is restarted after a "
@@ -1042,20 +1042,32 @@ local function generated_columns(first)
   return cols
 end
 
--- Loads the rows of `chunks` ({first, last} id ranges, 1-based, inclusive) into table
--- n. The rows are made in Rust as the driver sends them (con:insert_generated:
--- MariaDB's bulk execute, PostgreSQL's COPY, multi-row INSERTs elsewhere), so the
--- server parses no SQL per row and the client runs no Lua per row. MySQL and
--- PostgreSQL commit every LOAD_TRX_ROWS rows; SQLite loads a whole table in one
--- transaction (see create_table).
+-- Loads the rows of `chunks` ({first, last} id ranges, 1-based, inclusive, ascending)
+-- into table n. The rows are made in Rust as the driver sends them
+-- (con:insert_generated: MariaDB's bulk execute, PostgreSQL's COPY, multi-row INSERTs
+-- elsewhere), so the server parses no SQL per row and the client runs no Lua per row.
+-- Adjacent chunks are sent as one range and transactions span chunks: MySQL and
+-- PostgreSQL commit every LOAD_TRX_ROWS rows whatever --load-bulk-size is (a commit
+-- per 1000-row chunk would make the load wait for a log flush per chunk); SQLite loads
+-- a whole table in one transaction (see create_table).
 function load_chunks(c, n, chunks)
   local name = get_table_name(n)
   local group = driver_name() ~= "sqlite"
+  local ranges = {}
   for _, ch in ipairs(chunks) do
-    local first = ch[1]
-    while first <= ch[2] do
-      local count = math.min(LOAD_TRX_ROWS, ch[2] - first + 1)
-      if group then
+    local last = ranges[#ranges]
+    if last and last[2] + 1 == ch[1] then
+      last[2] = ch[2]
+    else
+      ranges[#ranges + 1] = { ch[1], ch[2] }
+    end
+  end
+  local in_trx = 0 -- rows in the open transaction
+  for _, range in ipairs(ranges) do
+    local first = range[1]
+    while first <= range[2] do
+      local count = math.min(LOAD_TRX_ROWS - in_trx, range[2] - first + 1)
+      if group and in_trx == 0 then
         c:query("BEGIN")
       end
       local got = c:insert_generated(name, generated_columns(first), count)
@@ -1063,11 +1075,18 @@ function load_chunks(c, n, chunks)
         error(string.format("loading '%s': %s of %d rows loaded", name, tostring(got),
           count), 0)
       end
-      if group then
-        c:query("COMMIT")
+      in_trx = in_trx + count
+      if in_trx == LOAD_TRX_ROWS then
+        if group then
+          c:query("COMMIT")
+        end
+        in_trx = 0
       end
       first = first + count
     end
+  end
+  if group and in_trx > 0 then
+    c:query("COMMIT")
   end
 end
 
