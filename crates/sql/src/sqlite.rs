@@ -1,5 +1,13 @@
 //! The embedded SQLite driver (`rusqlite`, bundled library): WAL journal and a busy
 //! timeout so that several worker threads can share one database file.
+//!
+//! A deferred transaction (`BEGIN`) that reads and then writes cannot wait for the
+//! write lock: when another connection committed meanwhile, SQLite fails the write at
+//! once (`SQLITE_BUSY_SNAPSHOT`) and the event restarts, about once per transaction
+//! with two writers. So a connection whose last transaction attempted a write opens
+//! the next one as `BEGIN IMMEDIATE`, which takes the write lock first and waits for it
+//! within the busy timeout; read-only transactions stay deferred and do not queue
+//! behind writers.
 
 use std::io::Write as _;
 use std::sync::Arc;
@@ -11,6 +19,7 @@ use rusqlite::types::{ToSqlOutput, ValueRef};
 use rusqlite::{ffi, Connection as Db, OpenFlags, Statement, ToSql};
 
 use crate::bulk::BulkBuffer;
+use crate::classify::{classify, QueryKind};
 use crate::config::{DriverConfig, DriverKind, PsMode};
 use crate::emulate::{Dialect, Template};
 use crate::error::{Endpoint, SqlError, SqlErrorKind, SqlOp};
@@ -23,15 +32,62 @@ use crate::{Connection, StatementId};
 /// form, so statements survive reconnects).
 struct Stmt {
     sql: String,
+    role: TrxRole,
     template: Template,
     /// Column names of the last result, shared by the result sets while unchanged.
     names: Arc<[String]>,
+}
+
+/// What a statement does to the connection's transaction, for choosing how the next
+/// one begins (see the module documentation).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum TrxRole {
+    /// A plain `BEGIN` / `BEGIN TRANSACTION` / `BEGIN DEFERRED`.
+    Begin,
+    /// `COMMIT`, `END` or `ROLLBACK` (but not `ROLLBACK TO` a savepoint).
+    End,
+    /// `INSERT`, `UPDATE`, `DELETE` or `REPLACE`.
+    Write,
+    Other,
+}
+
+impl TrxRole {
+    fn of(sql: &str) -> TrxRole {
+        match classify(sql) {
+            QueryKind::Write => return TrxRole::Write,
+            QueryKind::Read => return TrxRole::Other,
+            QueryKind::Other => {}
+        }
+        let mut words = sql.trim().trim_end_matches(';').split_ascii_whitespace();
+        let is =
+            |w: Option<&str>, keyword: &str| w.is_some_and(|w| w.eq_ignore_ascii_case(keyword));
+        let (first, second, third, fourth) =
+            (words.next(), words.next(), words.next(), words.next());
+        // Nothing more, or only TRANSACTION.
+        let bare =
+            |a: Option<&str>, b: Option<&str>| a.is_none() || (is(a, "TRANSACTION") && b.is_none());
+        if is(first, "BEGIN") {
+            let plain = bare(second, third) || (is(second, "DEFERRED") && bare(third, fourth));
+            if plain {
+                return TrxRole::Begin;
+            }
+        } else if (is(first, "COMMIT") || is(first, "END") || is(first, "ROLLBACK"))
+            && bare(second, third)
+        {
+            return TrxRole::End;
+        }
+        TrxRole::Other
+    }
 }
 
 /// A SQLite connection.
 pub(crate) struct SqliteConnection {
     cfg: Arc<DriverConfig>,
     db: Option<Db>,
+    /// A write was attempted in the open transaction.
+    trx_wrote: bool,
+    /// The last transaction attempted a write: the next `BEGIN` is `BEGIN IMMEDIATE`.
+    begin_immediate: bool,
     stmts: Vec<Option<Stmt>>,
     pending: VecDeque<Option<ResultSet>>,
     bulk: BulkBuffer,
@@ -132,6 +188,11 @@ impl SqliteConnection {
         let mut c = SqliteConnection {
             cfg,
             db: None,
+            trx_wrote: false,
+            // Until a transaction shows otherwise, assume it writes: the first write
+            // transaction of a connection would fail otherwise, a read-only one only
+            // waits for the write lock once.
+            begin_immediate: true,
             stmts: Vec::new(),
             pending: VecDeque::new(),
             bulk: BulkBuffer::default(),
@@ -210,10 +271,26 @@ impl SqliteConnection {
             if let Some(db) = &self.db {
                 if !db.is_autocommit() {
                     let _ = db.execute_batch("ROLLBACK");
+                    self.begin_immediate = self.trx_wrote;
                 }
             }
         }
         err
+    }
+
+    /// Notes what a statement of `role` does to the transaction; returns the text to
+    /// run instead of a deferred `BEGIN` that should be immediate.
+    fn track(&mut self, role: TrxRole) -> Option<&'static str> {
+        match role {
+            TrxRole::Begin => {
+                self.trx_wrote = false;
+                return self.begin_immediate.then_some("BEGIN IMMEDIATE");
+            }
+            TrxRole::End => self.begin_immediate = self.trx_wrote,
+            TrxRole::Write => self.trx_wrote = true,
+            TrxRole::Other => {}
+        }
+        None
     }
 
     fn run(
@@ -223,9 +300,11 @@ impl SqliteConnection {
         cached: bool,
         op: SqlOp,
     ) -> Result<Option<ResultSet>, SqlError> {
-        let Some(db) = self.db.as_ref() else {
+        if self.db.is_none() {
             return Err(Self::closed(op, sql));
-        };
+        }
+        let sql = self.track(TrxRole::of(sql)).unwrap_or(sql);
+        let db = self.db.as_ref().expect("checked above");
         self.pending.clear();
         let res = if cached {
             db.prepare_cached(sql)
@@ -296,6 +375,7 @@ impl Connection for SqliteConnection {
         self.trace("prepare", sql);
         let stmt = Stmt {
             sql: sql.to_string(),
+            role: TrxRole::of(sql),
             template: Template::parse(sql),
             names: Arc::default(),
         };
@@ -343,13 +423,15 @@ impl Connection for SqliteConnection {
         if self.debug {
             self.trace("execute", &stmt.template.render(params, Dialect::Standard));
         }
-        let Some(db) = self.db.as_ref() else {
+        if self.db.is_none() {
             return Err(Self::closed(SqlOp::Execute, &stmt.sql));
-        };
+        }
+        let instead = self.track(stmt.role);
+        let db = self.db.as_ref().expect("checked above");
         self.pending.clear();
         let st = self.stmts[id.0 as usize].as_mut().expect("checked above");
         let res = db
-            .prepare_cached(&st.sql)
+            .prepare_cached(instead.unwrap_or(&st.sql))
             .and_then(|mut s| run_stmt_into(&mut s, params, &mut st.names, out));
         match res {
             Ok((has_rows, n)) => {
@@ -411,5 +493,34 @@ impl Connection for SqliteConnection {
 
     fn disconnect(&mut self) {
         self.db = None;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::TrxRole;
+
+    #[test]
+    fn transaction_roles() {
+        for sql in ["BEGIN", " begin transaction; ", "BEGIN DEFERRED TRANSACTION"] {
+            assert_eq!(TrxRole::of(sql), TrxRole::Begin, "{sql}");
+        }
+        for sql in ["COMMIT", "commit;", "END TRANSACTION", "ROLLBACK"] {
+            assert_eq!(TrxRole::of(sql), TrxRole::End, "{sql}");
+        }
+        for sql in ["INSERT INTO t VALUES (1)", "/* x */ update t set v=1", "DELETE FROM t"] {
+            assert_eq!(TrxRole::of(sql), TrxRole::Write, "{sql}");
+        }
+        // Already immediate (or exclusive), savepoints and reads are left alone.
+        for sql in [
+            "BEGIN IMMEDIATE",
+            "BEGIN EXCLUSIVE",
+            "ROLLBACK TO sp1",
+            "RELEASE sp1",
+            "SELECT 1",
+            "BEGIN; INSERT INTO t VALUES (1); COMMIT",
+        ] {
+            assert_eq!(TrxRole::of(sql), TrxRole::Other, "{sql}");
+        }
     }
 }

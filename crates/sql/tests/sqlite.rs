@@ -91,6 +91,11 @@ fn busy_is_ignorable_and_rolls_back() {
     let mut b = open(&dir, &[("sqlite-busy-timeout", "50")]);
     exec(&mut *a, "CREATE TABLE t (id INTEGER PRIMARY KEY, v INT)");
     exec(&mut *a, "INSERT INTO t VALUES (1, 0)");
+    // After a read-only transaction b's next BEGIN is deferred, so that it can start
+    // while a holds the write lock, and fails only at its write.
+    exec(&mut *b, "BEGIN");
+    exec(&mut *b, "SELECT v FROM t");
+    exec(&mut *b, "COMMIT");
     exec(&mut *a, "BEGIN IMMEDIATE");
     exec(&mut *a, "UPDATE t SET v = 1");
     exec(&mut *b, "BEGIN");
@@ -98,10 +103,11 @@ fn busy_is_ignorable_and_rolls_back() {
     assert_eq!(e.errno & 0xff, 5, "{e}");
     assert_eq!(e.kind, SqlErrorKind::Ignorable { reconnected: false });
     assert!(e.fatal_lines()[0].starts_with("FATAL: sqlite_drv_query() returned error 5"));
-    // b's transaction was rolled back, so the restarted event can BEGIN again.
+    // b's transaction was rolled back, so the restarted event can BEGIN again — as
+    // BEGIN IMMEDIATE now that it tried to write, which waits for a's write lock.
+    exec(&mut *a, "COMMIT");
     exec(&mut *b, "BEGIN");
     exec(&mut *b, "ROLLBACK");
-    exec(&mut *a, "COMMIT");
 
     // Not listed: fatal.
     let mut c = open(
@@ -120,6 +126,104 @@ fn busy_is_ignorable_and_rolls_back() {
     exec(&mut *a, "COMMIT");
     let mut all = open(&dir, &[("sqlite-ignore-errors", "all")]);
     assert!(all.query("SELECT * FROM nope").unwrap_err().is_ignorable());
+}
+
+/// Runs `txns` transactions of `shape` (each `?` in the statements bound to `id`) on
+/// `threads` connections at once; returns the ignored (busy) errors met on the way.
+fn concurrent_transactions(
+    dir: &TempDir,
+    threads: usize,
+    txns: usize,
+    shape: &'static [&'static str],
+    ps: &'static str,
+) -> usize {
+    let path = dir.path().join("t.db").to_str().unwrap().to_string();
+    let drv = Driver::new(config(
+        DriverKind::Sqlite,
+        &[("sqlite-db", &path), ("db-ps-mode", ps)],
+    ));
+    let workers: Vec<_> = (0..threads)
+        .map(|n| {
+            let drv = drv.clone();
+            std::thread::spawn(move || {
+                let mut con = drv.connect(n).unwrap();
+                let stmts: Vec<_> = shape.iter().map(|q| con.prepare(q).unwrap()).collect();
+                let mut busy = 0;
+                let mut done = 0;
+                while done < txns {
+                    let id = Value::Int((done % 10) as i64 + 1);
+                    let r = stmts.iter().zip(shape).try_for_each(|(&st, q)| {
+                        let params = if q.contains('?') {
+                            vec![id.clone()]
+                        } else {
+                            vec![]
+                        };
+                        con.execute(st, &params).map(|_| ())
+                    });
+                    match r {
+                        Ok(()) => done += 1,
+                        Err(e) if e.is_ignorable() => busy += 1,
+                        Err(e) => panic!("{e}"),
+                    }
+                }
+                busy
+            })
+        })
+        .collect();
+    workers.into_iter().map(|w| w.join().unwrap()).sum()
+}
+
+#[test]
+fn transactions_that_read_then_write_wait_for_each_other() {
+    // Deferred, every transaction of one connection that read before another
+    // committed would fail at its write (SQLITE_BUSY_SNAPSHOT) and restart; as BEGIN
+    // IMMEDIATE after a transaction that wrote, they queue for the write lock.
+    let dir = TempDir::new("bmk-sqlite");
+    let mut setup = open(&dir, &[]);
+    exec(
+        &mut *setup,
+        "CREATE TABLE t (id INTEGER PRIMARY KEY, v INT)",
+    );
+    for id in 1..=10 {
+        exec(&mut *setup, &format!("INSERT INTO t VALUES ({id}, 0)"));
+    }
+    let shape: &[&str] = &[
+        "BEGIN",
+        "SELECT v FROM t WHERE id = ?",
+        "UPDATE t SET v = v + 1 WHERE id = ?",
+        "COMMIT",
+    ];
+    for ps in ["auto", "disable"] {
+        let busy = concurrent_transactions(&dir, 4, 300, shape, ps);
+        assert_eq!(busy, 0, "busy errors with --db-ps-mode={ps}");
+    }
+    assert_eq!(scalar(&mut *setup, "SELECT SUM(v) FROM t").unwrap(), "2400");
+}
+
+#[test]
+fn read_only_transactions_stay_deferred() {
+    // After a transaction that only read, BEGIN takes no write lock: a writer commits
+    // while the reader's transaction is open (with BEGIN IMMEDIATE it would time out).
+    let dir = TempDir::new("bmk-sqlite");
+    let mut reader = open(&dir, &[("sqlite-busy-timeout", "50")]);
+    let mut writer = open(&dir, &[("sqlite-busy-timeout", "50")]);
+    exec(
+        &mut *reader,
+        "CREATE TABLE t (id INTEGER PRIMARY KEY, v INT)",
+    );
+    exec(&mut *reader, "INSERT INTO t VALUES (1, 0)");
+    for begin in ["BEGIN", "begin transaction;", "BEGIN DEFERRED"] {
+        exec(&mut *reader, begin);
+        exec(&mut *reader, "SELECT v FROM t");
+        exec(&mut *reader, "COMMIT");
+        exec(&mut *reader, begin);
+        exec(&mut *reader, "SELECT v FROM t");
+        exec(&mut *writer, "BEGIN");
+        exec(&mut *writer, "UPDATE t SET v = v + 1");
+        exec(&mut *writer, "COMMIT");
+        exec(&mut *reader, "END");
+    }
+    assert_eq!(scalar(&mut *reader, "SELECT v FROM t").unwrap(), "3");
 }
 
 #[test]
