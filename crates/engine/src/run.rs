@@ -303,8 +303,8 @@ impl Shared {
 /// earlier for a forced shutdown or an initialisation timeout (then the workers are left
 /// stopping or still starting, and the caller is expected to exit). After a failed
 /// initialisation the workers that started are dropped without running (no event, no
-/// [`Worker::finish`](crate::Worker::finish)) and their threads joined, unless one is still starting after a
-/// short grace period.
+/// [`Worker::finish`](crate::Worker::finish)) and their threads are joined, unless one
+/// is still starting after a short grace period.
 pub fn run(
     config: RunConfig,
     test: Arc<dyn Test>,
