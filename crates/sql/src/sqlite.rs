@@ -502,13 +502,21 @@ mod tests {
 
     #[test]
     fn transaction_roles() {
-        for sql in ["BEGIN", " begin transaction; ", "BEGIN DEFERRED TRANSACTION"] {
+        for sql in [
+            "BEGIN",
+            " begin transaction; ",
+            "BEGIN DEFERRED TRANSACTION",
+        ] {
             assert_eq!(TrxRole::of(sql), TrxRole::Begin, "{sql}");
         }
         for sql in ["COMMIT", "commit;", "END TRANSACTION", "ROLLBACK"] {
             assert_eq!(TrxRole::of(sql), TrxRole::End, "{sql}");
         }
-        for sql in ["INSERT INTO t VALUES (1)", "/* x */ update t set v=1", "DELETE FROM t"] {
+        for sql in [
+            "INSERT INTO t VALUES (1)",
+            "/* x */ update t set v=1",
+            "DELETE FROM t",
+        ] {
             assert_eq!(TrxRole::of(sql), TrxRole::Write, "{sql}");
         }
         // Already immediate (or exclusive), savepoints and reads are left alone.
