@@ -632,6 +632,37 @@ fn insert_rows_by_bulk_execute_and_by_multi_row_inserts() {
     }
 }
 
+#[test]
+fn insert_rows_without_bulk_execute_fall_back_to_multi_row_inserts() {
+    // A server without bulk execute (MySQL) answers the connection's one-row probe
+    // with error 1047: the probe's row is not lost, the load goes on as multi-row
+    // INSERTs, and the connection does not try bulk execute again.
+    let db = require!(MysqlTestDb::create());
+    let proxy = support::no_bulk_proxy::NoBulkProxy::start(3306);
+    let port = proxy.port();
+    let opts: Vec<(&str, &str)> = db
+        .tcp_opts(&[])
+        .into_iter()
+        .map(|(k, v)| {
+            if k == "mysql-port" {
+                (k, port.as_str())
+            } else {
+                (k, v)
+            }
+        })
+        .collect();
+    let mut con = connect(DriverKind::Mysql, &opts).unwrap_or_else(|e| panic!("{e}"));
+    types::insert_rows_intact(&mut *con);
+    assert_eq!(proxy.refused(), 1);
+    // Forty 1000-row INSERTs plus the duplicate's, as with the crate's protocol path.
+    let counted = scalar(
+        &mut *con,
+        "SELECT VARIABLE_VALUE FROM information_schema.SESSION_STATUS \
+         WHERE VARIABLE_NAME = 'COM_STMT_EXECUTE'",
+    );
+    assert_eq!(counted.as_deref(), Some("41"));
+}
+
 /// Rows of [`insert_rows_keep_text_in_every_column_charset`]: ASCII and non-ASCII text
 /// in turn, the same text in every column.
 struct Words(std::array::IntoIter<(i64, &'static str), 4>);

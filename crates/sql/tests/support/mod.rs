@@ -4,6 +4,7 @@
 
 #![allow(dead_code)]
 
+pub mod no_bulk_proxy;
 pub mod throwaway;
 pub mod throwaway_pg;
 pub mod types;
