@@ -294,7 +294,13 @@ fn run_script(
     };
     let mut host = ScriptHost::load(src, config).map_err(lua_error)?;
     opts.declare(host.declared_options());
-    reject_undeclared(&opts, &raw.options)?;
+    if host.declares_options() {
+        reject_undeclared(&opts, &raw.options)?;
+    } else {
+        // A script without `sysbench.cmdline.options` takes any option, as in
+        // sysbench 1.0: 0.5-era scripts read theirs as globals.
+        opts.validate().map_err(|e| user_error(e.to_string()))?;
+    }
     let command = require_command(inv, raw, &name)?;
     host.set_options(opts.clone()).map_err(lua_error)?;
     if command == "help" && !host.has_command("help") {

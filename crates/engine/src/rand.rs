@@ -7,8 +7,9 @@
 //! `unique()` is the one draw shared across threads: a bijection of a global counter.
 
 use std::cell::RefCell;
+use std::collections::BTreeSet;
 use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
-use std::sync::RwLock;
+use std::sync::{Mutex, RwLock};
 
 use rand_core::{Rng as _, SeedableRng};
 use rand_distr::Distribution as _;
@@ -292,6 +293,33 @@ pub fn unique() -> u32 {
     x
 }
 
+/// Values [`unique_in`] has returned in this process.
+static RETURNED_IN_RANGE: Mutex<BTreeSet<u32>> = Mutex::new(BTreeSet::new());
+
+/// A uniform value in `[a, b]` that no thread has had from this function before, or
+/// `None` once every value of the range has been returned (sysbench 1.0's
+/// `sb_rand_uniq`, which spins forever then). Behind one lock: it backs a legacy
+/// global that scripts call while inserting rows, not a per-query path.
+pub fn unique_in(a: u32, b: u32) -> Option<u32> {
+    let (a, b) = (a.min(b), a.max(b));
+    let pick = with(|r| r.by(Distribution::Uniform, a, b));
+    let mut taken = RETURNED_IN_RANGE.lock().unwrap_or_else(|p| p.into_inner());
+    // The first free value at or after the draw, else the first from `a`.
+    let free_from = |from: u32, to: u32| {
+        let mut want = from as u64;
+        for &v in taken.range(from..=to) {
+            if v as u64 != want {
+                break;
+            }
+            want += 1;
+        }
+        (want <= to as u64).then_some(want as u32)
+    };
+    let found = free_from(pick, b).or_else(|| free_from(a, pick))?;
+    taken.insert(found);
+    Some(found)
+}
+
 const ALNUM: &[u8; 36] = b"0123456789abcdefghijklmnopqrstuvwxyz";
 
 /// `template` with `#` and `@` replaced (see [`fill_template`]).
@@ -386,5 +414,17 @@ mod tests {
         for _ in 0..100_000 {
             assert!(seen.insert(unique()));
         }
+    }
+
+    #[test]
+    fn unique_in_returns_each_value_of_its_range_once() {
+        // A range no other test uses: the set of returned values is process-wide.
+        let (a, b) = (4_000_000_001, 4_000_000_010);
+        let mut got: Vec<u32> = (0..10).map(|_| unique_in(a, b).unwrap()).collect();
+        got.sort_unstable();
+        assert_eq!(got, (a..=b).collect::<Vec<_>>());
+        assert_eq!(unique_in(a, b), None);
+        assert_eq!(unique_in(b, a), None, "bounds in either order");
+        assert_eq!(unique_in(a - 1, b), Some(a - 1));
     }
 }

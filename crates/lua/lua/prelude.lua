@@ -62,12 +62,38 @@ local core = { host = host, sb = sb, RESTART_EVENT = RESTART_EVENT }
 local G_meta
 local open_lib
 
+-- sysbench 1.0's compatibility globals (sb_rand, db_query, DB_ERROR_NONE, ...), which
+-- scripts written for sysbench 0.5 and 1.0 call: made, all at once, by the chunk
+-- <bmk>/legacy.lua when a state first reads one. A global the script set itself stays.
+local legacy_names = {
+  sb_rand = true, sb_rand_uniform = true, sb_rand_gaussian = true,
+  sb_rand_special = true, sb_rand_str = true, sb_rnd = true, sb_rand_uniq = true,
+  DB_ERROR_NONE = true, DB_ERROR_RESTART_TRANSACTION = true, DB_ERROR_FAILED = true,
+  db_connect = true, db_disconnect = true, db_query = true, db_prepare = true,
+  db_bind_param = true, db_bind_result = true, db_execute = true, db_close = true,
+  db_store_results = true, db_free_results = true, db_bulk_insert_init = true,
+  db_bulk_insert_next = true, db_bulk_insert_done = true,
+  mysql_table_engine = true, myisam_max_rows = true,
+}
+local function define_legacy()
+  if not legacy_names then
+    return
+  end
+  legacy_names = nil
+  for name, value in raw_pairs(host.section("legacy")(core)) do
+    if rawget(_G, name) == nil then
+      rawset(_G, name, value)
+    end
+  end
+end
+
 local function complete(t)
   if rawequal(t, _G) then
     if raw_getmetatable(_G) == G_meta then
       for name in raw_pairs(lazy_libs) do
         open_lib(name)
       end
+      define_legacy()
       raw_setmetatable(_G, nil)
     end
   elseif rawequal(t, opt) then
@@ -111,6 +137,10 @@ G_meta = {
       open_lib(name)
       return rawget(g, name)
     end
+    if legacy_names and legacy_names[name] then
+      define_legacy()
+      return rawget(g, name)
+    end
   end,
 }
 
@@ -134,6 +164,11 @@ for _, name in ipairs({ "jit.util", "jit.opt" }) do
   end
 end
 raw_setmetatable(_G, G_meta)
+
+-- Two more of sysbench 1.0's globals, set in every state: the worker's thread id (0 in
+-- the main state) and the script as named on the command line.
+thread_id = host.tid
+test = host.script_path
 
 raw_setmetatable(opt, {
   __index = function(t, name)
@@ -326,6 +361,19 @@ raw_setmetatable(internal, {
     return core.commands()[name]
   end,
 })
+
+-- A script that declares no options sees every option as a global too, as in
+-- sysbench 1.0 (`oltp_table_size` for --oltp-table-size): set when a worker state
+-- has loaded the script, and in the main state before its command runs. Except that
+-- --debug does not replace the debug library (sysbench's global `debug` is false), which
+-- tracebacks need: such a script reads the option as sysbench.opt.debug.
+function internal.export_options()
+  for _, name in ipairs(opt_source()) do
+    if loaded[name] == nil and lazy_libs[name] == nil then
+      rawset(_G, name, opt[name])
+    end
+  end
+end
 
 -- After the option values changed (the main state, once the command line is checked).
 function internal.reset_opt()

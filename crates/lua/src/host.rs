@@ -51,12 +51,22 @@ impl ScriptHost {
             version_string,
             options: Arc::new(cfg.options),
             threads: cfg.threads.max(1),
+            legacy_options: false,
             script_cache: Default::default(),
         };
         let main = ScriptState::new(&env, 0)?;
         // Surface broken option declarations now rather than at help or run time.
         options::declared(&main.lua)?;
+        let mut env = env;
+        env.legacy_options = !options::has_declarations(&main.lua)?;
         Ok(ScriptHost { env, main })
+    }
+
+    /// Whether the script has a `sysbench.cmdline.options` table. One without (a
+    /// sysbench 0.5/1.0 style script) takes any `--name=value`, as sysbench 1.0 does:
+    /// the value is `sysbench.opt.name` and, like every option, the global `name`.
+    pub fn declares_options(&self) -> bool {
+        !self.env.legacy_options
     }
 
     /// The options the script declares in `sysbench.cmdline.options`, with types

@@ -72,6 +72,17 @@ fn default_text(value: &Value, kind: OptKind) -> Result<Option<String>, String> 
     })
 }
 
+/// Whether the script declares any option in `sysbench.cmdline.options`.
+pub(crate) fn has_declarations(lua: &Lua) -> Result<bool, LuaError> {
+    let sb: Table = lua.globals().get("sysbench")?;
+    let cmdline: Table = sb.get("cmdline")?;
+    Ok(match cmdline.get::<Value>("options")? {
+        Value::Table(t) => t.pairs::<Value, Value>().next().is_some(),
+        Value::Nil => false,
+        _ => true,
+    })
+}
+
 /// Reads `sysbench.cmdline.options` of `lua`, sorted by name.
 pub(crate) fn declared(lua: &Lua) -> Result<Vec<Declared>, LuaError> {
     let sb: Table = lua.globals().get("sysbench")?;

@@ -32,6 +32,7 @@ fn section(name: &str) -> Option<(&'static str, &'static str)> {
         "sql" => ("@<bmk>/sql.lua", include_str!("../lua/sql.lua")),
         "commands" => ("@<bmk>/commands.lua", include_str!("../lua/commands.lua")),
         "errors" => ("@<bmk>/errors.lua", include_str!("../lua/errors.lua")),
+        "legacy" => ("@<bmk>/legacy.lua", include_str!("../lua/legacy.lua")),
         "luajit_cmd" => (
             "@<bmk>/luajit_cmd.lua",
             include_str!("../lua/luajit_cmd.lua"),
@@ -86,6 +87,13 @@ fn api(lua: &Lua, name: &str, argv: &[String]) -> mlua::Result<Value> {
             return Ok(Value::Table(t));
         }
         "sql_raw" => return Ok(Value::Table(crate::sql::raw_api(lua)?)),
+        "rand_uniq" => lua.create_function(|_, bounds: (Option<u32>, Option<u32>)| {
+            Ok(match bounds {
+                (Some(a), Some(b)) => bmk_engine::rand::unique_in(a, b),
+                // Called without a range, sysbench 1.0 returns sysbench.rand.unique().
+                _ => Some(bmk_engine::rand::unique()),
+            })
+        })?,
         _ => return Err(mlua::Error::RuntimeError(format!("no host value '{name}'"))),
     };
     Ok(Value::Function(f))
@@ -176,6 +184,10 @@ pub(crate) struct ScriptEnv {
     pub version_string: String,
     pub options: Arc<OptionSet>,
     pub threads: u32,
+    /// The script declares no `sysbench.cmdline.options` (a sysbench 0.5/1.0 style
+    /// script): every option is also a global of its states, from the worker states'
+    /// start and from the main state's command on.
+    pub legacy_options: bool,
     /// The script's bytecode, compiled by the first state that loads it.
     pub script_cache: Arc<BytecodeCache>,
 }
@@ -221,6 +233,9 @@ impl ScriptState {
             raw,
         };
         state.load_script(env)?;
+        if env.legacy_options {
+            state.export_options()?;
+        }
         Ok(state)
     }
 
@@ -327,6 +342,17 @@ impl ScriptState {
         }
         let reset: Function = self.internal.get("reset_opt")?;
         reset.call::<()>(())?;
+        if env.legacy_options {
+            self.export_options()?;
+        }
+        Ok(())
+    }
+
+    /// Sets every option that has a value as a global (underscore spelling), as
+    /// sysbench does for scripts that declare no options.
+    fn export_options(&self) -> Result<(), LuaError> {
+        let export: Function = self.internal.get("export_options")?;
+        export.call::<()>(())?;
         Ok(())
     }
 }

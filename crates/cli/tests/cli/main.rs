@@ -7,6 +7,7 @@
 
 mod errors;
 mod fileio;
+mod legacy;
 mod limits;
 mod options;
 mod output;
