@@ -21,9 +21,6 @@ local legacy = {
   DB_ERROR_NONE = 0,
   DB_ERROR_RESTART_TRANSACTION = 1,
   DB_ERROR_FAILED = 2,
-  -- The MySQL table options of 0.5's schema scripts, with 0.5's defaults.
-  mysql_table_engine = "innodb",
-  myisam_max_rows = 1000000,
 }
 
 -- A uniform 32-bit value.

@@ -65,27 +65,37 @@ local open_lib
 -- sysbench 1.0's compatibility globals (sb_rand, db_query, DB_ERROR_NONE, ...), which
 -- scripts written for sysbench 0.5 and 1.0 call: made, all at once, by the chunk
 -- <bmk>/legacy.lua when a state first reads one. A global the script set itself stays.
-local legacy_names = {
-  sb_rand = true, sb_rand_uniform = true, sb_rand_gaussian = true,
-  sb_rand_special = true, sb_rand_str = true, sb_rnd = true, sb_rand_uniq = true,
-  DB_ERROR_NONE = true, DB_ERROR_RESTART_TRANSACTION = true, DB_ERROR_FAILED = true,
-  db_connect = true, db_disconnect = true, db_query = true, db_prepare = true,
-  db_bind_param = true, db_bind_result = true, db_execute = true, db_close = true,
-  db_store_results = true, db_free_results = true, db_bulk_insert_init = true,
-  db_bulk_insert_next = true, db_bulk_insert_done = true,
-  mysql_table_engine = true, myisam_max_rows = true,
-}
+-- Recognised by name pattern, so that no per-state table lists them.
+local legacy_pending = true
+local function is_legacy(name)
+  return type(name) == "string" and (name:find("^sb_r") or name:find("^db_")
+    or name:find("^DB_ERROR_"))
+end
+-- Two more with 0.5's defaults, for its schema scripts; given as options, the values.
+local function legacy_table_option(name)
+  if name == "mysql_table_engine" or name == "myisam_max_rows" then
+    local value = opt[name]
+    if value == nil then
+      value = name == "mysql_table_engine" and "innodb" or 1000000
+    end
+    return value
+  end
+end
 local function define_legacy()
-  if not legacy_names then
+  if not legacy_pending then
     return
   end
-  legacy_names = nil
+  legacy_pending = false
   for name, value in raw_pairs(host.section("legacy")(core)) do
     if rawget(_G, name) == nil then
       rawset(_G, name, value)
     end
   end
 end
+
+-- A script that declares no options reads every option as a global (see
+-- internal.export_options); each is fetched on its first read.
+local options_as_globals = false
 
 local function complete(t)
   if rawequal(t, _G) then
@@ -94,6 +104,16 @@ local function complete(t)
         open_lib(name)
       end
       define_legacy()
+      if options_as_globals then
+        for _, name in ipairs(opt_source()) do
+          local _ = _G[name]
+        end
+      end
+      for _, name in ipairs({ "mysql_table_engine", "myisam_max_rows" }) do
+        if rawget(_G, name) == nil then
+          rawset(_G, name, legacy_table_option(name))
+        end
+      end
       raw_setmetatable(_G, nil)
     end
   elseif rawequal(t, opt) then
@@ -137,10 +157,18 @@ G_meta = {
       open_lib(name)
       return rawget(g, name)
     end
-    if legacy_names and legacy_names[name] then
+    if options_as_globals and type(name) == "string" then
+      local value = opt[name]
+      if value ~= nil then
+        rawset(g, name, value)
+        return value
+      end
+    end
+    if legacy_pending and is_legacy(name) then
       define_legacy()
       return rawget(g, name)
     end
+    return legacy_table_option(name)
   end,
 }
 
@@ -363,16 +391,13 @@ raw_setmetatable(internal, {
 })
 
 -- A script that declares no options sees every option as a global too, as in
--- sysbench 1.0 (`oltp_table_size` for --oltp-table-size): set when a worker state
--- has loaded the script, and in the main state before its command runs. Except that
--- --debug does not replace the debug library (sysbench's global `debug` is false), which
--- tracebacks need: such a script reads the option as sysbench.opt.debug.
+-- sysbench 1.0 (`oltp_table_size` for --oltp-table-size): from when a worker state has
+-- loaded the script, and in the main state from before its command runs. A global the
+-- script set and the libraries stay: --debug does not replace the debug library
+-- (sysbench's global `debug` is false), which tracebacks need; such a script reads the
+-- option as sysbench.opt.debug.
 function internal.export_options()
-  for _, name in ipairs(opt_source()) do
-    if loaded[name] == nil and lazy_libs[name] == nil then
-      rawset(_G, name, opt[name])
-    end
-  end
+  options_as_globals = true
 end
 
 -- After the option values changed (the main state, once the command line is checked).

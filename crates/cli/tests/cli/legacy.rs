@@ -8,9 +8,10 @@ use crate::util::*;
 /// a command.
 const OPTIONS_AS_GLOBALS: &str = r#"
 local function show(where)
-  print(string.format("%s size=%s/%s/%s threads=%s/%s tid=%s test=%s debug=%s", where,
-    tostring(oltp_table_size), type(oltp_table_size), tostring(sysbench.opt.oltp_table_size),
-    tostring(threads), type(threads), tostring(thread_id), tostring(test), type(debug)))
+  print(string.format("%s size=%s/%s/%s threads=%s/%s tid=%s test=%s debug=%s engine=%s",
+    where, tostring(oltp_table_size), type(oltp_table_size),
+    tostring(sysbench.opt.oltp_table_size), tostring(threads), type(threads),
+    tostring(thread_id), tostring(test), type(debug), tostring(mysql_table_engine)))
 end
 function prepare() show("prepare") end
 function thread_init() show("worker") end
@@ -23,7 +24,10 @@ fn scripts_that_declare_no_options_take_any_option_as_a_global() {
     dir.write("old.lua", OPTIONS_AS_GLOBALS);
     let run = dir
         .bmk()
-        .args("old.lua --oltp-table-size=77 --threads=2 --events=2 --debug=off run")
+        .args(
+            "old.lua --oltp-table-size=77 --threads=2 --events=2 --debug=off \
+             --mysql-table-engine=myisam run",
+        )
         .run()
         .ok();
     assert_eq!(
@@ -35,7 +39,8 @@ fn scripts_that_declare_no_options_take_any_option_as_a_global() {
     for tid in 0..2 {
         assert!(
             run.stdout.contains(&format!(
-                "worker size=77/string/77 threads=2/number tid={tid} test=old.lua debug=table"
+                "worker size=77/string/77 threads=2/number tid={tid} test=old.lua debug=table \
+                 engine=myisam"
             )),
             "{}",
             run.stdout
@@ -47,8 +52,9 @@ fn scripts_that_declare_no_options_take_any_option_as_a_global() {
         .run()
         .ok();
     assert!(
-        run.stdout
-            .contains("prepare size=5/string/5 threads=1/number tid=0 test=old.lua debug=table"),
+        run.stdout.contains(
+            "prepare size=5/string/5 threads=1/number tid=0 test=old.lua debug=table engine=innodb"
+        ),
         "{}",
         run.stdout
     );
