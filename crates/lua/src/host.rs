@@ -62,9 +62,10 @@ impl ScriptHost {
         Ok(ScriptHost { env, main })
     }
 
-    /// Whether the script has a `sysbench.cmdline.options` table. One without (a
-    /// sysbench 0.5/1.0 style script) takes any `--name=value`, as sysbench 1.0 does:
-    /// the value is `sysbench.opt.name` and, like every option, the global `name`.
+    /// Whether the script declares options in `sysbench.cmdline.options`. One that
+    /// does not (a sysbench 0.5/1.0 style script) takes any `--name=value`, as
+    /// sysbench 1.0 does: the value is `sysbench.opt.name` and, like every option, the
+    /// global `name`.
     pub fn declares_options(&self) -> bool {
         !self.env.legacy_options
     }

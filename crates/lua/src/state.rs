@@ -348,8 +348,9 @@ impl ScriptState {
         Ok(())
     }
 
-    /// Sets every option that has a value as a global (underscore spelling), as
-    /// sysbench does for scripts that declare no options.
+    /// Makes every option that has a value readable as a global (underscore
+    /// spelling, fetched on first read), as sysbench 1.0 does for scripts that
+    /// declare no options.
     fn export_options(&self) -> Result<(), LuaError> {
         let export: Function = self.internal.get("export_options")?;
         export.call::<()>(())?;
