@@ -33,6 +33,9 @@ end
 -- sysbench.rand.unique().
 local uniq = core.host.api("rand_uniq")
 function legacy.sb_rand_uniq(a, b)
+  if a == nil and b == nil then
+    return rand.unique()
+  end
   local v = uniq(a, b)
   if v == nil then
     error(string.format("sb_rand_uniq(%s, %s): every value of the range has been returned",

@@ -85,12 +85,15 @@ local function is_legacy(name)
   end
   return false
 end
--- Two more with 0.5's defaults, for its schema scripts; given as options, the values.
+-- Two more, for 0.5's schema scripts: the options' values when given, else 0.5's
+-- defaults.
+local table_option_defaults = { mysql_table_engine = "innodb", myisam_max_rows = 1000000 }
 local function legacy_table_option(name)
-  if name == "mysql_table_engine" or name == "myisam_max_rows" then
+  local default = table_option_defaults[name]
+  if default ~= nil then
     local value = opt[name]
     if value == nil then
-      value = name == "mysql_table_engine" and "innodb" or 1000000
+      return default
     end
     return value
   end
@@ -123,7 +126,7 @@ local function complete(t)
           local _ = _G[name]
         end
       end
-      for _, name in ipairs({ "mysql_table_engine", "myisam_max_rows" }) do
+      for name in raw_pairs(table_option_defaults) do
         if rawget(_G, name) == nil then
           rawset(_G, name, legacy_table_option(name))
         end

@@ -43,7 +43,7 @@ impl ScriptHost {
         crate::ffi::ensure_ffi_linked();
         line_buffer_c_stdout();
         let version_string = cfg.banner.clone().unwrap_or_else(crate::default_banner);
-        let env = ScriptEnv {
+        let mut env = ScriptEnv {
             src: Arc::new(src),
             argv: Arc::new(cfg.argv),
             command: cfg.command,
@@ -57,7 +57,6 @@ impl ScriptHost {
         let main = ScriptState::new(&env, 0)?;
         // Surface broken option declarations now rather than at help or run time.
         options::declared(&main.lua)?;
-        let mut env = env;
         env.legacy_options = !options::has_declarations(&main.lua)?;
         Ok(ScriptHost { env, main })
     }

@@ -87,13 +87,9 @@ fn api(lua: &Lua, name: &str, argv: &[String]) -> mlua::Result<Value> {
             return Ok(Value::Table(t));
         }
         "sql_raw" => return Ok(Value::Table(crate::sql::raw_api(lua)?)),
-        "rand_uniq" => lua.create_function(|_, bounds: (Option<u32>, Option<u32>)| {
-            Ok(match bounds {
-                (Some(a), Some(b)) => bmk_engine::rand::unique_in(a, b),
-                // Called without a range, sysbench 1.0 returns sysbench.rand.unique().
-                _ => Some(bmk_engine::rand::unique()),
-            })
-        })?,
+        "rand_uniq" => {
+            lua.create_function(|_, (a, b): (u32, u32)| Ok(bmk_engine::rand::unique_in(a, b)))?
+        }
         _ => return Err(mlua::Error::RuntimeError(format!("no host value '{name}'"))),
     };
     Ok(Value::Function(f))
