@@ -249,8 +249,7 @@ end
 function M.explain_missing_tables(err)
   if type(err) == "string" and (err:find("errno = 1146,", 1, true)
       or err:find("state = '42P01'", 1, true) or err:find("no such table", 1, true)) then
-    print("FATAL: the workload's tables do not exist: create and load them with the "
-      .. "prepare command first (same --tables, --table-size and --table-name)")
+    print("FATAL: " .. require("bmk_workload_texts").missing_tables)
     return true
   end
   return false

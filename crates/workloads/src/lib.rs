@@ -24,6 +24,8 @@
 //! * `bmk_workload_support` — what the OLTP, TPC-C and dbSTRESS families share:
 //!   option access, driver / MariaDB detection, session options, MySQL table
 //!   options, catalog look-ups, load transactions, bulk inserts, sync-file wrappers.
+//! * `bmk_workload_texts` — messages the native workers print too, made from the
+//!   same Rust literals so the two kinds of worker cannot drift apart.
 //! * one script per workload (see [`workload_names`]).
 //!
 //! # Schema decisions
@@ -69,6 +71,16 @@
 //! * `--sync-file`: the BMK-kit file protocol; `F.0` is removed at the end of the run
 //!   rather than at release time, which closes the reference protocol's race.
 
+/// What to do about a workload's missing tables, printed after the failed statement's
+/// FATAL lines by the native workers and by the scripts (through `bmk_workload_texts`).
+/// A macro, not a `const`, so that `concat!` can build that module from it.
+macro_rules! missing_tables_hint {
+    () => {
+        "the workload's tables do not exist: create and load them with the prepare \
+         command first (same --tables, --table-size and --table-name)"
+    };
+}
+
 pub mod native;
 
 use bmk_lua::ModuleLibrary;
@@ -100,6 +112,15 @@ const SCRIPTS: &[(&str, &str)] = &[
     (
         "bmk_workload_support",
         include_str!("../lua/bmk_workload_support.lua"),
+    ),
+    (
+        "bmk_workload_texts",
+        concat!(
+            "-- Made in Rust (bmk-workloads' lib.rs): the native workers print these too.\n",
+            "return {\n  missing_tables = [[",
+            missing_tables_hint!(),
+            "]],\n}\n"
+        ),
     ),
     ("bulk_insert", include_str!("../lua/bulk_insert.lua")),
     ("oltp_delete", include_str!("../lua/oltp_delete.lua")),

@@ -149,9 +149,8 @@ fn fatal(e: &SqlError) -> WorkerError {
     WorkerError::new(e.to_string())
 }
 
-/// What to do about a missing table (as `oltp_common.lua` says it for Lua workers).
-const MISSING_TABLES: &str = "FATAL: the workload's tables do not exist: create and load \
-     them with the prepare command first (same --tables, --table-size and --table-name)";
+/// What to do about a missing table (the scripts print the same text).
+const MISSING_TABLES: &str = concat!("FATAL: ", missing_tables_hint!());
 
 /// One worker's connection and statements.
 struct OltpWorker {
