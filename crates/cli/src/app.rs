@@ -270,8 +270,14 @@ fn run_system(
     }
 }
 
+/// A script failure: a located runtime error is a FATAL one, as sysbench words it; a
+/// message raised for the user is printed as it is.
 fn lua_error(e: bmk_lua::LuaError) -> anyhow::Error {
-    user_error(e.to_string())
+    if e.is_located() {
+        user_error(format!("FATAL: {e}"))
+    } else {
+        user_error(e.to_string())
+    }
 }
 
 fn run_script(

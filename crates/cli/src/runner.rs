@@ -112,10 +112,37 @@ impl Observer for PrintingObserver<'_> {
     }
 }
 
-/// The workers' failure messages, on stderr.
-fn print_failures(messages: &[String]) {
-    for m in messages.iter().filter(|m| !m.is_empty()) {
-        eprintln!("{}", m.trim_end());
+/// The workers' failure messages, on stdout beside the run's other `FATAL:` lines, as
+/// sysbench prints them. Threads that failed alike print one message followed by
+/// sysbench's "(last message repeated N times)": a thousand tracebacks say no more
+/// than one.
+fn print_failures(out: &mut impl Write, messages: &[String]) -> std::io::Result<()> {
+    let mut distinct: Vec<(&str, usize)> = Vec::new();
+    for m in messages
+        .iter()
+        .map(|m| m.trim_end())
+        .filter(|m| !m.is_empty())
+    {
+        match distinct.iter_mut().find(|(seen, _)| *seen == m) {
+            Some((_, count)) => *count += 1,
+            None => distinct.push((m, 1)),
+        }
+    }
+    for (message, count) in distinct {
+        print_fatal(out, message)?;
+        if count > 1 {
+            writeln!(out, "(last message repeated {} times)", count - 1)?;
+        }
+    }
+    Ok(())
+}
+
+/// One failure, with sysbench's `FATAL: ` in front unless it has one already.
+fn print_fatal(out: &mut impl Write, message: &str) -> std::io::Result<()> {
+    if message.starts_with("FATAL:") {
+        writeln!(out, "{message}")
+    } else {
+        writeln!(out, "FATAL: {message}")
     }
 }
 
@@ -130,8 +157,15 @@ pub fn run(
             settings.config.events = limit;
         }
     }
+    // sysbench calls the script's init() before it prints the header, so what init()
+    // prints comes first and a failing init() leaves no header behind.
+    if let Err(e) = bench.before_run() {
+        let mut out = std::io::stdout().lock();
+        print_fatal(&mut out, &format!("{e:#}"))?;
+        out.flush()?;
+        return Ok(1);
+    }
     print_header(&*bench, &settings);
-    bench.before_run()?;
 
     let report_config = ReportConfig {
         format: settings.report.format,
@@ -167,7 +201,7 @@ pub fn run(
         RunStatus::Completed => {}
         RunStatus::Interrupted(sig) => code = signals::exit_code(*sig),
         RunStatus::Fatal(messages) => {
-            print_failures(messages);
+            print_failures(&mut out, messages)?;
             code = 1;
         }
         RunStatus::ForcedShutdown => {
@@ -175,7 +209,7 @@ pub fn run(
             code = 2;
         }
         RunStatus::InitFailed(messages) => {
-            print_failures(messages);
+            print_failures(&mut out, messages)?;
             writeln!(out, "FATAL: Thread initialization failed!")?;
             out.flush()?;
             return Ok(1);
@@ -219,7 +253,9 @@ pub fn run(
     // sysbench calls the script's done() after printing the final report.
     if code != 2 {
         if let Err(e) = bench.after_run() {
-            eprintln!("{e:#}");
+            let mut out = std::io::stdout().lock();
+            print_fatal(&mut out, &format!("{e:#}"))?;
+            out.flush()?;
             code = 1;
         }
     }

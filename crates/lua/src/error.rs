@@ -43,6 +43,22 @@ impl LuaError {
     pub(crate) fn runtime(message: impl Into<String>) -> LuaError {
         LuaError::new(LuaErrorKind::Runtime, message)
     }
+
+    /// Names the script function a located error came from, in sysbench's words
+    /// ("`thread_init' function failed: x.lua:3: ..."), which people grep logs for.
+    /// Messages for the user (raised without a position) stay as they are.
+    pub(crate) fn in_function(mut self, name: &str) -> LuaError {
+        if self.kind == LuaErrorKind::Runtime && self.is_located() {
+            self.message = format!("`{name}' function failed: {}", self.message);
+        }
+        self
+    }
+
+    /// Whether the message carries the traceback that locates a runtime error (as
+    /// opposed to a message worded for the user).
+    pub fn is_located(&self) -> bool {
+        self.message.contains("\nstack traceback:\n")
+    }
 }
 
 impl From<mlua::Error> for LuaError {

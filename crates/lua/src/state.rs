@@ -288,7 +288,10 @@ impl ScriptState {
         args: impl mlua::IntoLuaMulti,
     ) -> Result<Option<MultiValue>, LuaError> {
         match self.global_function(name) {
-            Some(f) => self.pcall(f, args).map(Some),
+            Some(f) => self
+                .pcall(f, args)
+                .map(Some)
+                .map_err(|e| e.in_function(name)),
             None => Ok(None),
         }
     }
@@ -296,7 +299,9 @@ impl ScriptState {
     /// The worker event loop: the script's `thread_run` or the default one.
     pub(crate) fn thread_run(&self) -> Result<(), LuaError> {
         let f: Function = self.internal.get("thread_run")?;
-        self.pcall(f, self.tid).map(|_| ())
+        self.pcall(f, self.tid)
+            .map(|_| ())
+            .map_err(|e| e.in_function("thread_run"))
     }
 
     /// (defined, parallel) for a command name.
@@ -311,7 +316,9 @@ impl ScriptState {
     /// Runs command `name` in this state.
     pub(crate) fn call_command(&self, name: &str) -> Result<(), LuaError> {
         let f: Function = self.internal.get("call_command")?;
-        self.pcall(f, name).map(|_| ())
+        self.pcall(f, name)
+            .map(|_| ())
+            .map_err(|e| e.in_function(name))
     }
 
     /// The `sysbench` table.

@@ -211,3 +211,88 @@ fn errors_print_the_banner_on_stdout_first() {
     assert!(lines[0].starts_with("sysbench 1.1.0"), "{}", run.stdout);
     assert_eq!(lines.len(), 2, "{}", run.stdout);
 }
+
+#[test]
+fn script_function_failures_name_the_function_like_sysbench() {
+    // Parsers grep sysbench logs for "FATAL: `thread_init' function failed: ...": the
+    // same words on stdout, the traceback after, one copy per distinct failure.
+    let dir = Dir::new();
+    for (function, body, failed_as) in [
+        ("thread_init", "function event() end", "thread_init"),
+        ("event", "", "thread_run"),
+        ("thread_done", "function event() end", "thread_done"),
+    ] {
+        dir.write(
+            "failing.lua",
+            &format!("{body}\nfunction {function}()\n  error('{function} broke')\nend\n"),
+        );
+        let run = dir
+            .sysbench()
+            .args("failing.lua --threads=3 --events=30 run")
+            .run()
+            .code(1);
+        let fatal = format!(
+            "FATAL: `{failed_as}' function failed: failing.lua:3: {function} broke\n\
+             stack traceback:\n\t"
+        );
+        assert_eq!(run.stdout.matches(&fatal).count(), 1, "{}", run.stdout);
+        // Every worker gets to thread_done; a failing thread_init or event stops the
+        // run before some workers reach theirs.
+        if function == "thread_done" {
+            assert!(
+                run.stdout.contains("\n(last message repeated 2 times)\n"),
+                "{}",
+                run.stdout
+            );
+        }
+        assert_eq!(run.stderr, "", "{function}");
+    }
+}
+
+#[test]
+fn init_runs_before_the_header_and_its_failure_leaves_none() {
+    let dir = Dir::new();
+    dir.write(
+        "init.lua",
+        "function init() print('init ran') end\nfunction event() end\n",
+    );
+    let run = dir.sysbench().args("init.lua --events=1 run").run().ok();
+    let init = run.stdout.find("init ran\n").expect(&run.stdout);
+    let header = run.stdout.find("Running the test with").expect(&run.stdout);
+    assert!(init < header, "{}", run.stdout);
+
+    dir.write(
+        "init.lua",
+        "function init() error('no init today') end\nfunction event() end\n",
+    );
+    let run = dir.sysbench().args("init.lua --events=1 run").run().code(1);
+    assert!(
+        run.stdout
+            .contains("\nFATAL: `init' function failed: init.lua:1: no init today\n"),
+        "{}",
+        run.stdout
+    );
+    assert!(!run.stdout.contains("Running the test"), "{}", run.stdout);
+}
+
+#[test]
+fn command_failures_name_the_command_and_user_messages_stand_alone() {
+    let dir = Dir::new();
+    dir.write(
+        "cmd.lua",
+        "function prepare() error('prepare broke') end\n\
+         function cleanup() error('nothing to clean up: run prepare first', 0) end\n",
+    );
+    let run = dir.bmk().args("cmd.lua prepare").run().code(1);
+    assert!(
+        run.stderr.starts_with(
+            "FATAL: `prepare' function failed: cmd.lua:1: prepare broke\nstack traceback:"
+        ),
+        "{}",
+        run.stderr
+    );
+    dir.bmk()
+        .args("cmd.lua cleanup")
+        .run()
+        .fails_with("nothing to clean up: run prepare first");
+}
