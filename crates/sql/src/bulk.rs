@@ -4,8 +4,8 @@
 use crate::config::DriverKind;
 use crate::error::{SqlError, SqlOp};
 
-/// The error for `bulk_insert_next`/`bulk_insert_done` without `bulk_insert_init`.
-pub(crate) fn not_started(driver: DriverKind) -> SqlError {
+/// The error for `bulk_insert_next` without `bulk_insert_init`.
+fn not_started(driver: DriverKind) -> SqlError {
     SqlError::new(
         driver,
         SqlOp::Query,
@@ -40,6 +40,19 @@ impl BulkBuffer {
     /// True between `init` and `done`.
     pub fn is_active(&self) -> bool {
         self.active
+    }
+
+    /// `bulk_insert_next` of `driver`: [`push`](Self::push) once `init` has started a
+    /// bulk insert, an error before.
+    pub(crate) fn next(
+        &mut self,
+        driver: DriverKind,
+        tuple: &str,
+    ) -> Result<Option<String>, SqlError> {
+        if !self.active {
+            return Err(not_started(driver));
+        }
+        Ok(self.push(tuple))
     }
 
     /// Add one tuple. When adding it would make the statement exceed
@@ -104,5 +117,16 @@ mod tests {
         }
         assert_eq!(rows, 2000);
         assert!(b.done().is_none());
+    }
+
+    #[test]
+    fn next_needs_init() {
+        let mut b = BulkBuffer::default();
+        let e = b.next(DriverKind::Sqlite, "(1)").unwrap_err();
+        assert!(e.to_string().contains("before bulk_insert_init()"), "{e}");
+        b.init("INSERT INTO t VALUES");
+        assert_eq!(b.next(DriverKind::Sqlite, "(1)").unwrap(), None);
+        assert_eq!(b.done().as_deref(), Some("INSERT INTO t VALUES (1)"));
+        assert!(b.next(DriverKind::Sqlite, "(2)").is_err());
     }
 }

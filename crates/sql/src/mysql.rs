@@ -967,10 +967,7 @@ impl Connection for MysqlConnection {
     }
 
     fn bulk_insert_next(&mut self, values_tuple: &str) -> Result<(), SqlError> {
-        if !self.bulk.is_active() {
-            return Err(crate::bulk::not_started(DriverKind::Mysql));
-        }
-        if let Some(stmt) = self.bulk.push(values_tuple) {
+        if let Some(stmt) = self.bulk.next(DriverKind::Mysql, values_tuple)? {
             self.run_text(&stmt, SqlOp::Query)?;
         }
         Ok(())

@@ -458,10 +458,7 @@ impl Connection for SqliteConnection {
     }
 
     fn bulk_insert_next(&mut self, values_tuple: &str) -> Result<(), SqlError> {
-        if !self.bulk.is_active() {
-            return Err(crate::bulk::not_started(DriverKind::Sqlite));
-        }
-        if let Some(stmt) = self.bulk.push(values_tuple) {
+        if let Some(stmt) = self.bulk.next(DriverKind::Sqlite, values_tuple)? {
             self.run(&stmt, &[], false, SqlOp::Query)?;
         }
         Ok(())
