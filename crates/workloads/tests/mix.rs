@@ -144,3 +144,38 @@ fn bulk_insert_mysql() {
 fn bulk_insert_pgsql() {
     check_bulk_insert(Kind::Pgsql);
 }
+
+/// sysbench's `select_random_*` scripts run with any `--tables` (on the first table
+/// only): sweeps give every workload the same options.
+fn select_random_runs_on_the_first_of_several_tables(kind: Kind) {
+    let Some(db) = Db::new(kind) else { return };
+    let common = ["--tables=2", "--table-size=300"];
+    db.bmk("oltp_read_only", "prepare", &common).ok();
+    for workload in ["select_random_points", "select_random_ranges"] {
+        let mut args = common.to_vec();
+        args.extend(["--events=20", "--db-debug=on"]);
+        let run = db.bmk(workload, "run", &args).ok();
+        assert_eq!(stats(&run.stdout).read, 20, "{workload}: {}", run.stdout);
+        let prepared: Vec<&str> = run
+            .stderr
+            .lines()
+            .filter(|l| l.contains("prepare: SELECT"))
+            .collect();
+        assert!(
+            prepared.len() == 1 && prepared[0].contains("FROM sbtest1 WHERE k"),
+            "{workload}: {}",
+            run.stderr
+        );
+    }
+    db.bmk("oltp_read_only", "cleanup", &common).ok();
+}
+
+#[test]
+fn select_random_runs_on_the_first_of_several_tables_mysql() {
+    select_random_runs_on_the_first_of_several_tables(Kind::Mysql);
+}
+
+#[test]
+fn select_random_runs_on_the_first_of_several_tables_pgsql() {
+    select_random_runs_on_the_first_of_several_tables(Kind::Pgsql);
+}
