@@ -179,3 +179,28 @@ fn select_random_runs_on_the_first_of_several_tables_mysql() {
 fn select_random_runs_on_the_first_of_several_tables_pgsql() {
     select_random_runs_on_the_first_of_several_tables(Kind::Pgsql);
 }
+
+/// `--point-selects` is an option of the whole family that `oltp_point_select` overrides:
+/// one select per event, as in sysbench, on the native and on the Lua path.
+#[test]
+fn point_select_ignores_point_selects() {
+    let Some(db) = Db::new(Kind::Mysql) else {
+        return;
+    };
+    let common = ["--tables=1", "--table-size=300"];
+    db.bmk("oltp_point_select", "prepare", &common).ok();
+    for lua_only in [&[][..], &["--rand-data=50"][..]] {
+        let mut args = common.to_vec();
+        args.extend(["--events=40", "--point-selects=5"]);
+        args.extend_from_slice(lua_only);
+        let run = db.bmk("oltp_point_select", "run", &args).ok();
+        let s = stats(&run.stdout);
+        assert_eq!(
+            (s.transactions, s.read),
+            (40, 40),
+            "{lua_only:?}: {}",
+            run.stdout
+        );
+    }
+    db.bmk("oltp_point_select", "cleanup", &common).ok();
+}

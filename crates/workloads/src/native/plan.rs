@@ -138,7 +138,8 @@ impl OltpPlan {
         let mut groups = Vec::new();
         let transaction = match name {
             "oltp_point_select" => {
-                groups.push(Group::PointSelects(count("point_selects")));
+                // One per event whatever --point-selects says (as the script does).
+                groups.push(Group::PointSelects(1));
                 false
             }
             "oltp_read_only" => {
@@ -328,6 +329,13 @@ mod tests {
         let o = options(&[("pgsql_variant", "redshift")]);
         let p = OltpPlan::for_workload("oltp_write_only", &o).unwrap();
         assert_eq!(p.groups[2], Group::DeleteInserts(0));
+    }
+
+    #[test]
+    fn point_select_runs_one_select_whatever_point_selects_says() {
+        let o = options(&[("point_selects", "5")]);
+        let p = OltpPlan::for_workload("oltp_point_select", &o).unwrap();
+        assert_eq!(p.groups, vec![Group::PointSelects(1)]);
     }
 
     #[test]
