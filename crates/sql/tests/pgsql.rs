@@ -144,7 +144,8 @@ fn prepared_values_render_like_text_queries() {
 #[test]
 fn ignorable_and_fatal_errors() {
     let db = require!(PgTestDb::create());
-    let mut con = db.connect(&[]);
+    // A list without 23505 (which the default list has).
+    let mut con = db.connect(&[("pgsql-ignore-errors", "40P01")]);
     exec(&mut *con, "CREATE TABLE t (id INT PRIMARY KEY)");
     exec(&mut *con, "INSERT INTO t VALUES (1)");
     let e = con.query("INSERT INTO t VALUES (1)").unwrap_err();
@@ -175,11 +176,14 @@ fn ignorable_and_fatal_errors() {
         .query("SELECT * FROM no_such_table")
         .unwrap_err()
         .is_ignorable());
-    // Default list: deadlocks.
+    // Default list, sysbench's: deadlocks, unique violations, serialization failures.
     let mut con = db.connect(&[]);
     let e = con.query("SELECT * FROM no_such_table").unwrap_err();
     assert_eq!(e.sqlstate, "42P01");
     assert_eq!(e.kind, SqlErrorKind::Fatal);
+    let e = con.query("INSERT INTO t VALUES (1)").unwrap_err();
+    assert_eq!(e.sqlstate, "23505");
+    assert!(e.is_ignorable(), "{e}");
 }
 
 #[test]
