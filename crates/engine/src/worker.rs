@@ -287,6 +287,20 @@ impl WorkerContext {
         }
     }
 
+    /// Ends the current event without recording it, for an event that a stopping run
+    /// gives up on before it completed: sysbench restarts an event after an ignorable
+    /// error until it completes, which never ends when every attempt conflicts with
+    /// another worker's. Returns whether the run is stopping (and the event was ended).
+    pub fn abandon_event_if_stopping(&self) -> bool {
+        if !self.stopping() {
+            return false;
+        }
+        if self.in_event.replace(false) && self.shared.arrivals.is_some() {
+            self.shared.concurrency.fetch_sub(1, Ordering::Relaxed);
+        }
+        true
+    }
+
     /// Adds one to a counter.
     #[inline]
     pub fn count(&self, counter: Counter) {

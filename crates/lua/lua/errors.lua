@@ -29,13 +29,21 @@ local function fail(err)
   error({ __bmk_failure = describe(err) }, 0)
 end
 
+local abandon_event_if_stopping = core.host.api("abandon_event_if_stopping")
+
 -- Finishes the event whose run raised `err`: raises it again unless it is
 -- restartable, else calls before_restart_event and runs event() again until it
--- completes. Returns whether that run asked to stop the worker.
+-- completes. Returns whether that run asked to stop the worker. Unlike sysbench's,
+-- the restarts end when the run stops (the time limit, Ctrl-C): when every attempt
+-- conflicts with another worker's, they would go on for ever. The event is then
+-- given up, unrecorded, and so is the worker.
 function errors.finish_event(tid, err)
   while true do
     if not (type(err) == "table" and err.errcode == RESTART_EVENT) then
       fail(err)
+    end
+    if abandon_event_if_stopping() then
+      return true
     end
     local hook = sb.hooks.before_restart_event
     if hook then

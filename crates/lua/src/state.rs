@@ -87,6 +87,9 @@ fn api(lua: &Lua, name: &str, argv: &[String]) -> mlua::Result<Value> {
             return Ok(Value::Table(t));
         }
         "sql_raw" => return Ok(Value::Table(crate::sql::raw_api(lua)?)),
+        "abandon_event_if_stopping" => lua.create_function(|_, ()| {
+            Ok(bmk_engine::with_current(|ctx| ctx.abandon_event_if_stopping()).unwrap_or(false))
+        })?,
         "rand_uniq" => {
             lua.create_function(|_, (a, b): (u32, u32)| Ok(bmk_engine::rand::unique_in(a, b)))?
         }

@@ -1,6 +1,6 @@
 //! `--events`, `--time`, `--warmup-time`, `--forced-shutdown`, `--thread-init-timeout`.
 
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use crate::util::*;
 
@@ -185,4 +185,22 @@ fn failed_thread_init_releases_nobody_and_reports_nothing() {
     assert!(!run.stdout.contains("Threads started!"), "{}", run.stdout);
     assert!(!run.stdout.contains("SQL statistics"), "{}", run.stdout);
     assert!(!run.stdout.contains("thread_done ran"), "{}", run.stdout);
+}
+
+#[test]
+fn events_that_restart_for_ever_end_with_the_run() {
+    // sysbench restarts an event after a restartable error until it completes; when
+    // every attempt fails (workers that deadlock each other every time) that never
+    // ends. bmk gives the event up, unrecorded, once the time limit has passed.
+    let dir = Dir::new();
+    dir.write(
+        "restarts.lua",
+        "function event()\n  error({ errcode = sysbench.error.RESTART_EVENT })\nend\n",
+    );
+    let run = dir
+        .sysbench()
+        .args("restarts.lua --threads=2 --time=1 run")
+        .run_within(Duration::from_secs(20))
+        .ok();
+    assert_eq!(run.total_events(), 0, "{}", run.stdout);
 }

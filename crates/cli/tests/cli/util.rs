@@ -109,6 +109,41 @@ impl Cmd {
         Run::new(self.line, output)
     }
 
+    /// Runs to completion, or kills the command and fails the test once `limit` has
+    /// passed (for behaviour whose regression would be a hang).
+    pub fn run_within(self, limit: std::time::Duration) -> Run {
+        let (mut child, line) = self.spawn();
+        let mut stdout = child.stdout.take().expect("piped stdout");
+        let mut stderr = child.stderr.take().expect("piped stderr");
+        let read = |pipe: &mut dyn std::io::Read| {
+            let mut bytes = Vec::new();
+            let _ = pipe.read_to_end(&mut bytes);
+            bytes
+        };
+        std::thread::scope(|scope| {
+            let out = scope.spawn(|| read(&mut stdout));
+            let err = scope.spawn(|| read(&mut stderr));
+            let deadline = std::time::Instant::now() + limit;
+            let status = loop {
+                if let Some(status) = child.try_wait().expect("wait") {
+                    break status;
+                }
+                if std::time::Instant::now() > deadline {
+                    let _ = child.kill();
+                    let _ = child.wait();
+                    panic!("`{line}` still ran after {limit:?}");
+                }
+                std::thread::sleep(std::time::Duration::from_millis(20));
+            };
+            let output = Output {
+                status,
+                stdout: out.join().expect("stdout reader"),
+                stderr: err.join().expect("stderr reader"),
+            };
+            Run::new(line, output)
+        })
+    }
+
     /// Starts without waiting (stdout and stderr piped).
     pub fn spawn(mut self) -> (Child, String) {
         let child = self

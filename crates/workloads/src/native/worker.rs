@@ -334,9 +334,10 @@ impl Worker for OltpWorker {
                     if e.reconnected() {
                         self.need_prepare = true;
                     }
-                    // sysbench retries forever; a run that is stopping ends the event.
-                    if ctx.stopping() {
-                        return Ok(EventFlow::Continue);
+                    // sysbench retries forever; a run that is stopping gives the
+                    // event up, unrecorded.
+                    if ctx.abandon_event_if_stopping() {
+                        return Ok(EventFlow::StopWorker);
                     }
                 }
                 Err(e) => return Err(fatal(&e)),
