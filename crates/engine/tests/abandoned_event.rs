@@ -50,7 +50,12 @@ fn a_stopping_run_gives_up_an_event_that_never_completes() {
         ..RunConfig::default()
     };
     let started = Instant::now();
-    let outcome = run(config, Arc::new(StuckTest), &mut Quiet, &AtomicUsize::new(0));
+    let outcome = run(
+        config,
+        Arc::new(StuckTest),
+        &mut Quiet,
+        &AtomicUsize::new(0),
+    );
     assert!(
         started.elapsed() < Duration::from_secs(10),
         "{:?}",
