@@ -4,6 +4,7 @@
 //! same; a [`Bench`] adapts each kind to it. Reports go through `bmk-report` unless the
 //! benchmark replaces them (Lua report hooks).
 
+use std::collections::HashMap;
 use std::io::Write;
 use std::sync::atomic::AtomicUsize;
 use std::sync::Arc;
@@ -117,15 +118,21 @@ impl Observer for PrintingObserver<'_> {
 /// sysbench's "(last message repeated N times)": a thousand tracebacks say no more
 /// than one.
 fn print_failures(out: &mut impl Write, messages: &[String]) -> std::io::Result<()> {
+    // Counted by text in first-seen order; a map keeps ten thousand distinct failures
+    // (one per connection) from being compared with each other.
     let mut distinct: Vec<(&str, usize)> = Vec::new();
+    let mut index: HashMap<&str, usize> = HashMap::new();
     for m in messages
         .iter()
         .map(|m| m.trim_end())
         .filter(|m| !m.is_empty())
     {
-        match distinct.iter_mut().find(|(seen, _)| *seen == m) {
-            Some((_, count)) => *count += 1,
-            None => distinct.push((m, 1)),
+        match index.get(m) {
+            Some(&i) => distinct[i].1 += 1,
+            None => {
+                index.insert(m, distinct.len());
+                distinct.push((m, 1));
+            }
         }
     }
     for (message, count) in distinct {
@@ -146,6 +153,13 @@ fn print_fatal(out: &mut impl Write, message: &str) -> std::io::Result<()> {
     }
 }
 
+/// A failure of the script's `init()` or `done()`, on stdout like the workers'.
+fn print_fatal_now(error: &anyhow::Error) -> std::io::Result<()> {
+    let mut out = std::io::stdout().lock();
+    print_fatal(&mut out, &format!("{error:#}"))?;
+    out.flush()
+}
+
 /// Prints the run header, runs, prints the final report; returns the exit code.
 pub fn run(
     bench: &mut dyn Bench,
@@ -160,9 +174,7 @@ pub fn run(
     // sysbench calls the script's init() before it prints the header, so what init()
     // prints comes first and a failing init() leaves no header behind.
     if let Err(e) = bench.before_run() {
-        let mut out = std::io::stdout().lock();
-        print_fatal(&mut out, &format!("{e:#}"))?;
-        out.flush()?;
+        print_fatal_now(&e)?;
         return Ok(1);
     }
     print_header(&*bench, &settings);
@@ -253,9 +265,7 @@ pub fn run(
     // sysbench calls the script's done() after printing the final report.
     if code != 2 {
         if let Err(e) = bench.after_run() {
-            let mut out = std::io::stdout().lock();
-            print_fatal(&mut out, &format!("{e:#}"))?;
-            out.flush()?;
+            print_fatal_now(&e)?;
             code = 1;
         }
     }
