@@ -3,7 +3,7 @@
 //! Intermediate: one line per sample, no header, columns
 //! `time,threads,tps,qps,reads/s,writes/s,other/s,latency_ms,errors/s,reconnects/s`
 //! formatted `%.0f,%u,%4.2f,…` (the time gets decimals with sub-second intervals; the
-//! latency column is `0.00` with `--percentile=0`).
+//! latency column is the lowest latency with `--percentile=0`, as in the text line).
 //!
 //! Final and checkpoint reports (bmk extension): a header line and one data row, columns
 //! in this order (see `docs/results-schema.md`):

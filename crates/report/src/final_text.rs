@@ -201,7 +201,14 @@ fn latency(out: &mut String, s: &FinalStats, opts: &FinalOptions) {
     latency_line(out, "         min:", l.min_ms);
     latency_line(out, "         avg:", l.avg_ms);
     latency_line(out, "         max:", l.max_ms);
-    for p in opts.shown_percentiles() {
+    let shown = opts.shown_percentiles();
+    if shown.is_empty() {
+        out.push_str(&format!(
+            "{:<VALUE_COLUMN$}disabled\n",
+            "         percentile stats:"
+        ));
+    }
+    for p in shown {
         let name = format!("        {:>3}th percentile:", percentile_label(p));
         latency_line(out, &name, l.percentile_ms(p).unwrap_or(0.0));
     }

@@ -54,7 +54,8 @@ pub struct ReportStat {
 }
 
 impl ReportStat {
-    /// The sample for one engine interval, with the latency at `percentile` (0 = none).
+    /// The sample for one engine interval, with the latency at `percentile` (0: the
+    /// lowest, which sysbench prints as `lat (ms,0%)`).
     pub fn from_interval(stats: &IntervalStats, percentile: f64) -> ReportStat {
         let c = &stats.counters;
         ReportStat {
@@ -69,11 +70,7 @@ impl ReportStat {
             reconnects: c.get(Counter::Reconnect),
             bytes_read: c.get(Counter::BytesRead),
             bytes_written: c.get(Counter::BytesWritten),
-            latency_pct: if percentile > 0.0 {
-                stats.percentile_ms(percentile) / 1e3
-            } else {
-                0.0
-            },
+            latency_pct: stats.percentile_ms(percentile) / 1e3,
             queue_length: stats.queue_length,
             concurrency: stats.concurrency,
             ..ReportStat::default()
@@ -96,7 +93,7 @@ impl ReportStat {
             reconnects: c.get(Counter::Reconnect),
             bytes_read: c.get(Counter::BytesRead),
             bytes_written: c.get(Counter::BytesWritten),
-            latency_pct: if percentile > 0.0 && stats.events > 0 {
+            latency_pct: if stats.events > 0 {
                 stats.percentile_ms(percentile) / 1e3
             } else {
                 0.0

@@ -3,7 +3,8 @@
 //! One call renders one `--report-interval` sample as complete lines (each ending in
 //! `\n`): the DB line (`tps`/`qps`), the event line (`eps`) or the fileio line (MiB/s),
 //! and in rate mode the `queue length` line after it. With `--percentile=0` the latency
-//! part (` lat (ms,95%): …` / ` latency (ms,95%): …`) is left out entirely. The time
+//! part stays, as sysbench prints it: ` lat (ms,0%): …` with the interval's lowest
+//! latency, so that parsers of the line keep working. The time
 //! prefix is `[ %.0fs ]`, or with as many decimals as a sub-second interval needs
 //! ([`crate::printf::time_decimals`]). Final reports live in [`crate::final_text`].
 
@@ -56,13 +57,11 @@ fn db_line(out: &mut String, s: &ReportStat, percentile: f64) {
         rate(s.per_sec(s.writes)),
         rate(s.per_sec(s.other)),
     ));
-    if percentile > 0.0 {
-        out.push_str(&format!(
-            " lat (ms,{}%): {}",
-            percentile_label(percentile),
-            rate(s.latency_pct * 1e3)
-        ));
-    }
+    out.push_str(&format!(
+        " lat (ms,{}%): {}",
+        percentile_label(percentile),
+        rate(s.latency_pct * 1e3)
+    ));
     out.push_str(&format!(
         " err/s: {} reconn/s: {}",
         rate(s.per_sec(s.errors)),
@@ -76,13 +75,11 @@ fn events_line(out: &mut String, s: &ReportStat, percentile: f64) {
         s.threads_running,
         rate(s.per_sec(s.events))
     ));
-    if percentile > 0.0 {
-        out.push_str(&format!(
-            " lat (ms,{}%): {}",
-            percentile_label(percentile),
-            rate(s.latency_pct * 1e3)
-        ));
-    }
+    out.push_str(&format!(
+        " lat (ms,{}%): {}",
+        percentile_label(percentile),
+        rate(s.latency_pct * 1e3)
+    ));
 }
 
 fn fileio_line(out: &mut String, s: &ReportStat, percentile: f64) {
@@ -92,13 +89,11 @@ fn fileio_line(out: &mut String, s: &ReportStat, percentile: f64) {
         rate(s.per_sec(s.bytes_written) / MIB),
         rate(s.per_sec(s.other)),
     ));
-    if percentile > 0.0 {
-        out.push_str(&format!(
-            " latency (ms,{}%): {}",
-            percentile_label(percentile),
-            fixed(s.latency_pct * 1e3, 4, 3)
-        ));
-    }
+    out.push_str(&format!(
+        " latency (ms,{}%): {}",
+        percentile_label(percentile),
+        fixed(s.latency_pct * 1e3, 4, 3)
+    ));
 }
 
 /// sysbench's text output for `--report-format=text`.
