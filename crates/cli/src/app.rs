@@ -272,8 +272,10 @@ fn run_system(
 
 /// A script failure: a located runtime error is a FATAL one, as sysbench words it; a
 /// message raised for the user is printed as it is.
+/// Script failures read as in sysbench (`FATAL: x.lua:3: ...`, which people grep logs
+/// for); messages worded for the user stand alone.
 fn lua_error(e: bmk_lua::LuaError) -> anyhow::Error {
-    if e.is_located() {
+    if e.is_located() || e.kind == bmk_lua::LuaErrorKind::Syntax {
         user_error(format!("FATAL: {e}"))
     } else {
         user_error(e.to_string())

@@ -316,10 +316,12 @@ end
 --
 -- A string raised without a position (`error(msg, 0)`) is a message for the user
 -- ("table 'sbtest1' already exists ...; run cleanup first") and is shown as it is;
--- every other error (runtime errors, `error(msg)`, error tables) gets the traceback
--- that locates it.
+-- every other error (runtime errors, `error(msg)`, error tables, a `require` of a
+-- module that does not compile, whose position is on its second line) gets the
+-- traceback that locates it.
 local function for_the_user(e)
   return type(e) == "string" and not e:find("^[^\n]-:%d+: ")
+    and not e:find("^error loading module ")
 end
 
 -- Message handler of protected calls from Rust: the message plus traceback, except

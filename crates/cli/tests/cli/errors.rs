@@ -250,6 +250,47 @@ fn script_function_failures_name_the_function_like_sysbench() {
 }
 
 #[test]
+fn malformed_scripts_fail_with_the_position_of_the_fault() {
+    let dir = Dir::new();
+    dir.write("bad.lua", "function event()\n  x = = 1\nend\n");
+    let run = dir.bmk().args("bad.lua --events=1 run").run();
+    assert_eq!(
+        run.stderr.trim_end(),
+        "FATAL: bad.lua:2: unexpected symbol near '='",
+        "{}",
+        run.context()
+    );
+    let run = run.code(1);
+    assert!(!run.stdout.contains("Running the test"), "{}", run.stdout);
+
+    // A module that does not compile is named with the position inside it.
+    dir.write("badmod.lua", "local = 2\n");
+    dir.write("req.lua", "require('badmod')\nfunction event() end\n");
+    let run = dir.bmk().args("req.lua --events=1 run").run().code(1);
+    assert!(
+        run.stderr.starts_with(
+            "FATAL: error loading module 'badmod' from file './badmod.lua':\n\t./badmod.lua:1: "
+        ),
+        "{}",
+        run.context()
+    );
+
+    // A runtime error in the main chunk, with its traceback.
+    dir.write(
+        "rt.lua",
+        "local t = nil\nprint(t.x)\nfunction event() end\n",
+    );
+    let run = dir.bmk().args("rt.lua --events=1 run").run().code(1);
+    assert!(
+        run.stderr.starts_with(
+            "FATAL: rt.lua:2: attempt to index local 't' (a nil value)\nstack traceback:"
+        ),
+        "{}",
+        run.context()
+    );
+}
+
+#[test]
 fn init_runs_before_the_header_and_its_failure_leaves_none() {
     let dir = Dir::new();
     dir.write(

@@ -186,7 +186,7 @@ impl Run {
         run
     }
 
-    fn context(&self) -> String {
+    pub fn context(&self) -> String {
         format!(
             "command: {}\nexit code: {:?}\n--- stdout ---\n{}--- stderr ---\n{}",
             self.line, self.code, self.stdout, self.stderr
