@@ -23,6 +23,7 @@ use crate::runner::{self, RunSettings};
 use crate::settings;
 use crate::signals;
 use crate::system_bench::SystemBench;
+use crate::verbosity::{Level, Verbosity};
 
 /// A failure already worded for the user; the edge prints it and exits with `code`.
 #[derive(Debug, thiserror::Error)]
@@ -123,16 +124,19 @@ pub fn run(inv: Invocation) -> Result<i32> {
         !inv.strict && statics.spec(name).is_some_and(|s| s.kind != OptKind::Bool)
     };
     let raw = args::parse(&inv.args, &takes_value).map_err(|e| {
-        print_banner(&inv);
+        print_banner(&inv, Verbosity::default());
         user_error(e.to_string())
     })?;
     if raw.options.iter().any(|o| is_on(o, "version")) {
         println!("{}", banner::version_line(inv.strict));
         return Ok(0);
     }
-    print_banner(&inv);
-    for w in &raw.warnings {
-        eprintln!("{w}");
+    let verbosity = Verbosity::given(&raw.options);
+    print_banner(&inv, verbosity);
+    if verbosity.shows(Level::Warning) {
+        for w in &raw.warnings {
+            eprintln!("{w}");
+        }
     }
 
     let mut opts = base_options();
@@ -164,8 +168,15 @@ fn is_on(o: &GivenOption, name: &str) -> bool {
             .is_none_or(|v| bmk_engine::options::parse_bool(v).unwrap_or(false))
 }
 
-fn print_banner(inv: &Invocation) {
-    println!("{}\n", banner::banner(inv.strict));
+fn print_banner(inv: &Invocation, verbosity: Verbosity) {
+    if verbosity.shows(Level::Notice) {
+        println!("{}\n", banner::banner(inv.strict));
+    }
+}
+
+/// The `--verbosity` of validated options.
+fn verbosity_of(opts: &OptionSet) -> Verbosity {
+    Verbosity::new(opts.int("verbosity", 3).clamp(0, i64::from(u8::MAX)) as u8)
 }
 
 /// Records the user's values; declared options are validated right away.
@@ -245,7 +256,12 @@ fn run_system(
         file_dir: None,
     };
     let bench = bmk_systests::build(test, &opts, &params).map_err(|e| user_error(e.to_string()))?;
-    let mut out = std::io::stdout().lock();
+    // What prepare and cleanup say are notices, as in sysbench.
+    let mut out: Box<dyn std::io::Write> = if verbosity_of(&opts).shows(Level::Notice) {
+        Box::new(std::io::stdout().lock())
+    } else {
+        Box::new(std::io::sink())
+    };
     match command {
         "prepare" => {
             bench
@@ -270,10 +286,9 @@ fn run_system(
     }
 }
 
-/// A script failure: a located runtime error is a FATAL one, as sysbench words it; a
-/// message raised for the user is printed as it is.
-/// Script failures read as in sysbench (`FATAL: x.lua:3: ...`, which people grep logs
-/// for); messages worded for the user stand alone.
+/// A script failure: a syntax error or a located runtime error is a FATAL one, as
+/// sysbench words it (`FATAL: x.lua:3: ...`, which people grep logs for); a message
+/// raised for the user is printed as it is.
 fn lua_error(e: bmk_lua::LuaError) -> anyhow::Error {
     if e.is_located() || e.kind == bmk_lua::LuaErrorKind::Syntax {
         user_error(format!("FATAL: {e}"))
@@ -333,7 +348,7 @@ fn run_script(
     let interrupt = signals::install().context("cannot install signal handlers")?;
     let native = builtin.and_then(|w| {
         let test = bmk_workloads::native::native_test(&w, &opts)?;
-        if opts.int("verbosity", 3) >= 5 {
+        if verbosity_of(&opts).shows(Level::Debug) {
             println!("DEBUG: '{w}' runs on native workers");
         }
         Some(test)
@@ -363,6 +378,7 @@ fn run_settings(
         test_name: test_name.to_string(),
         command: command.to_string(),
         seed,
+        verbosity: verbosity_of(opts),
     })
 }
 

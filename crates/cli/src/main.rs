@@ -10,6 +10,7 @@ mod runner;
 mod settings;
 mod signals;
 mod system_bench;
+mod verbosity;
 
 fn main() {
     let invocation = app::Invocation::from_argv(std::env::args().collect());

@@ -17,6 +17,7 @@ use bmk_report::{Layout, ReportConfig, Reporter};
 use crate::results::ResultsSink;
 use crate::settings::ReportOptions;
 use crate::signals;
+use crate::verbosity::{Level, Verbosity};
 
 /// A benchmark as the `run` command sees it.
 pub trait Bench {
@@ -24,6 +25,11 @@ pub trait Bench {
     fn test(&self) -> Arc<dyn Test>;
     /// Lines printed between the RNG line and `Initializing worker threads...`.
     fn header_lines(&self) -> Vec<String>;
+    /// Lines printed before those with `--verbosity` 4 and up (`Doing CPU performance
+    /// benchmark`).
+    fn info_lines(&self) -> Vec<String> {
+        Vec::new()
+    }
     /// The report layout.
     fn layout(&self) -> Layout;
     /// An event limit the test implies when the user set none (memory, seq fileio).
@@ -64,6 +70,8 @@ pub struct RunSettings {
     pub command: String,
     /// Whether the seed came from the user.
     pub seed: Option<u64>,
+    /// Which of the run's messages are printed.
+    pub verbosity: Verbosity,
 }
 
 struct PrintingObserver<'a> {
@@ -71,6 +79,9 @@ struct PrintingObserver<'a> {
     reporter: Reporter,
     results: Option<&'a mut ResultsSink>,
     error: Option<anyhow::Error>,
+    verbosity: Verbosity,
+    threads: u32,
+    time_limit_reached: bool,
 }
 
 impl PrintingObserver<'_> {
@@ -82,8 +93,25 @@ impl PrintingObserver<'_> {
 impl Observer for PrintingObserver<'_> {
     fn threads_started(&mut self) {
         let mut out = self.out();
-        let _ = writeln!(out, "Threads started!\n");
+        if self.verbosity.shows(Level::Debug) {
+            for tid in 0..self.threads {
+                let _ = writeln!(out, "DEBUG: Worker thread (#{tid}) started");
+                let _ = writeln!(out, "DEBUG: Worker thread (#{tid}) initialized");
+            }
+        }
+        if self.verbosity.shows(Level::Notice) {
+            let _ = writeln!(out, "Threads started!\n");
+        }
         let _ = out.flush();
+    }
+
+    fn time_limit_reached(&mut self) {
+        self.time_limit_reached = true;
+        if self.verbosity.shows(Level::Info) {
+            let mut out = self.out();
+            let _ = writeln!(out, "Time limit exceeded, exiting...");
+            let _ = out.flush();
+        }
     }
 
     fn interval(&mut self, stats: &IntervalStats) {
@@ -92,6 +120,7 @@ impl Observer for PrintingObserver<'_> {
         }
         match self.bench.report_interval(stats) {
             Ok(true) => {}
+            Ok(false) if !self.verbosity.shows(Level::Notice) => {}
             Ok(false) => {
                 let mut out = self.out();
                 let _ = self.reporter.interval(&mut out, stats);
@@ -106,6 +135,9 @@ impl Observer for PrintingObserver<'_> {
     fn checkpoint(&mut self, at: f64, stats: &CumulativeStats) {
         if let Some(results) = self.results.as_deref_mut() {
             results.checkpoint(at, stats);
+        }
+        if !self.verbosity.shows(Level::Notice) {
+            return;
         }
         let mut out = self.out();
         let _ = self.reporter.checkpoint(&mut out, at, stats);
@@ -177,7 +209,10 @@ pub fn run(
         print_fatal_now(&e)?;
         return Ok(1);
     }
-    print_header(&*bench, &settings);
+    let verbosity = settings.verbosity;
+    if verbosity.shows(Level::Notice) {
+        print_header(&*bench, &settings);
+    }
 
     let report_config = ReportConfig {
         format: settings.report.format,
@@ -197,20 +232,33 @@ pub fn run(
         reporter: Reporter::new(&report_config),
         results: results.as_mut(),
         error: None,
+        verbosity,
+        threads: settings.config.threads,
+        time_limit_reached: false,
     };
-    println!("Initializing worker threads...\n");
+    if verbosity.shows(Level::Notice) {
+        println!("Initializing worker threads...\n");
+    }
     let outcome = bmk_engine::run(settings.config.clone(), test, &mut observer, interrupt);
     let PrintingObserver {
         bench,
         mut reporter,
         error: report_error,
+        time_limit_reached,
         ..
     } = observer;
 
     let mut code = 0;
     let mut out = std::io::stdout().lock();
     match &outcome.status {
-        RunStatus::Completed => {}
+        RunStatus::Completed => {
+            if verbosity.shows(Level::Info) {
+                if !time_limit_reached && outcome.event_limit_reached {
+                    writeln!(out, "Event limit exceeded, exiting...")?;
+                }
+                writeln!(out, "Done.\n")?;
+            }
+        }
         RunStatus::Interrupted(sig) => code = signals::exit_code(*sig),
         RunStatus::Fatal(messages) => {
             print_failures(&mut out, messages)?;
@@ -246,7 +294,8 @@ pub fn run(
         eprintln!("FATAL: {e:#}");
         code = 1;
     }
-    if settings.report.histogram {
+    let notice = verbosity.shows(Level::Notice);
+    if settings.report.histogram && notice {
         reporter.histogram(&mut out, &outcome.stats.histogram)?;
     }
     let replaced = match bench.report_cumulative(&outcome.stats) {
@@ -257,7 +306,7 @@ pub fn run(
             false
         }
     };
-    if !replaced {
+    if !replaced && notice {
         reporter.final_report(&mut out, &outcome.stats)?;
     }
     out.flush()?;
@@ -312,8 +361,13 @@ fn print_header(bench: &dyn Bench, settings: &RunSettings) {
         None => h.push_str("Initializing random number generator from current time\n"),
     }
     h.push_str("\n\n");
+    let info = if settings.verbosity.shows(Level::Info) {
+        bench.info_lines()
+    } else {
+        Vec::new()
+    };
     // Tests end their own lines with a blank one where they want it.
-    for l in bench.header_lines() {
+    for l in info.into_iter().chain(bench.header_lines()) {
         h.push_str(&l);
         h.push('\n');
     }

@@ -30,6 +30,10 @@ impl Bench for SystemBench {
         self.bench.header_lines()
     }
 
+    fn info_lines(&self) -> Vec<String> {
+        self.bench.info_lines()
+    }
+
     fn layout(&self) -> Layout {
         match self.bench.system_test() {
             SystemTest::Cpu => Layout::Cpu,

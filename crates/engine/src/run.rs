@@ -85,6 +85,8 @@ pub trait Observer {
     /// A checkpoint is due `at` seconds after the measured start; counters restart
     /// after it (`stats` covers the span since the previous checkpoint).
     fn checkpoint(&mut self, _at: f64, _stats: &CumulativeStats) {}
+    /// The time limit has passed; workers are being stopped.
+    fn time_limit_reached(&mut self) {}
 }
 
 /// How a run ended.
@@ -114,6 +116,9 @@ pub struct RunOutcome {
     pub status: RunStatus,
     /// What was measured since the start (or the last checkpoint).
     pub stats: CumulativeStats,
+    /// Whether the whole `--events` budget was handed out (the event limit ended the
+    /// run, unless something else ended it first).
+    pub event_limit_reached: bool,
 }
 
 /// Per-worker statistics, written by the worker only and read by the controller.
@@ -774,7 +779,13 @@ impl Controller {
 
     fn outcome(&mut self, status: RunStatus) -> RunOutcome {
         let stats = self.cumulative();
-        RunOutcome { status, stats }
+        let limit = self.shared.config.events;
+        RunOutcome {
+            status,
+            stats,
+            event_limit_reached: limit > 0
+                && self.shared.events_claimed.load(Ordering::Relaxed) >= limit,
+        }
     }
 
     /// The controller loop: from release to the last worker's exit.
@@ -871,6 +882,7 @@ impl Controller {
                 if now >= limit {
                     time_limit = None;
                     shared.stop();
+                    observer.time_limit_reached();
                     forced_deadline = config.forced_shutdown.map(|d| limit + d.as_nanos() as u64);
                 }
             }

@@ -223,6 +223,26 @@ impl SystemBenchmark {
         }
     }
 
+    /// The lines sysbench prints before [`header_lines`](Self::header_lines) at
+    /// `--verbosity` 4 and up (its info level):
+    ///
+    /// ```text
+    /// Doing CPU performance benchmark
+    ///
+    /// Prime numbers limit: 10000
+    /// ```
+    pub fn info_lines(&self) -> Vec<String> {
+        match &self.kind {
+            Kind::Cpu(_) => vec!["Doing CPU performance benchmark".into(), String::new()],
+            Kind::Threads(t) => vec![
+                "Doing thread subsystem performance test".into(),
+                t.settings_line(),
+            ],
+            Kind::Mutex(_) => vec!["Doing mutex performance test".into()],
+            Kind::Memory(_) | Kind::FileIo(_) => Vec::new(),
+        }
+    }
+
     /// The number of events the test itself limits the run to, if any: `memory` runs
     /// `--memory-total-size / --memory-block-size` events in total (no limit when the
     /// total size is 0). The CLI sets the engine's `RunConfig::events` to the smaller

@@ -70,6 +70,17 @@ impl ThreadsTest {
     }
 }
 
+impl ThreadsTest {
+    /// `Thread yields per test: 1000 Locks used: 8`, an info line of the header.
+    pub(crate) fn settings_line(&self) -> String {
+        format!(
+            "Thread yields per test: {} Locks used: {}",
+            self.yields,
+            self.locks.len()
+        )
+    }
+}
+
 impl Test for ThreadsTest {
     fn create_worker(&self, tid: u32) -> Result<Box<dyn Worker>, WorkerError> {
         Ok(Box::new(ThreadsWorker {

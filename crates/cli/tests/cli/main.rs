@@ -16,3 +16,4 @@ mod reports;
 mod results;
 mod signals;
 mod util;
+mod verbosity;
