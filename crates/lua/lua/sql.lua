@@ -30,9 +30,10 @@ local function print_lines(lines)
   io.stdout:flush()
 end
 
--- Turns the errinfo of a failed driver call into sysbench's behaviour: ignorable
--- errors (already counted by the driver layer) restart the event; fatal ones may be
--- downgraded by hooks.sql_error_ignorable, else print FATAL lines and abort.
+-- Turns the errinfo of a failed driver call into sysbench's behaviour (the driver
+-- layer has counted the failure already, fatal or not): ignorable errors restart the
+-- event; fatal ones may be downgraded by hooks.sql_error_ignorable, else print FATAL
+-- lines and abort.
 local function sql_failure(con, info)
   local errdesc = {
     connection = con,
@@ -48,7 +49,6 @@ local function sql_failure(con, info)
   errdesc.errcode = sql.error.FATAL
   local hook = sb.hooks.sql_error_ignorable
   if hook and hook(errdesc) then
-    C.sb_counter_inc(sb.tid, C.SB_CNT_ERROR)
     errdesc.errcode = RESTART_EVENT
     error(errdesc, 0)
   end

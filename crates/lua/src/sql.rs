@@ -100,17 +100,10 @@ fn count(kind: QueryKind) {
     with_current(|ctx| ctx.count(c));
 }
 
-/// Counts an ignorable error as an ignored error, or a reconnect when the driver
-/// reconnected.
+/// Counts a failure where [`SqlError::counter`] says.
 fn count_error(e: &SqlError) {
-    if let SqlErrorKind::Ignorable { reconnected } = e.kind {
-        with_current(|ctx| {
-            ctx.count(if reconnected {
-                Counter::Reconnect
-            } else {
-                Counter::Error
-            })
-        });
+    if let Some(c) = e.counter() {
+        with_current(|ctx| ctx.count(c));
     }
 }
 

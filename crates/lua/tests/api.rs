@@ -786,6 +786,16 @@ fn sql_ignorable_errors_restart_the_event() {
 }
 
 #[test]
+fn sql_fatal_errors_caught_by_the_script_count_as_errors() {
+    let dir = scratch_dir("sql-caught");
+    let out = sqlite(&dir, &["--events=5", &path("sql_caught.lua")]);
+    assert!(out.ok, "{}\n{}", out.stdout, out.stderr);
+    assert_eq!(total_field(&out.stdout, "errors"), 10.0, "{}", out.stdout);
+    assert_eq!(total_field(&out.stdout, "reads"), 5.0, "{}", out.stdout);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
 fn sql_connect_failures_are_fatal() {
     let dir = scratch_dir("sql-connect");
     let out = sqlite(
@@ -968,6 +978,10 @@ fn sql_on_server(server: &Server, test: &str) {
     );
     let out = run(&[&sql, "hooked"]);
     assert!(out.ok, "{}\n{}", out.stdout, out.stderr);
+    let out = run(&["--events=5", &path("sql_caught.lua")]);
+    assert!(out.ok, "{}\n{}", out.stdout, out.stderr);
+    assert_eq!(total_field(&out.stdout, "errors"), 10.0, "{}", out.stdout);
+    assert_eq!(total_field(&out.stdout, "reads"), 5.0, "{}", out.stdout);
     (server.drop_db)(&db);
 }
 

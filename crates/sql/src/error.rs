@@ -122,6 +122,20 @@ impl SqlError {
         matches!(self.kind, SqlErrorKind::Ignorable { reconnected: true })
     }
 
+    /// The run counter this failure adds to: a reconnect when the driver reconnected,
+    /// else an error — fatal ones too, as sysbench 1.0.20 counts them (checked side by
+    /// side: a script that catches them with `pcall` and goes on sees them in `ignored
+    /// errors` and `err/s`). A failed connect is no statement: `None`.
+    pub fn counter(&self) -> Option<bmk_engine::Counter> {
+        match self.kind {
+            SqlErrorKind::Ignorable { reconnected: true } => Some(bmk_engine::Counter::Reconnect),
+            SqlErrorKind::Ignorable { reconnected: false } | SqlErrorKind::Fatal => {
+                Some(bmk_engine::Counter::Error)
+            }
+            SqlErrorKind::Connect => None,
+        }
+    }
+
     /// The driver function name used in the FATAL query line, e.g. `mysql_drv_query()`.
     pub fn function_name(&self) -> &'static str {
         match (self.driver, self.op) {

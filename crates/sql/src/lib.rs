@@ -10,16 +10,17 @@
 //! * error classification into ignorable (restart the event, maybe after a reconnect)
 //!   and fatal ([`SqlError`], [`SqlErrorKind`]) and the exact FATAL message lines.
 //!
-//! It must not: know about Lua or the engine, print reports, or print anything except
+//! It must not: know about Lua, use the engine beyond [`bmk_engine::coop::wait_readable`]
+//! and the names of its counters, print reports, or print anything except
 //! the `--db-debug`/`--mysql-debug` query trace on stderr. Passwords are never printed
 //! or logged (the `Debug` impls of the option structs hide them; error messages never
 //! contain them).
 //!
 //! # Error semantics
-//! Every failing call returns an [`SqlError`]; the caller prints
+//! Every failing call returns an [`SqlError`]; the caller counts it where
+//! [`SqlError::counter`] says (fatal errors too, as sysbench does), prints
 //! [`SqlError::fatal_lines`] and raises its `Display` text for fatal errors, and
-//! restarts the event (counting an ignored error, plus a reconnect when
-//! [`SqlError::reconnected`]) for ignorable ones.
+//! restarts the event for ignorable ones.
 //! * mysql: `errno` is the server error number (client errors 2002/2003 connect,
 //!   2006/2013 lost connection, 2026 TLS). Ignorable when listed in
 //!   `--mysql-ignore-errors` (or `all`). A listed lost-connection error (2013, 2006,

@@ -112,15 +112,10 @@ fn counter(kind: QueryKind) -> Counter {
     }
 }
 
-/// Counts an ignorable error as an ignored error, or a reconnect when the driver
-/// reconnected (as the Lua SQL bridge does).
+/// Counts a failed statement or reconnect, as the Lua SQL bridge does.
 fn count_error(ctx: &WorkerContext, e: &SqlError) {
-    if let SqlErrorKind::Ignorable { reconnected } = e.kind {
-        ctx.count(if reconnected {
-            Counter::Reconnect
-        } else {
-            Counter::Error
-        });
+    if let Some(c) = e.counter() {
+        ctx.count(c);
     }
 }
 
@@ -340,7 +335,10 @@ impl Worker for OltpWorker {
                         return Ok(EventFlow::StopWorker);
                     }
                 }
-                Err(e) => return Err(fatal(&e)),
+                Err(e) => {
+                    count_error(ctx, &e);
+                    return Err(fatal(&e));
+                }
             }
         }
     }
