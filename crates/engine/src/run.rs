@@ -704,6 +704,20 @@ impl Controller {
     }
 
     fn cumulative(&mut self) -> CumulativeStats {
+        self.span(false)
+    }
+
+    /// The statistics of the span since the last checkpoint, and a new span started
+    /// exactly where they end — the same drain, the same counter marks, the extremes
+    /// taken and reset in one swap — so that nothing done while the report prints is
+    /// lost between the two spans.
+    fn checkpoint(&mut self) -> CumulativeStats {
+        self.span(true)
+    }
+
+    /// The statistics since the baseline; with `restart`, the baseline then moves to
+    /// the point they were taken at.
+    fn span(&mut self, restart: bool) -> CumulativeStats {
         self.drain();
         let now = self.end_ns.unwrap_or_else(|| self.shared.now_ns());
         let mut stats = CumulativeStats {
@@ -729,6 +743,21 @@ impl Controller {
         for (i, slot) in self.shared.slots.iter().enumerate() {
             let mark = SlotMark::of(slot);
             let base = self.base_marks[i];
+            let (min, max, slot_lag_max) = if restart {
+                self.base_marks[i] = mark;
+                self.interval_marks[i] = mark;
+                (
+                    slot.latency_min.swap(u64::MAX, Ordering::Relaxed),
+                    slot.latency_max.swap(0, Ordering::Relaxed),
+                    slot.lag_max.swap(0, Ordering::Relaxed),
+                )
+            } else {
+                (
+                    slot.latency_min.load(Ordering::Relaxed),
+                    slot.latency_max.load(Ordering::Relaxed),
+                    slot.lag_max.load(Ordering::Relaxed),
+                )
+            };
             // With shared recorders a worker's own event counter gives its share; the
             // total still comes from the histograms so that count and percentiles agree.
             let events = if own_recorders {
@@ -746,11 +775,18 @@ impl Controller {
                 busy_ns: busy,
             });
             if events > 0 {
-                stats.min_ns = stats.min_ns.min(slot.latency_min.load(Ordering::Relaxed));
-                stats.max_ns = stats.max_ns.max(slot.latency_max.load(Ordering::Relaxed));
+                stats.min_ns = stats.min_ns.min(min);
+                stats.max_ns = stats.max_ns.max(max);
             }
             lag_sum += mark.lag_sum - base.lag_sum;
-            lag_max = lag_max.max(slot.lag_max.load(Ordering::Relaxed));
+            lag_max = lag_max.max(slot_lag_max);
+        }
+        if restart {
+            self.pending.reset();
+            self.cumulative.reset();
+            self.base_drained.clone_from(&self.drained);
+            self.base_ns = now;
+            self.last_interval_ns = now;
         }
         if stats.events == 0 {
             stats.min_ns = 0;
@@ -872,10 +908,9 @@ impl Controller {
                 }
                 while let Some(&c) = checkpoints.front().filter(|&&c| now >= c) {
                     checkpoints.pop_front();
-                    let stats = self.cumulative();
+                    let stats = self.checkpoint();
                     let at = (c - measure_from) as f64 / 1e9;
                     observer.checkpoint(at, &stats);
-                    self.rebase();
                 }
             }
             if let Some(limit) = time_limit {
