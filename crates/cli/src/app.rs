@@ -184,7 +184,11 @@ fn apply_given(opts: &mut OptionSet, given: &[GivenOption]) -> Result<()> {
     for g in given {
         let value = match (&g.value, opts.spec(&g.name).map(|s| s.kind)) {
             (Some(v), _) => v.clone(),
-            (None, Some(OptKind::Bool)) | (None, None) => "on".to_string(),
+            (None, Some(OptKind::Bool)) => "on".to_string(),
+            // An option nothing declared (read by a legacy script) given without a
+            // value is the empty string, as sysbench 1.0.20 hands it over: set, and
+            // true in Lua, but not "on".
+            (None, None) => String::new(),
             (None, Some(_)) => {
                 return Err(user_error(format!(
                     "invalid option: {} (it needs a value: {}=VALUE)",

@@ -58,6 +58,24 @@ fn scripts_that_declare_no_options_take_any_option_as_a_global() {
         "{}",
         run.stdout
     );
+    // A bare switch is set, to the empty string, as sysbench 1.0.20 hands it over: true
+    // in Lua, but not "on".
+    dir.write(
+        "flag.lua",
+        "function event() print(string.format('flag=[%s] global=[%s] set=%s', \
+         sysbench.opt.oltp_skip_trx, tostring(oltp_skip_trx), \
+         tostring(oltp_skip_trx and true))) return true end\n",
+    );
+    let run = dir
+        .bmk()
+        .args("flag.lua --oltp-skip-trx --events=1 run")
+        .run()
+        .ok();
+    assert!(
+        run.stdout.contains("flag=[] global=[] set=true\n"),
+        "{}",
+        run.stdout
+    );
     // A script that declares options still has them checked.
     dir.write(
         "new.lua",
