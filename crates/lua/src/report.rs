@@ -19,6 +19,8 @@ pub(crate) struct ReportSettings {
     pub line: LineOptions,
     /// The JSON array `report_json` prints into.
     pub json: RefCell<JsonIntervalArray>,
+    /// Whether `report_default` prints (`--verbosity` 3 and up).
+    pub default_line_shown: bool,
 }
 
 impl ReportSettings {
@@ -26,6 +28,7 @@ impl ReportSettings {
         ReportSettings {
             line: LineOptions::new(Layout::Db, percentile, interval, rate_mode),
             json: RefCell::new(JsonIntervalArray::new()),
+            default_line_shown: true,
         }
     }
 }
@@ -97,7 +100,9 @@ fn read_stat(t: &Table) -> mlua::Result<ReportStat> {
 /// `sysbench.report_default(stat)`: sysbench's intermediate text line(s).
 pub(crate) fn print_text(stat: &Table, settings: &ReportSettings) -> mlua::Result<()> {
     let stat = read_stat(stat)?;
-    emit(&bmk_report::text::intermediate(&stat, &settings.line));
+    if settings.default_line_shown {
+        emit(&bmk_report::text::intermediate(&stat, &settings.line));
+    }
     Ok(())
 }
 

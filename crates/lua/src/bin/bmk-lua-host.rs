@@ -41,6 +41,7 @@ fn general_options() -> Vec<OptSpec> {
             "distribution",
         ),
         OptSpec::new("percentile", OptKind::Double, Some("95"), "percentile"),
+        OptSpec::new("verbosity", OptKind::Int, Some("3"), "verbosity"),
         OptSpec::new(
             "luajit-cmd",
             OptKind::String,
