@@ -651,22 +651,10 @@ impl Controller {
         self.fresh.reset();
     }
 
-    /// Starts a new measured span: cumulative statistics restart from here.
+    /// Starts a new measured span, dropping what came before (the warm-up): the same
+    /// restart as a checkpoint's, whose statistics nobody reports.
     fn rebase(&mut self) {
-        self.drain();
-        self.pending.reset();
-        self.cumulative.reset();
-        self.base_drained.clone_from(&self.drained);
-        let now = self.shared.now_ns();
-        for (i, slot) in self.shared.slots.iter().enumerate() {
-            self.base_marks[i] = SlotMark::of(slot);
-            self.interval_marks[i] = self.base_marks[i];
-            slot.latency_min.swap(u64::MAX, Ordering::Relaxed);
-            slot.latency_max.swap(0, Ordering::Relaxed);
-            slot.lag_max.swap(0, Ordering::Relaxed);
-        }
-        self.base_ns = now;
-        self.last_interval_ns = now;
+        self.span(true);
     }
 
     /// Statistics since the previous interval; `nominal_ns` is the report's scheduled

@@ -24,11 +24,16 @@ pub(crate) struct ReportSettings {
 }
 
 impl ReportSettings {
-    pub(crate) fn new(percentile: f64, interval: f64, rate_mode: bool) -> ReportSettings {
+    pub(crate) fn new(
+        percentile: f64,
+        interval: f64,
+        rate_mode: bool,
+        default_line_shown: bool,
+    ) -> ReportSettings {
         ReportSettings {
             line: LineOptions::new(Layout::Db, percentile, interval, rate_mode),
             json: RefCell::new(JsonIntervalArray::new()),
-            default_line_shown: true,
+            default_line_shown,
         }
     }
 }

@@ -197,15 +197,14 @@ impl ScriptEnv {
             .options
             .double("rate", 0.0)
             .max(self.options.double("tx_rate", 0.0));
-        let mut settings = ReportSettings::new(
+        ReportSettings::new(
             self.options.double("percentile", 95.0),
             self.options.double("report_interval", 0.0),
             rate > 0.0,
-        );
-        // sysbench's default report line is a notice, not shown below --verbosity=3;
-        // the CSV and JSON printers are plain prints in sysbench, shown at any level.
-        settings.default_line_shown = self.options.int("verbosity", 3) >= 3;
-        settings
+            // sysbench's default report line is a notice, not shown below
+            // --verbosity=3; its CSV and JSON printers are plain prints, shown always.
+            self.options.int("verbosity", 3) >= 3,
+        )
     }
 }
 
