@@ -1,0 +1,235 @@
+//! Test support: the null server started as its real binary (killed when dropped), the
+//! `bmk` binary (built first when missing or stale), the system clients (skipped with
+//! a note when missing, a failure under `CI=true`), and the figures of bmk's report.
+
+#![allow(dead_code)]
+
+use std::io::{BufRead, BufReader};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Output, Stdio};
+use std::sync::OnceLock;
+
+/// True under CI (`CI=true`): a missing tool is a failure, not a skip.
+pub fn ci() -> bool {
+    std::env::var("CI").map(|v| v == "true").unwrap_or(false)
+}
+
+/// The path of system program `name`, or `None` (with a note; a panic under CI).
+pub fn system_program(name: &str) -> Option<PathBuf> {
+    let found = std::env::var_os("PATH").and_then(|paths| {
+        std::env::split_paths(&paths)
+            .map(|d| d.join(name))
+            .find(|p| p.is_file())
+    });
+    if found.is_none() {
+        if ci() {
+            panic!("{name} is required under CI=true but not installed");
+        }
+        eprintln!("NOTE: skipping test: {name} is not installed");
+    }
+    found
+}
+
+/// A running null server.
+pub struct NullServer {
+    child: Child,
+    /// MySQL port.
+    pub mysql: u16,
+    /// PostgreSQL port.
+    pub pgsql: u16,
+}
+
+impl NullServer {
+    /// Starts the server on free ports with `extra` options, waiting for `ready`.
+    pub fn start(extra: &[&str]) -> NullServer {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_bmk-null-server"))
+            .args(["--mysql-port", "0", "--pgsql-port", "0", "--threads", "2"])
+            .args(extra)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::inherit())
+            .spawn()
+            .expect("start bmk-null-server");
+        let mut line = String::new();
+        BufReader::new(child.stdout.take().expect("stdout"))
+            .read_line(&mut line)
+            .expect("read the ready line");
+        assert!(
+            line.starts_with("ready "),
+            "unexpected first line: {line:?}"
+        );
+        let port = |key: &str| -> u16 {
+            line.split_whitespace()
+                .find_map(|w| w.strip_prefix(key))
+                .and_then(|a| a.rsplit(':').next())
+                .and_then(|p| p.parse().ok())
+                .unwrap_or_else(|| panic!("no {key} in {line:?}"))
+        };
+        NullServer {
+            mysql: port("mysql="),
+            pgsql: port("pgsql="),
+            child,
+        }
+    }
+
+    /// bmk's connection options for `driver` (`mysql` or `pgsql`) to this server.
+    pub fn conn_args(&self, driver: &str) -> Vec<String> {
+        let port = if driver == "mysql" {
+            self.mysql
+        } else {
+            self.pgsql
+        };
+        vec![
+            format!("--db-driver={driver}"),
+            format!("--{driver}-host=127.0.0.1"),
+            format!("--{driver}-port={port}"),
+            format!("--{driver}-user=sbtest"),
+            format!("--{driver}-password=secret"),
+            format!("--{driver}-db=sbtest"),
+        ]
+    }
+}
+
+impl Drop for NullServer {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn workspace_root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .and_then(Path::parent)
+        .expect("workspace root")
+        .to_path_buf()
+}
+
+/// The newest modification time of the files under `dir`.
+fn newest_source(dir: &Path) -> std::time::SystemTime {
+    let mut newest = std::time::SystemTime::UNIX_EPOCH;
+    for entry in std::fs::read_dir(dir).into_iter().flatten().flatten() {
+        let path = entry.path();
+        let t = if path.is_dir() {
+            newest_source(&path)
+        } else {
+            entry
+                .metadata()
+                .and_then(|m| m.modified())
+                .unwrap_or(newest)
+        };
+        newest = newest.max(t);
+    }
+    newest
+}
+
+/// The `bmk` binary (`$BMK_BIN`, else `target/debug/bmk`, built first when missing or
+/// older than a source file, so that a test never runs a stale binary).
+pub fn bmk_bin() -> &'static Path {
+    static BIN: OnceLock<PathBuf> = OnceLock::new();
+    BIN.get_or_init(|| {
+        if let Ok(p) = std::env::var("BMK_BIN") {
+            return PathBuf::from(p);
+        }
+        let root = workspace_root();
+        let target = std::env::var("CARGO_TARGET_DIR")
+            .map(PathBuf::from)
+            .unwrap_or_else(|_| root.join("target"));
+        let bin = target.join("debug").join("bmk");
+        let built = std::fs::metadata(&bin).and_then(|m| m.modified()).ok();
+        if built.is_none_or(|t| t < newest_source(&root.join("crates"))) {
+            let status = Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()))
+                .args(["build", "-p", "bmk"])
+                .current_dir(&root)
+                .status()
+                .expect("cargo build -p bmk");
+            assert!(status.success(), "cargo build -p bmk failed");
+            let _ = std::fs::File::options()
+                .write(true)
+                .open(&bin)
+                .and_then(|f| f.set_modified(std::time::SystemTime::now()));
+        }
+        bin
+    })
+}
+
+/// Output of one command.
+pub struct Run {
+    pub stdout: String,
+    pub stderr: String,
+    pub code: i32,
+}
+
+impl Run {
+    /// Asserts exit code 0.
+    pub fn ok(self) -> Run {
+        assert_eq!(
+            self.code, 0,
+            "failed (exit {})\n--- stdout\n{}\n--- stderr\n{}",
+            self.code, self.stdout, self.stderr
+        );
+        self
+    }
+}
+
+impl From<Output> for Run {
+    fn from(out: Output) -> Run {
+        Run {
+            stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
+            stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+            code: out.status.code().unwrap_or(-1),
+        }
+    }
+}
+
+/// Runs bmk with `args`, killed after `limit` seconds if it has not ended.
+pub fn bmk(args: &[String], limit: u64) -> Run {
+    let out = Command::new("timeout")
+        .args(["-s", "KILL", &limit.to_string()])
+        .arg(bmk_bin())
+        .args(args)
+        .env_remove("MYSQL_SESSION_OPTIONS")
+        .env_remove("BMK_NATIVE_OLTP")
+        .output()
+        .expect("run bmk");
+    out.into()
+}
+
+/// The query and event counts of a bmk report.
+#[derive(Debug, Default, Clone, Copy)]
+pub struct Stats {
+    pub read: u64,
+    pub write: u64,
+    pub other: u64,
+    pub transactions: u64,
+    pub errors: u64,
+    pub reconnects: u64,
+    pub events: u64,
+    pub latency_avg_ms: f64,
+}
+
+/// Parses the counts of bmk's final report.
+pub fn stats(report: &str) -> Stats {
+    let num = |key: &str| -> u64 {
+        report
+            .lines()
+            .find_map(|l| l.trim_start().strip_prefix(key))
+            .and_then(|rest| rest.split_whitespace().next())
+            .and_then(|n| n.parse().ok())
+            .unwrap_or_else(|| panic!("no '{key}' in report:\n{report}"))
+    };
+    let avg = report
+        .lines()
+        .find_map(|l| l.trim_start().strip_prefix("avg:"))
+        .and_then(|rest| rest.trim().parse::<f64>().ok())
+        .unwrap_or_else(|| panic!("no 'avg:' in report:\n{report}"));
+    Stats {
+        read: num("read:"),
+        write: num("write:"),
+        other: num("other:"),
+        transactions: num("transactions:"),
+        errors: num("ignored errors:"),
+        reconnects: num("reconnects:"),
+        events: num("total number of events:"),
+        latency_avg_ms: avg,
+    }
+}
