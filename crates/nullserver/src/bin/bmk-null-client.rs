@@ -24,16 +24,26 @@ Usage: bmk-null-client (--mysql-port P | --pgsql-port Q) [options]
   --time S           seconds to run (default 10)
   --workload W       oltp_point_select (default), oltp_read_only or oltp_read_write
   --range-size R     ids per range select (default 100)
+  --report-interval S  print `[ Ns ] tps: R` (events/s of the last S seconds) every
+                     S seconds, as bmk and sysbench do
 
 Prints `events: E`, `queries: Q`, `time: T` and `events/s: R`.
 ";
 
-fn main() -> anyhow::Result<()> {
+fn main() {
+    if let Err(e) = client() {
+        eprintln!("bmk-null-client: {e:#}");
+        std::process::exit(1);
+    }
+}
+
+fn client() -> anyhow::Result<()> {
     use lexopt::prelude::*;
     let mut p = lexopt::Parser::from_env();
     let (mut port, mut protocol) = (None, Kind::Mysql);
     let (mut connections, mut time, mut workload, mut range) =
         (8usize, 10f64, Workload::PointSelect, 100i32);
+    let mut report_interval: Option<f64> = None;
     while let Some(arg) = p.next()? {
         match arg {
             Short('h') | Long("help") => {
@@ -48,6 +58,7 @@ fn main() -> anyhow::Result<()> {
             Long("connections") => connections = p.value()?.parse()?,
             Long("time") => time = p.value()?.parse()?,
             Long("range-size") => range = p.value()?.parse()?,
+            Long("report-interval") => report_interval = Some(p.value()?.parse()?),
             Long("workload") => {
                 let v = p.value()?.string()?;
                 workload =
@@ -69,8 +80,13 @@ fn main() -> anyhow::Result<()> {
         time: Duration::from_secs_f64(time),
         workload,
         range,
+        report_interval: report_interval
+            .filter(|s| *s > 0.0)
+            .map(Duration::from_secs_f64),
     };
-    let out = run(&cfg).with_context(|| format!("floor client against 127.0.0.1:{port}"))?;
+    let mut print = |at: f64, rate: f64| println!("[ {at:.0}s ] tps: {rate:.2}");
+    let out =
+        run(&cfg, &mut print).with_context(|| format!("floor client against 127.0.0.1:{port}"))?;
     let secs = out.elapsed.as_secs_f64();
     println!("events: {}", out.events);
     println!("queries: {}", out.queries);

@@ -36,6 +36,8 @@ pub struct FloorConfig {
     pub workload: Workload,
     /// Width of the range selects.
     pub range: i32,
+    /// Report events per second at this interval (through `run`'s callback).
+    pub report_interval: Option<Duration>,
 }
 
 /// What a run did.
@@ -58,8 +60,9 @@ struct Conn {
     reply: mysql::Reply,
 }
 
-/// Runs the floor client.
-pub fn run(cfg: &FloorConfig) -> io::Result<Outcome> {
+/// Runs the floor client; `report(seconds since start, events/s)` is called at each
+/// report interval.
+pub fn run(cfg: &FloorConfig, report: &mut dyn FnMut(f64, f64)) -> io::Result<Outcome> {
     let steps: Vec<Step> = cfg.workload.event(cfg.range);
     let mut requests: Vec<Vec<u8>> = Vec::new();
     let mut conns = Vec::new();
@@ -108,11 +111,25 @@ pub fn run(cfg: &FloorConfig) -> io::Result<Outcome> {
     let (mut events, mut queries) = (0u64, 0u64);
     let mut evs = Events::with_capacity(1024);
     let deadline = start + cfg.time;
-    while Instant::now() < deadline {
-        poll.poll(
-            &mut evs,
-            Some(deadline.saturating_duration_since(Instant::now())),
-        )?;
+    let mut next_report = cfg.report_interval.map(|i| (start + i, 0u64));
+    loop {
+        let now = Instant::now();
+        if let Some((at, before)) = next_report.as_mut() {
+            if now >= *at {
+                let interval = cfg.report_interval.expect("set with next_report");
+                report(
+                    at.duration_since(start).as_secs_f64(),
+                    (events - *before) as f64 / interval.as_secs_f64(),
+                );
+                *at += interval;
+                *before = events;
+            }
+        }
+        if now >= deadline {
+            break;
+        }
+        let wake = next_report.map_or(deadline, |(at, _)| at.min(deadline));
+        poll.poll(&mut evs, Some(wake.saturating_duration_since(now)))?;
         for ev in evs.iter() {
             let c = &mut conns[ev.token().0];
             loop {
