@@ -76,6 +76,9 @@ pub enum Error {
         #[source]
         source: std::io::Error,
     },
+    /// A file bmk would write exists and is not a regular file.
+    #[error("{0} exists and is not a regular file (a symlink, device or directory): refusing to replace it")]
+    NotRegularFile(std::path::PathBuf),
     /// A results file could not be serialised or parsed.
     #[error("results file {path}: {source}")]
     Json {
