@@ -32,7 +32,7 @@ use std::sync::Arc;
 use corosensei::stack::DefaultStack;
 use corosensei::{Coroutine, CoroutineResult, Yielder};
 
-use crate::run::{panic_message, Shared};
+use crate::shared::Shared;
 use crate::worker::{Test, Worker, WorkerContext, WorkerError};
 
 /// Stack of one coroutine: events run here, connections are opened on the loop
@@ -115,7 +115,7 @@ pub(crate) fn loop_main(tids: Vec<u32>, shared: Arc<Shared>, test: Arc<dyn Test>
         match made {
             Ok(Ok(w)) => workers.push(w),
             Ok(Err(e)) => failure = Some(e.message),
-            Err(panic) => failure = Some(panic_message(ctx.thread_id(), panic)),
+            Err(panic) => failure = Some(WorkerError::from_panic(ctx.thread_id(), panic).message),
         }
         if failure.is_some() {
             break;
@@ -199,7 +199,7 @@ fn run_loop(workers: Vec<Box<dyn Worker>>, contexts: Vec<Rc<WorkerContext>>, sha
                     finish(shared, &mut tasks[i], &mut live);
                 }
                 Err(panic) => {
-                    shared.fail(panic_message(task.tid, panic));
+                    shared.fail(WorkerError::from_panic(task.tid, panic).message);
                     finish(shared, &mut tasks[i], &mut live);
                 }
             }

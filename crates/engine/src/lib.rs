@@ -33,15 +33,28 @@
 //! ```
 #![deny(missing_docs)]
 
+mod arrivals;
+mod clock;
+mod collector;
+mod config;
+mod controller;
 pub mod coop;
 pub mod latency;
+mod observer;
 pub mod options;
+mod outcome;
 pub mod rand;
 mod run;
+mod shared;
 mod stack;
 pub mod stats;
 mod worker;
+mod worker_thread;
 
-pub use run::{run, Observer, RunConfig, RunOutcome, RunStatus, STRICT_QUEUE_LIMIT};
+pub use arrivals::STRICT_QUEUE_LIMIT;
+pub use config::RunConfig;
+pub use observer::Observer;
+pub use outcome::{RunOutcome, RunStatus};
+pub use run::run;
 pub use stats::{Counter, Counters, CumulativeStats, IntervalStats, LagStats, ThreadTotals};
 pub use worker::{with_current, EventFlow, Test, Worker, WorkerContext, WorkerError};
