@@ -4,7 +4,11 @@
 //!
 //! `cargo bench -p bmk-engine --bench noop_events`; `BMK_BENCH_SECS` sets the length
 //! of one run (default 3), `BMK_BENCH_REPS` how many runs per thread count (default 3,
-//! the median is printed beside every run's figure).
+//! the median is printed beside every run's figure). `BMK_BENCH_EVENTS=N` makes each
+//! run N events instead of a time (one thread only): under
+//! `valgrind --tool=cachegrind --cache-sim=no`, the difference of two such runs'
+//! instruction counts divided by the difference of their N is the instructions per
+//! event, a figure that a busy machine does not blur.
 
 use std::sync::atomic::AtomicUsize;
 use std::sync::Arc;
@@ -31,11 +35,12 @@ impl Test for NoopTest {
 struct Quiet;
 impl Observer for Quiet {}
 
-/// Events per second per thread of one run.
-fn eps_per_thread(threads: u32, secs: u64) -> f64 {
+/// Events per second per thread of one run of `secs` seconds, or of `events` events.
+fn eps_per_thread(threads: u32, secs: u64, events: Option<u64>) -> f64 {
     let config = RunConfig {
         threads,
-        time: Some(Duration::from_secs(secs)),
+        time: Some(Duration::from_secs(secs)).filter(|_| events.is_none()),
+        events: events.unwrap_or(0),
         ..RunConfig::default()
     };
     let outcome = run(config, Arc::new(NoopTest), &mut Quiet, &AtomicUsize::new(0));
@@ -52,8 +57,14 @@ fn env(name: &str, default: u64) -> u64 {
 fn main() {
     let secs = env("BMK_BENCH_SECS", 3);
     let reps = env("BMK_BENCH_REPS", 3).max(1);
-    for threads in [1, 2] {
-        let mut runs: Vec<f64> = (0..reps).map(|_| eps_per_thread(threads, secs)).collect();
+    let events = std::env::var("BMK_BENCH_EVENTS")
+        .ok()
+        .and_then(|s| s.parse().ok());
+    let thread_counts: &[u32] = if events.is_some() { &[1] } else { &[1, 2] };
+    for &threads in thread_counts {
+        let mut runs: Vec<f64> = (0..reps)
+            .map(|_| eps_per_thread(threads, secs, events))
+            .collect();
         let shown: Vec<String> = runs.iter().map(|e| format!("{e:.0}")).collect();
         runs.sort_by(f64::total_cmp);
         println!(

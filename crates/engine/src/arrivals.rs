@@ -53,9 +53,11 @@ impl ArrivalQueue {
     }
 
     /// Wakes every worker waiting in [`ArrivalQueue::take`] (the run stops).
-    pub(crate) fn wake_all(&self) {
-        let _guard = self.lock();
+    pub(crate) fn wake_all(&self, clock: &RunClock) {
+        let guard = self.lock();
         self.ready.notify_all();
+        drop(guard);
+        clock.notify();
     }
 }
 
@@ -94,6 +96,7 @@ pub(crate) fn schedule(
         } else {
             queue.ready.notify_all();
         }
+        clock.notify();
         if full {
             return true;
         }

@@ -32,9 +32,9 @@ pub(crate) fn drive(
 
     let scheduler = shared.arrivals.as_ref().map(|_| {
         let s = shared.clone();
-        thread::Builder::new()
-            .name("bmk-rate".into())
-            .spawn(move || run_scheduler(&s))
+        let builder = thread::Builder::new().name("bmk-rate".into());
+        (shared.clock)
+            .spawn(builder, move || run_scheduler(&s))
             .expect("spawn rate scheduler")
     });
 
@@ -142,10 +142,10 @@ pub(crate) fn drive(
     stats.end_at(shared.now_ns());
     shared.stop();
     for h in handles.drain(..) {
-        let _ = h.join();
+        shared.clock.join(h);
     }
     if let Some(s) = scheduler {
-        let _ = s.join();
+        shared.clock.join(s);
     }
     let fatal = std::mem::take(&mut shared.control().fatal);
     if !fatal.is_empty() {

@@ -52,9 +52,10 @@ mod worker;
 mod worker_thread;
 
 pub use arrivals::STRICT_QUEUE_LIMIT;
+pub use clock::Clock;
 pub use config::RunConfig;
 pub use observer::Observer;
 pub use outcome::{RunOutcome, RunStatus};
-pub use run::run;
+pub use run::{run, run_with_clock};
 pub use stats::{Counter, Counters, CumulativeStats, IntervalStats, LagStats, ThreadTotals};
 pub use worker::{with_current, EventFlow, Test, Worker, WorkerContext, WorkerError};

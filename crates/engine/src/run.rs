@@ -12,7 +12,7 @@ use std::sync::Arc;
 use std::thread;
 use std::time::Duration;
 
-use crate::clock::RunClock;
+use crate::clock::{Clock, RunClock};
 use crate::collector::Collector;
 use crate::config::RunConfig;
 use crate::controller;
@@ -37,13 +37,37 @@ pub fn run(
     observer: &mut dyn Observer,
     interrupt: &AtomicUsize,
 ) -> RunOutcome {
+    run_on(config, test, observer, interrupt, RunClock::system())
+}
+
+/// [`run`] on an injected `clock` instead of the system's: every thread of the run is
+/// started and waits through it (see [`Clock`]); the run starts at whatever time the
+/// clock shows. Workers always get a thread each ([`RunConfig::event_loops`] is not
+/// used), since an event loop waits for sockets, which no injected clock can.
+pub fn run_with_clock(
+    config: RunConfig,
+    test: Arc<dyn Test>,
+    observer: &mut dyn Observer,
+    interrupt: &AtomicUsize,
+    clock: Arc<dyn Clock>,
+) -> RunOutcome {
+    run_on(config, test, observer, interrupt, RunClock::Injected(clock))
+}
+
+fn run_on(
+    config: RunConfig,
+    test: Arc<dyn Test>,
+    observer: &mut dyn Observer,
+    interrupt: &AtomicUsize,
+    clock: RunClock,
+) -> RunOutcome {
     let threads = config.threads.max(1);
-    let shared = Arc::new(Shared::new(config, threads, RunClock::system()));
+    let shared = Arc::new(Shared::new(config, threads, clock));
     let mut stats = Collector::new(shared.clone());
 
     let mut handles = Vec::with_capacity(threads as usize);
     let loops = match shared.config.event_loops {
-        _ if !test.cooperative() || shared.arrivals.is_some() => 0,
+        _ if !test.cooperative() || shared.arrivals.is_some() || !shared.clock.is_system() => 0,
         Some(n) => n,
         None => thread::available_parallelism().map_or(1, |n| n.get() as u32),
     };
@@ -59,10 +83,12 @@ pub fn run(
         let loop_workers = tids.len() as u32;
         let worker_shared = shared.clone();
         let test = test.clone();
-        let spawned = thread::Builder::new()
+        let builder = thread::Builder::new()
             .name(format!("bmk-loop-{index}"))
-            .stack_size(shared.config.thread_stack_size.max(1 << 20))
-            .spawn(move || crate::coop::loop_main(tids, worker_shared, test));
+            .stack_size(shared.config.thread_stack_size.max(1 << 20));
+        let spawned = shared.clock.spawn(builder, move || {
+            crate::coop::loop_main(tids, worker_shared, test)
+        });
         match spawned {
             Ok(h) => {
                 handles.push(h);
@@ -80,10 +106,12 @@ pub fn run(
         // Rust code, LuaJIT and database clients need more than sysbench's 64K
         // default; stacks are virtual memory, so a floor costs nothing resident.
         let stack = shared.config.thread_stack_size.max(1 << 20);
-        let spawned = thread::Builder::new()
+        let builder = thread::Builder::new()
             .name(format!("bmk-worker-{tid}"))
-            .stack_size(stack)
-            .spawn(move || worker_main(tid, worker_shared, test));
+            .stack_size(stack);
+        let spawned = shared
+            .clock
+            .spawn(builder, move || worker_main(tid, worker_shared, test));
         match spawned {
             Ok(h) => {
                 handles.push(h);
@@ -179,6 +207,6 @@ fn join_stopped(
         .into_iter()
         .filter(|h| all_finished || h.is_finished())
     {
-        let _ = h.join();
+        shared.clock.join(h);
     }
 }

@@ -200,6 +200,7 @@ impl Shared {
     /// Wakes whoever waits for the bookkeeping to change.
     fn notify(&self) {
         self.changed.notify_all();
+        self.clock.notify();
     }
 
     /// Stops the run: workers finish their current event, the scheduler and the
@@ -207,7 +208,7 @@ impl Shared {
     pub(crate) fn stop(&self) {
         self.stop.store(true, Ordering::SeqCst);
         if let Some(q) = &self.arrivals {
-            q.wake_all();
+            q.wake_all(&self.clock);
         }
         self.notify();
     }
