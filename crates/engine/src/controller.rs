@@ -120,10 +120,14 @@ pub(crate) fn drive(
             next_drain = now + 1_000_000_000;
         }
         let mut wake = now + 50_000_000;
+        // A stopping run reports nothing more: a report that fell due meanwhile must not
+        // wake the loop over and over while the workers finish (or until the forced
+        // shutdown).
+        let reporting = !shared.stop.load(Ordering::Relaxed);
         for t in [
             time_limit,
-            next_report,
-            checkpoints.front().copied(),
+            next_report.filter(|_| reporting),
+            checkpoints.front().copied().filter(|_| reporting),
             forced_deadline,
         ]
         .into_iter()
