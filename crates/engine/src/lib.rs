@@ -7,7 +7,9 @@
 //! random generators that benchmarks draw from. It knows nothing about SQL, Lua, or
 //! output formats: a benchmark implements [`Test`] and [`Worker`], a front end
 //! implements [`Observer`] and prints the [`IntervalStats`] and [`CumulativeStats`] it
-//! receives.
+//! receives. A run reads the system's monotonic clock unless it is given a [`Clock`]
+//! ([`run_with_clock`]): [`virtual_clock`] runs a whole test in virtual time, exactly
+//! and in milliseconds, for tests of everything that depends on timing.
 //!
 //! ```
 //! use std::sync::{atomic::AtomicUsize, Arc};
@@ -48,6 +50,7 @@ mod run;
 mod shared;
 mod stack;
 pub mod stats;
+pub mod virtual_clock;
 mod worker;
 mod worker_thread;
 
