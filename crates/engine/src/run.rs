@@ -87,7 +87,7 @@ fn run_on(
             .name(format!("bmk-loop-{index}"))
             .stack_size(shared.config.thread_stack_size.max(1 << 20));
         let spawned = shared.clock.spawn(builder, move || {
-            crate::coop::loop_main(tids, worker_shared, test)
+            crate::coop::loop_main(tids, worker_shared, test);
         });
         match spawned {
             Ok(h) => {
