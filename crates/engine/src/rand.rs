@@ -331,10 +331,16 @@ pub fn string(template: &str) -> String {
 }
 
 /// Fills `out[..len]` with random `0-9a-z` characters, `len` uniform in `[min, max]`;
-/// returns `len`. `out` must hold at least `max` bytes.
+/// returns `len`. As in sysbench, `max == 0` gives an empty string and `min > max`
+/// (what a negative length becomes on its way through the C interface) is taken as
+/// `min = 1`. Never writes beyond `out`.
 pub fn fill_varstring(out: &mut [u8], min: u32, max: u32) -> usize {
+    if max == 0 {
+        return 0;
+    }
+    let min = if min > max { 1 } else { min };
     with(|r| {
-        let len = (r.uniform(min, max.max(min)) as usize).min(out.len());
+        let len = (r.uniform(min, max) as usize).min(out.len());
         for b in &mut out[..len] {
             *b = ALNUM[(r.double() * 36.0) as usize];
         }
@@ -344,7 +350,7 @@ pub fn fill_varstring(out: &mut [u8], min: u32, max: u32) -> usize {
 
 /// A random string of `0-9a-z` with a length uniform in `[min, max]`.
 pub fn varstring(min: u32, max: u32) -> String {
-    let mut buf = vec![0u8; max.max(min) as usize];
+    let mut buf = vec![0u8; max as usize];
     let len = fill_varstring(&mut buf, min, max);
     buf.truncate(len);
     String::from_utf8(buf).expect("ASCII")
@@ -406,6 +412,18 @@ mod tests {
             let v = varstring(3, 8);
             assert!((3..=8).contains(&v.len()));
         }
+    }
+
+    #[test]
+    fn varstrings_never_outgrow_their_buffer() {
+        // A negative length from Lua reaches the C interface as a huge unsigned one.
+        assert_eq!(varstring(u32::MAX, 0), "");
+        let mut buf = [0u8; 5];
+        for _ in 0..100 {
+            let n = fill_varstring(&mut buf, u32::MAX, 5);
+            assert!((1..=5).contains(&n), "{n}");
+        }
+        assert!(fill_varstring(&mut buf[..2], 3, 5) <= 2);
     }
 
     #[test]

@@ -38,7 +38,11 @@ return {
     return ffi.string(buf, n)
   end,
   varstring = function(min_len, max_len)
-    local buf = scratch(max(min_len, max_len))
+    -- The same preconditions as sysbench's (and its "assertion failed!" message): the C
+    -- side takes both lengths as unsigned, so a negative one would become huge.
+    assert(min_len <= max_len)
+    assert(max_len > 0)
+    local buf = scratch(max_len)
     local n = C.sb_rand_varstr(buf, min_len, max_len)
     return ffi.string(buf, n)
   end,

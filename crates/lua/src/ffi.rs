@@ -123,14 +123,15 @@ pub unsafe extern "C" fn sb_rand_str(fmt: *const c_char, buf: *mut c_char) {
 /// No terminating NUL is written.
 ///
 /// # Safety
-/// `buf` must have room for `max(min, max)` bytes.
+/// `buf` must have room for `max` bytes. Nothing beyond `max` bytes is written, even when
+/// `min > max` (a negative length from Lua arrives as a huge unsigned one).
 #[no_mangle]
 pub unsafe extern "C" fn sb_rand_varstr(buf: *mut c_char, min: u32, max: u32) -> u32 {
     if buf.is_null() {
         return 0;
     }
-    // SAFETY: the caller guarantees room for `max(min, max)` bytes.
-    let out = unsafe { std::slice::from_raw_parts_mut(buf.cast::<u8>(), max.max(min) as usize) };
+    // SAFETY: the caller guarantees room for `max` bytes.
+    let out = unsafe { std::slice::from_raw_parts_mut(buf.cast::<u8>(), max as usize) };
     rand::fill_varstring(out, min, max) as u32
 }
 

@@ -28,6 +28,12 @@ pub struct HostInfo {
     pub cpus_available: u32,
     /// Physical memory in bytes, if known.
     pub memory_total_bytes: Option<u64>,
+    /// Kernel clock ticks per second (`USER_HZ`, the unit of `/proc/stat`'s CPU times).
+    #[serde(default)]
+    pub clock_ticks_per_s: Option<u64>,
+    /// Memory page size in bytes (the unit of `/proc/<pid>/stat`'s resident set).
+    #[serde(default)]
+    pub page_size_bytes: Option<u64>,
 }
 
 fn read_trimmed(path: &str) -> Option<String> {
@@ -68,8 +74,17 @@ impl HostInfo {
             memory_total_bytes: std::fs::read_to_string("/proc/meminfo")
                 .ok()
                 .and_then(|s| mem_total(&s)),
+            clock_ticks_per_s: sysconf(libc::_SC_CLK_TCK),
+            page_size_bytes: sysconf(libc::_SC_PAGESIZE),
         }
     }
+}
+
+/// A positive `sysconf` value.
+fn sysconf(name: libc::c_int) -> Option<u64> {
+    // SAFETY: sysconf only reads a system constant.
+    let v = unsafe { libc::sysconf(name) };
+    (v > 0).then_some(v as u64)
 }
 
 fn os_release_name(text: &str) -> Option<String> {
@@ -170,5 +185,7 @@ mod tests {
         let h = HostInfo::collect();
         assert!(h.cpu_count >= 1);
         assert!(!h.arch.is_empty());
+        assert!(h.clock_ticks_per_s.is_some_and(|t| t > 0));
+        assert!(h.page_size_bytes.is_some_and(|p| p >= 4096));
     }
 }

@@ -3,7 +3,10 @@
 //! This crate owns how measured numbers become bytes: the intermediate lines, the final
 //! and checkpoint reports and the `--histogram` text in sysbench's layouts (spec 1 §5,
 //! byte for byte), their CSV and JSON variants (`--report-format`), and the
-//! `--results=FILE.json` writer with its versioned schema (`docs/results-schema.md`).
+//! `--results=FILE.json` writer with its versioned schema (`docs/results-schema.md`), and
+//! the records and file names of a results directory and its raw capture files
+//! (`docs/results-dir.md`), shared by the kit that writes them and the analysis that
+//! reads them.
 //! It must not measure, schedule or print: it takes the engine's plain-data statistics
 //! and returns `String`s or writes to a [`std::io::Write`] it is given.
 //!
@@ -31,6 +34,7 @@
 //! ```
 #![deny(missing_docs)]
 
+pub mod capture;
 pub mod codec;
 pub mod csv;
 pub mod final_text;
@@ -42,6 +46,7 @@ pub mod printf;
 pub mod redact;
 mod reporter;
 pub mod results;
+pub mod results_dir;
 pub mod summary;
 pub mod text;
 
@@ -71,6 +76,9 @@ pub enum Error {
         #[source]
         source: std::io::Error,
     },
+    /// A file bmk would write exists and is not a regular file.
+    #[error("{0} exists and is not a regular file (a symlink, device or directory): refusing to replace it")]
+    NotRegularFile(std::path::PathBuf),
     /// A results file could not be serialised or parsed.
     #[error("results file {path}: {source}")]
     Json {

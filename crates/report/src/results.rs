@@ -359,23 +359,37 @@ struct Tail<'a> {
 pub struct ResultsWriter {
     path: PathBuf,
     tmp: PathBuf,
-    file: Option<BufWriter<File>>,
+    file: Option<BufWriter<tempfile::NamedTempFile>>,
     intervals: usize,
     checkpoints: Vec<CheckpointRecord>,
     percentiles: Vec<f64>,
 }
 
 impl ResultsWriter {
-    /// Starts `path` (written as `path.tmp` until [`finish`](Self::finish)).
+    /// Starts `path`. Until [`finish`](Self::finish) the document is written to a new
+    /// temporary file beside it (`.NAME.XXXXXX.tmp`, created exclusively, so no symlink
+    /// or earlier file is followed or reused). `path` itself must be absent or a regular
+    /// file: a symlink, device or directory there is refused, never replaced.
     pub fn create(path: impl AsRef<Path>, run: &RunInfo) -> Result<ResultsWriter, Error> {
         let path = path.as_ref().to_path_buf();
-        let mut tmp = path.clone().into_os_string();
-        tmp.push(".tmp");
-        let tmp = PathBuf::from(tmp);
-        let file = File::create(&tmp).map_err(|source| Error::Io {
-            path: tmp.clone(),
-            source,
-        })?;
+        refuse_non_regular(&path)?;
+        let dir = match path.parent() {
+            Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
+            _ => PathBuf::from("."),
+        };
+        let name = path
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        let file = tempfile::Builder::new()
+            .prefix(&format!(".{name}."))
+            .suffix(".tmp")
+            .tempfile_in(&dir)
+            .map_err(|source| Error::Io {
+                path: path.clone(),
+                source,
+            })?;
+        let tmp = file.path().to_path_buf();
         let mut writer = ResultsWriter {
             path,
             tmp,
@@ -469,9 +483,12 @@ impl ResultsWriter {
         let file = file
             .into_inner()
             .map_err(|e| io(&self.tmp, e.into_error()))?;
-        file.sync_all().map_err(|e| io(&self.tmp, e))?;
-        drop(file);
-        std::fs::rename(&self.tmp, &self.path).map_err(|e| io(&self.path, e))?;
+        file.as_file().sync_all().map_err(|e| io(&self.tmp, e))?;
+        // Whatever appeared at the final name while the run went on must not be
+        // replaced unless it is a plain file.
+        refuse_non_regular(&self.path)?;
+        file.persist(&self.path)
+            .map_err(|e| io(&self.path, e.error))?;
         // Best effort: make the rename itself durable.
         if let Some(dir) = self.path.parent() {
             let dir = if dir.as_os_str().is_empty() {
@@ -492,15 +509,22 @@ impl ResultsWriter {
     }
 
     fn discard(&mut self) {
-        if self.file.take().is_some() {
-            let _ = std::fs::remove_file(&self.tmp);
-        }
+        // Dropping the temporary file deletes it.
+        self.file.take();
     }
 }
 
 impl Drop for ResultsWriter {
     fn drop(&mut self) {
         self.discard();
+    }
+}
+
+/// Fails when `path` exists and is not a regular file (a symlink, device, directory...).
+pub(crate) fn refuse_non_regular(path: &Path) -> Result<(), Error> {
+    match std::fs::symlink_metadata(path) {
+        Ok(m) if !m.file_type().is_file() => Err(Error::NotRegularFile(path.to_path_buf())),
+        _ => Ok(()),
     }
 }
 

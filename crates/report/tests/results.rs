@@ -143,7 +143,12 @@ fn a_run_is_written_incrementally_and_renamed_into_place() {
     let dir = TestDir::new("full");
     let path = dir.path("run.json");
     let mut w = ResultsWriter::create(&path, &run_info()).unwrap();
-    assert_eq!(dir.files(), ["run.json.tmp"]);
+    let files = dir.files();
+    assert_eq!(files.len(), 1);
+    assert!(
+        files[0].starts_with(".run.json.") && files[0].ends_with(".tmp"),
+        "{files:?}"
+    );
 
     w.interval(&interval(1.0, true)).unwrap();
     w.interval(&interval(2.0, false)).unwrap();
@@ -246,10 +251,54 @@ fn abandoned_runs_leave_no_file() {
 #[test]
 fn an_unwritable_path_is_an_error_naming_it() {
     let err = ResultsWriter::create("/nonexistent-dir/x.json", &run_info()).unwrap_err();
-    assert!(
-        err.to_string().contains("/nonexistent-dir/x.json.tmp"),
-        "{err}"
+    assert!(err.to_string().contains("/nonexistent-dir/x.json"), "{err}");
+}
+
+#[test]
+fn what_is_not_a_regular_file_is_never_replaced_or_followed() {
+    let dir = TestDir::new("nofollow");
+    std::fs::write(dir.path("victim"), "data\n").unwrap();
+    // A symlink where a temporary file used to be named is neither followed nor reused.
+    std::os::unix::fs::symlink(dir.path("victim"), dir.path("r.json.tmp")).unwrap();
+    let w = ResultsWriter::create(dir.path("r.json"), &run_info()).unwrap();
+    w.finish(&cumulative(1), &RunEnd::new("completed")).unwrap();
+    assert_eq!(
+        std::fs::read_to_string(dir.path("victim")).unwrap(),
+        "data\n"
     );
+    ResultsFile::read(dir.path("r.json")).unwrap();
+
+    // A symlink, a directory or a device at the results path is refused at the start.
+    std::os::unix::fs::symlink(dir.path("victim"), dir.path("link.json")).unwrap();
+    std::fs::create_dir(dir.path("dir.json")).unwrap();
+    for path in [
+        dir.path("link.json"),
+        dir.path("dir.json"),
+        PathBuf::from("/dev/null"),
+    ] {
+        let err = ResultsWriter::create(&path, &run_info()).unwrap_err();
+        assert!(err.to_string().contains("not a regular file"), "{err}");
+    }
+    assert_eq!(
+        std::fs::read_to_string(dir.path("victim")).unwrap(),
+        "data\n"
+    );
+
+    // ... and at the end, if one appeared there while the run went on.
+    let w = ResultsWriter::create(dir.path("late.json"), &run_info()).unwrap();
+    std::os::unix::fs::symlink(dir.path("victim"), dir.path("late.json")).unwrap();
+    let err = w
+        .finish(&cumulative(1), &RunEnd::new("completed"))
+        .unwrap_err();
+    assert!(err.to_string().contains("not a regular file"), "{err}");
+    assert_eq!(
+        std::fs::read_to_string(dir.path("victim")).unwrap(),
+        "data\n"
+    );
+    assert!(!dir
+        .files()
+        .iter()
+        .any(|f| f.ends_with(".tmp") && f.starts_with(".late")));
 }
 
 #[test]

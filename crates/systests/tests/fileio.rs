@@ -41,10 +41,12 @@ fn cleanup(dir: &Path, args: &[(&str, &str)]) -> String {
     String::from_utf8(out).unwrap()
 }
 
+/// The directory's entries, without the hidden record of the files bmk made.
 fn names(dir: &Path) -> Vec<String> {
     let mut v: Vec<String> = fs::read_dir(dir)
         .unwrap()
         .map(|e| e.unwrap().file_name().into_string().unwrap())
+        .filter(|n| n != ".bmk-fileio")
         .collect();
     v.sort();
     v
@@ -312,6 +314,54 @@ fn cleanup_removes_only_its_own_files() {
     assert!(dir.path().join("sub/test_file.0").exists());
     // Cleaning up again is harmless.
     cleanup(dir.path(), &a);
+}
+
+#[test]
+fn test_files_are_never_followed_through_symlinks() {
+    let dir = tempfile::tempdir().unwrap();
+    let elsewhere = tempfile::tempdir().unwrap();
+    let victim = elsewhere.path().join("victim");
+    fs::write(&victim, b"precious").unwrap();
+    std::os::unix::fs::symlink(&victim, dir.path().join("test_file.0")).unwrap();
+    let a = args("rndwr", "sync", &[]);
+
+    // prepare refuses to write through it ...
+    let b = bench("fileio", &a, 1, 0, Some(dir.path()));
+    let err = b.prepare(&mut Vec::new()).unwrap_err().to_string();
+    assert!(err.contains("symbolic link"), "{err}");
+    // ... a run refuses to start on it ...
+    let err = bench("fileio", &a, 1, 0, Some(dir.path()))
+        .test()
+        .err()
+        .unwrap()
+        .to_string();
+    assert!(err.contains("test_file.0 is not a regular file"), "{err}");
+    // ... and cleanup leaves it alone.
+    let out = cleanup(dir.path(), &a);
+    assert!(
+        out.contains("WARNING: test_file.0 was not made by"),
+        "{out}"
+    );
+    assert!(fs::symlink_metadata(dir.path().join("test_file.0")).is_ok());
+    assert_eq!(fs::read(&victim).unwrap(), b"precious");
+}
+
+#[test]
+fn cleanup_removes_only_what_prepare_made() {
+    let dir = tempfile::tempdir().unwrap();
+    let a = args("rndrd", "sync", &[]);
+    prepare(dir.path(), &a);
+    fs::write(dir.path().join("test_file.3"), b"someone else's").unwrap();
+    // A bigger --file-num than prepared names test_file.3, which bmk never made.
+    let more = args("rndrd", "sync", &[("file-num", "4")]);
+    let out = cleanup(dir.path(), &more);
+    assert_eq!(
+        out,
+        "Removing test files...\n\
+         WARNING: test_file.3 was not made by 'fileio prepare' here: left in place\n"
+    );
+    assert_eq!(names(dir.path()), ["test_file.3"]);
+    assert!(!dir.path().join(".bmk-fileio").exists());
 }
 
 /// Whether the filesystem under `dir` accepts O_DIRECT (tmpfs, for one, does not).

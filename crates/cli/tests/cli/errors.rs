@@ -337,3 +337,36 @@ fn command_failures_name_the_command_and_user_messages_stand_alone() {
         .run()
         .fails_with("nothing to clean up: run prepare first");
 }
+
+#[test]
+fn bad_varstring_lengths_fail_the_event_instead_of_overrunning_a_buffer() {
+    // A negative length reached the C interface as 2^32-1 and wrote past the string
+    // buffer (exit 139). Now it is sysbench's assertion, or (min > max) sysbench's
+    // reading of it: min = 1.
+    let dir = Dir::new();
+    dir.write(
+        "varstr.lua",
+        "function event()\n  local s = sysbench.rand.varstring(-1, 0)\nend\n",
+    );
+    let run = dir
+        .sysbench()
+        .args("varstr.lua --events=1 run")
+        .run()
+        .code(1);
+    assert!(run.stdout.contains("assertion failed!"), "{}", run.stdout);
+
+    dir.write(
+        "varstr2.lua",
+        "local ffi = require('ffi')\n\
+         function event()\n\
+           local buf = ffi.new('char[?]', 4)\n\
+           local n = ffi.C.sb_rand_varstr(buf, -1, 4)\n\
+           assert(n >= 1 and n <= 4, n)\n\
+           assert(#sysbench.rand.varstring(3, 7) <= 7)\n\
+         end\n",
+    );
+    dir.sysbench()
+        .args("varstr2.lua --events=200 run")
+        .run()
+        .code(0);
+}

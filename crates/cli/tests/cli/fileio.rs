@@ -18,9 +18,11 @@ fn prepare_run_cleanup_touch_only_their_own_files() {
         );
     }
     prep.line_matching(r"^3145728 bytes written in \d+\.\d\d seconds \(\d+\.\d\d MiB/sec\)\.$");
+    // `.bmk-fileio` records which test files bmk made, so cleanup removes only those.
     assert_eq!(
         dir.entries(),
         [
+            ".bmk-fileio",
             "keep.txt",
             "test_file.0",
             "test_file.1",

@@ -2,7 +2,9 @@
 //!
 //! Creates them (`prepare`), checks them (before `run`), opens and maps them for a
 //! run, and removes them (`cleanup`). It touches no other name: cleanup removes
-//! exactly the `N` files the options describe, never by pattern.
+//! at most the `N` files the options describe, never by pattern, and of those only the
+//! ones bmk made (`ownership.rs`). No path is followed through a symlink: a test file
+//! that is a symlink is refused, so a run can never write to a file elsewhere.
 
 use std::fs::{self, File, OpenOptions};
 use std::io::{self, Write};
@@ -10,6 +12,7 @@ use std::os::unix::fs::{FileExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
+use super::ownership::{FileId, OwnedFiles};
 use super::{FileIoConfig, FileIoMode, IoMode};
 use crate::aligned::AlignedBuf;
 use crate::SystemTestError;
@@ -56,6 +59,7 @@ impl FileSet {
         fill_pattern(buf.bytes_mut());
         let started = Instant::now();
         let mut bytes = 0;
+        let mut owned = OwnedFiles::load(&self.dir);
         for i in 0..self.num {
             writeln!(out, "Creating file {}", Self::name(i))?;
             out.flush()?;
@@ -67,10 +71,16 @@ impl FileSet {
                 .write(true)
                 .create(true)
                 .truncate(true)
-                .custom_flags(sync_flags(config));
+                .custom_flags(sync_flags(config) | libc::O_NOFOLLOW);
             let file = options
                 .open(&path)
-                .map_err(|e| SystemTestError::file("cannot create", &path, e))?;
+                .map_err(|e| SystemTestError::file("cannot create", &path, nofollow(e)))?;
+            let id = FileId::of_open(&file)
+                .map_err(|e| SystemTestError::file("cannot examine", &path, e))?;
+            owned.add(&Self::name(i), id);
+            owned
+                .save()
+                .map_err(|e| SystemTestError::file("cannot record", &self.dir, e))?;
             let mut offset = 0;
             while offset < self.file_size {
                 let len = (self.file_size - offset).min(buf.len() as u64) as usize;
@@ -88,24 +98,38 @@ impl FileSet {
         })
     }
 
-    /// Removes the files; a file that is already gone is not an error.
-    pub(crate) fn remove(&self) -> Result<(), SystemTestError> {
+    /// Removes the files bmk made; a file that is already gone is not an error. Returns
+    /// the names it left in place because bmk did not make them.
+    pub(crate) fn remove(&self) -> Result<Vec<String>, SystemTestError> {
+        let mut owned = OwnedFiles::load(&self.dir);
+        let mut kept = Vec::new();
         for i in 0..self.num {
+            let name = Self::name(i);
             let path = self.path(i);
+            if !owned.owns(&name) {
+                if fs::symlink_metadata(&path).is_ok() {
+                    kept.push(name);
+                }
+                continue;
+            }
             match fs::remove_file(&path) {
                 Ok(()) => {}
                 Err(e) if e.kind() == io::ErrorKind::NotFound => {}
                 Err(e) => return Err(SystemTestError::file("cannot remove", &path, e)),
             }
+            owned.forget(&name);
         }
-        Ok(())
+        owned
+            .save()
+            .map_err(|e| SystemTestError::file("cannot record", &self.dir, e))?;
+        Ok(kept)
     }
 
     /// Checks that every file exists and is at least as big as the options say.
     pub(crate) fn check(&self) -> Result<(), SystemTestError> {
         for i in 0..self.num {
             let path = self.path(i);
-            let problem = match fs::metadata(&path) {
+            let problem = match fs::symlink_metadata(&path) {
                 Ok(m) if !m.is_file() => "is not a regular file".to_string(),
                 Ok(m) if m.len() < self.file_size => format!(
                     "has {} bytes, but the options need {} per file",
@@ -133,16 +157,29 @@ impl FileSet {
         }
         let mut files = Vec::with_capacity(self.num as usize);
         let mut maps = Vec::new();
+        let mut owned = OwnedFiles::load(&self.dir);
         for i in 0..self.num {
             let path = self.path(i);
+            let existed = fs::symlink_metadata(&path).is_ok();
             let file = OpenOptions::new()
                 .read(true)
                 .write(true)
                 .create(create)
                 .truncate(false)
-                .custom_flags(flags)
+                .custom_flags(flags | libc::O_NOFOLLOW)
                 .open(&path)
-                .map_err(|e| SystemTestError::file("cannot open", display_path(&path), e))?;
+                .map_err(|e| {
+                    SystemTestError::file("cannot open", display_path(&path), nofollow(e))
+                })?;
+            if !existed {
+                // A sequential-write run made it: it is bmk's to clean up.
+                let id = FileId::of_open(&file)
+                    .map_err(|e| SystemTestError::file("cannot examine", &path, e))?;
+                owned.add(&Self::name(i), id);
+                owned
+                    .save()
+                    .map_err(|e| SystemTestError::file("cannot record", &self.dir, e))?;
+            }
             if config.io == IoMode::Mmap {
                 if create && file.metadata().map(|m| m.len()).unwrap_or(0) < self.file_size {
                     file.set_len(self.file_size)
@@ -156,6 +193,16 @@ impl FileSet {
             files.push(file);
         }
         Ok(OpenFiles { files, maps })
+    }
+}
+
+/// `O_NOFOLLOW` on a symlink fails with `ELOOP` ("too many levels of symbolic links"),
+/// which does not say what is wrong here.
+fn nofollow(e: io::Error) -> io::Error {
+    if e.raw_os_error() == Some(libc::ELOOP) {
+        io::Error::other("it is a symbolic link, and test files are never followed through one")
+    } else {
+        e
     }
 }
 

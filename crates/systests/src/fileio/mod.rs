@@ -19,6 +19,7 @@
 
 mod aio;
 mod files;
+mod ownership;
 mod worker;
 
 use std::io::Write;
@@ -489,7 +490,13 @@ impl FileIoTest {
     pub(crate) fn cleanup(&self, out: &mut dyn Write) -> Result<(), SystemTestError> {
         writeln!(out, "Removing test files...")?;
         out.flush()?;
-        self.set.remove()
+        for name in self.set.remove()? {
+            writeln!(
+                out,
+                "WARNING: {name} was not made by 'fileio prepare' here: left in place"
+            )?;
+        }
+        Ok(())
     }
 
     /// What `run` needs before it starts: a test mode and prepared files.

@@ -1,0 +1,435 @@
+//! The results directory: the on-disk layout of a kit run (a sweep of load levels, or any
+//! run given `--results-dir`), shared by the writer (the kit) and the readers (`bmk
+//! report`, `bmk compare`, `bmk merge`).
+//!
+//! ```text
+//! DIR/
+//!   run.json                 RunManifest: what ran, on what, against which server
+//!   summary.csv              one SummaryRow per finished level (rewritten atomically)
+//!   level-0001/              one folder per load level and repeat, in run order
+//!     level.json             LevelInfo: users, repeat, wall-clock window, status
+//!     intervals.jsonl        one IntervalLine per report interval, appended as it ends
+//!     result.json            the level's `--results` document (crate::results)
+//!     server/*.txt, os/*.txt raw status samples (crate::capture)
+//! ```
+//!
+//! The format is described for users in `docs/results-dir.md`. This module holds the
+//! file names and the serialisable records, and the tolerant readers: a directory left
+//! by a crash (`kill -9`) is still readable, because `intervals.jsonl` is only ever
+//! appended whole lines and every JSON file is replaced by rename. It must not decide
+//! what to measure or how to render it.
+
+use std::collections::BTreeMap;
+use std::io::{BufRead, BufReader};
+use std::path::{Path, PathBuf};
+
+use bmk_engine::IntervalStats;
+use serde::{Deserialize, Serialize};
+
+use crate::codec;
+use crate::host::HostInfo;
+use crate::results::{IntervalRecord, ToolInfo};
+use crate::Error;
+
+/// The `schema` field of `run.json`.
+pub const RUN_SCHEMA_NAME: &str = "bmk-run";
+/// The `schema` field of `level.json`.
+pub const LEVEL_SCHEMA_NAME: &str = "bmk-level";
+/// The version of the directory layout and of its JSON records; bumped on incompatible
+/// changes (adding a field is not one: readers ignore fields they do not know).
+pub const DIR_SCHEMA_VERSION: u32 = 1;
+
+/// The manifest at the top of the directory.
+pub const RUN_FILE: &str = "run.json";
+/// The per-level summary table.
+pub const SUMMARY_FILE: &str = "summary.csv";
+/// A level's own manifest.
+pub const LEVEL_FILE: &str = "level.json";
+/// A level's interval series.
+pub const INTERVALS_FILE: &str = "intervals.jsonl";
+/// A level's final statistics (a `--results` document).
+pub const RESULT_FILE: &str = "result.json";
+/// A level's raw server samples.
+pub const SERVER_DIR: &str = "server";
+/// A level's raw OS samples.
+pub const OS_DIR: &str = "os";
+
+/// The folder name of the level with 1-based run-order `index`: `level-0001`.
+pub fn level_dir_name(index: u32) -> String {
+    format!("level-{index:04}")
+}
+
+/// The database server a run targeted, as seen when it started.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct ServerInfo {
+    /// `mysql`, `pgsql` or `sqlite`.
+    pub driver: String,
+    /// The server's version string (`SELECT VERSION()`), if it could be read.
+    #[serde(default)]
+    pub version: Option<String>,
+    /// Where it was reached (`127.0.0.1:3306`, a socket path, a file), no credentials.
+    #[serde(default)]
+    pub address: Option<String>,
+    /// `SHOW GLOBAL VARIABLES` / `pg_settings` at start, name → value (empty when the
+    /// capture could not read them; the raw text is also kept under `server/`).
+    #[serde(default)]
+    pub variables: BTreeMap<String, String>,
+}
+
+/// The load levels a sweep planned.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct SweepPlan {
+    /// Users (threads) of each level, in order.
+    pub users: Vec<u32>,
+    /// Measured seconds per level.
+    pub time_s: f64,
+    /// Warm-up seconds per level (not measured).
+    #[serde(default)]
+    pub warmup_s: f64,
+    /// Pause between levels, seconds.
+    #[serde(default)]
+    pub pause_s: f64,
+    /// How many times each level runs.
+    #[serde(default = "one")]
+    pub repeat: u32,
+    /// Most users one bmk process runs; larger levels are split (0: no limit).
+    #[serde(default)]
+    pub max_users_per_process: u32,
+}
+
+fn one() -> u32 {
+    1
+}
+
+/// `run.json`: what ran. Written when the run starts and rewritten (atomically) when it
+/// ends, with `end_time` and `status` filled in.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct RunManifest {
+    /// Always [`RUN_SCHEMA_NAME`].
+    pub schema: String,
+    /// [`DIR_SCHEMA_VERSION`] of the writer.
+    pub schema_version: u32,
+    /// The program that wrote the directory.
+    pub tool: ToolInfo,
+    /// The kit scenario name (`OLTP_RW_10M_8tab-uniform-ps-trx`), if the run was one.
+    #[serde(default)]
+    pub scenario: Option<String>,
+    /// The test or workload every level ran (`oltp_read_write`, a script path).
+    pub test: String,
+    /// The command line that started the run, secrets redacted.
+    pub command_line: Vec<String>,
+    /// The workload options every level shares (threads excluded), secrets redacted.
+    pub options: BTreeMap<String, String>,
+    /// The sweep, when the run was one.
+    #[serde(default)]
+    pub sweep: Option<SweepPlan>,
+    /// The client machine.
+    pub host: HostInfo,
+    /// The server, when the test used one.
+    #[serde(default)]
+    pub server: Option<ServerInfo>,
+    /// Seconds between capture samples (0: no capture).
+    #[serde(default)]
+    pub capture_interval_s: f64,
+    /// When the run started (RFC 3339, UTC).
+    pub start_time: String,
+    /// When it ended; absent while it runs or after a crash.
+    #[serde(default)]
+    pub end_time: Option<String>,
+    /// `running` until the end, then `completed`, `interrupted` or `failed`.
+    pub status: String,
+}
+
+/// `level.json`: one load level (and repeat) of the run.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct LevelInfo {
+    /// Always [`LEVEL_SCHEMA_NAME`].
+    pub schema: String,
+    /// [`DIR_SCHEMA_VERSION`] of the writer.
+    pub schema_version: u32,
+    /// 1-based position in run order (the `NNNN` of `level-NNNN`).
+    pub index: u32,
+    /// Users (threads, connections) of the level, over all processes.
+    pub users: u32,
+    /// 1-based repeat number of this users count.
+    #[serde(default = "one")]
+    pub repeat: u32,
+    /// How many bmk processes (or client hosts) ran the level together.
+    #[serde(default = "one")]
+    pub processes: u32,
+    /// Warm-up seconds before the measured start.
+    #[serde(default)]
+    pub warmup_s: f64,
+    /// Wall clock of the measured start, nanoseconds since the Unix epoch.
+    pub start_unix_ns: u64,
+    /// Wall clock of the measured end; absent while the level runs or after a crash.
+    #[serde(default)]
+    pub end_unix_ns: Option<u64>,
+    /// `running`, then the level's `--results` status (`completed`, `interrupted`,
+    /// `fatal`, ...).
+    pub status: String,
+}
+
+/// One line of `intervals.jsonl`: a report interval with its mergeable histogram.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct IntervalLine {
+    /// The interval as in a `--results` file.
+    #[serde(flatten)]
+    pub record: IntervalRecord,
+    /// Wall clock at the interval's end, nanoseconds since the Unix epoch: lines of
+    /// several clients are aligned on it.
+    pub end_unix_ns: u64,
+    /// The interval's latency histogram ([`crate::codec`], nanoseconds).
+    pub histogram: String,
+    /// Events per kind of query in the interval (`point_select`, `update_index`, ...),
+    /// where the workload tells them apart.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub query_counts: BTreeMap<String, u64>,
+}
+
+impl IntervalLine {
+    /// The line for one engine interval that ended at `end_unix_ns`.
+    pub fn from_interval(
+        stats: &IntervalStats,
+        percentiles: &[f64],
+        end_unix_ns: u64,
+    ) -> Result<IntervalLine, Error> {
+        Ok(IntervalLine {
+            record: IntervalRecord::from_interval(stats, percentiles),
+            end_unix_ns,
+            histogram: codec::encode(&stats.histogram)?,
+            query_counts: BTreeMap::new(),
+        })
+    }
+
+    /// This line as one line of text (no newline).
+    pub fn to_line(&self) -> Result<String, Error> {
+        serde_json::to_string(self).map_err(|source| Error::Json {
+            path: PathBuf::from(INTERVALS_FILE),
+            source,
+        })
+    }
+}
+
+/// One row of `summary.csv`.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct SummaryRow {
+    /// The level's folder (`level-0001`).
+    pub level: String,
+    /// Users.
+    pub users: u32,
+    /// Repeat number.
+    pub repeat: u32,
+    /// Events (transactions) per second.
+    pub tps: f64,
+    /// Queries per second.
+    pub qps: f64,
+    /// Mean latency, ms.
+    pub avg_ms: f64,
+    /// 95th percentile latency, ms.
+    pub p95_ms: f64,
+    /// 99th percentile latency, ms.
+    pub p99_ms: f64,
+    /// Largest latency, ms.
+    pub max_ms: f64,
+    /// Ignored errors.
+    pub errors: u64,
+    /// Reconnects.
+    pub reconnects: u64,
+    /// The level's status.
+    pub status: String,
+}
+
+/// The header line of `summary.csv`.
+pub const SUMMARY_HEADER: &str =
+    "level,users,repeat,tps,qps,avg_ms,p95_ms,p99_ms,max_ms,errors,reconnects,status";
+
+impl SummaryRow {
+    /// The row as CSV (no newline). Rates with 2 decimals, latencies with 3, as the
+    /// text reports print them.
+    pub fn to_csv(&self) -> String {
+        format!(
+            "{},{},{},{:.2},{:.2},{:.3},{:.3},{:.3},{:.3},{},{},{}",
+            self.level,
+            self.users,
+            self.repeat,
+            self.tps,
+            self.qps,
+            self.avg_ms,
+            self.p95_ms,
+            self.p99_ms,
+            self.max_ms,
+            self.errors,
+            self.reconnects,
+            self.status
+        )
+    }
+
+    /// Parses a line written by [`SummaryRow::to_csv`].
+    pub fn parse(line: &str) -> Option<SummaryRow> {
+        let f: Vec<&str> = line.trim_end().split(',').collect();
+        if f.len() != 12 {
+            return None;
+        }
+        Some(SummaryRow {
+            level: f[0].to_string(),
+            users: f[1].parse().ok()?,
+            repeat: f[2].parse().ok()?,
+            tps: f[3].parse().ok()?,
+            qps: f[4].parse().ok()?,
+            avg_ms: f[5].parse().ok()?,
+            p95_ms: f[6].parse().ok()?,
+            p99_ms: f[7].parse().ok()?,
+            max_ms: f[8].parse().ok()?,
+            errors: f[9].parse().ok()?,
+            reconnects: f[10].parse().ok()?,
+            status: f[11].to_string(),
+        })
+    }
+}
+
+/// The whole `summary.csv` text for `rows`.
+pub fn summary_csv(rows: &[SummaryRow]) -> String {
+    let mut out = String::from(SUMMARY_HEADER);
+    out.push('\n');
+    for r in rows {
+        out.push_str(&r.to_csv());
+        out.push('\n');
+    }
+    out
+}
+
+/// Reads a JSON record (`run.json`, `level.json`).
+pub fn read_json<T: for<'de> Deserialize<'de>>(path: &Path) -> Result<T, Error> {
+    let text = std::fs::read_to_string(path).map_err(|source| Error::Io {
+        path: path.to_path_buf(),
+        source,
+    })?;
+    serde_json::from_str(&text).map_err(|source| Error::Json {
+        path: path.to_path_buf(),
+        source,
+    })
+}
+
+/// Reads `intervals.jsonl`. A last line without its newline is what a crash mid-write
+/// leaves and is skipped; any other line that does not parse is an error.
+pub fn read_intervals(path: &Path) -> Result<Vec<IntervalLine>, Error> {
+    let io = |source| Error::Io {
+        path: path.to_path_buf(),
+        source,
+    };
+    let file = std::fs::File::open(path).map_err(io)?;
+    let mut reader = BufReader::new(file);
+    let mut out = Vec::new();
+    let mut line = String::new();
+    loop {
+        line.clear();
+        if reader.read_line(&mut line).map_err(io)? == 0 {
+            break;
+        }
+        let complete = line.ends_with('\n');
+        if line.trim().is_empty() {
+            continue;
+        }
+        match serde_json::from_str::<IntervalLine>(line.trim_end()) {
+            Ok(v) => out.push(v),
+            Err(_) if !complete => break,
+            Err(source) => {
+                return Err(Error::Json {
+                    path: path.to_path_buf(),
+                    source,
+                })
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// The level folders of a results directory, in run order.
+pub fn level_dirs(dir: &Path) -> Result<Vec<PathBuf>, Error> {
+    let entries = std::fs::read_dir(dir).map_err(|source| Error::Io {
+        path: dir.to_path_buf(),
+        source,
+    })?;
+    let mut levels: Vec<PathBuf> = entries
+        .filter_map(|e| e.ok())
+        .filter(|e| e.file_type().map(|t| t.is_dir()).unwrap_or(false))
+        .map(|e| e.path())
+        .filter(|p| {
+            p.file_name()
+                .and_then(|n| n.to_str())
+                .and_then(|n| n.strip_prefix("level-"))
+                .is_some_and(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()))
+        })
+        .collect();
+    levels.sort();
+    Ok(levels)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::io::Write;
+
+    #[test]
+    fn summary_rows_round_trip() {
+        let row = SummaryRow {
+            level: level_dir_name(3),
+            users: 64,
+            repeat: 2,
+            tps: 1234.5678,
+            qps: 24691.0,
+            avg_ms: 51.8421,
+            p95_ms: 99.5,
+            p99_ms: 120.25,
+            max_ms: 300.0,
+            errors: 7,
+            reconnects: 0,
+            status: "completed".into(),
+        };
+        let text = summary_csv(std::slice::from_ref(&row));
+        assert!(text.starts_with("level,users,"));
+        let line = text.lines().nth(1).unwrap();
+        assert_eq!(
+            line,
+            "level-0003,64,2,1234.57,24691.00,51.842,99.500,120.250,300.000,7,0,completed"
+        );
+        let back = SummaryRow::parse(line).unwrap();
+        assert_eq!(back.users, 64);
+        assert_eq!(back.tps, 1234.57);
+    }
+
+    #[test]
+    fn a_torn_last_interval_line_is_skipped() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join(INTERVALS_FILE);
+        let line = IntervalLine {
+            end_unix_ns: 1_700_000_000_000_000_000,
+            histogram: codec::encode(&bmk_engine::latency::new_histogram()).unwrap(),
+            ..IntervalLine::default()
+        };
+        let mut f = std::fs::File::create(&path).unwrap();
+        writeln!(f, "{}", line.to_line().unwrap()).unwrap();
+        writeln!(f, "{}", line.to_line().unwrap()).unwrap();
+        write!(f, "{{\"time_s\":3,\"inter").unwrap();
+        drop(f);
+        assert_eq!(read_intervals(&path).unwrap().len(), 2);
+
+        std::fs::write(&path, "{not json}\n").unwrap();
+        assert!(read_intervals(&path).is_err());
+    }
+
+    #[test]
+    fn level_folders_are_listed_in_order() {
+        let dir = tempfile::tempdir().unwrap();
+        for name in ["level-0002", "level-0001", "level-x", "server"] {
+            std::fs::create_dir(dir.path().join(name)).unwrap();
+        }
+        let names: Vec<String> = level_dirs(dir.path())
+            .unwrap()
+            .iter()
+            .map(|p| p.file_name().unwrap().to_string_lossy().into_owned())
+            .collect();
+        assert_eq!(names, ["level-0001", "level-0002"]);
+    }
+}
