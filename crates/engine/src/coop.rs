@@ -32,7 +32,7 @@ use std::sync::Arc;
 use corosensei::stack::DefaultStack;
 use corosensei::{Coroutine, CoroutineResult, Yielder};
 
-use crate::run::{panic_message, Shared};
+use crate::shared::Shared;
 use crate::worker::{Test, Worker, WorkerContext, WorkerError};
 
 /// Stack of one coroutine: events run here, connections are opened on the loop
@@ -99,9 +99,19 @@ struct Task {
     waiting: bool,
 }
 
+/// How a loop's wake-ups went, for tests: with several workers, one wake-up should
+/// serve several of them when their answers arrive together.
+#[derive(Debug, Default, Clone, Copy, PartialEq)]
+pub(crate) struct LoopTally {
+    /// Returns of `epoll_wait`.
+    pub(crate) wakeups: u64,
+    /// The most workers one of them made ready.
+    pub(crate) most_woken: usize,
+}
+
 /// Body of a loop thread: creates the workers `tids` (sequentially, on this stack),
 /// waits for the start, then runs them until all have finished.
-pub(crate) fn loop_main(tids: Vec<u32>, shared: Arc<Shared>, test: Arc<dyn Test>) {
+pub(crate) fn loop_main(tids: Vec<u32>, shared: Arc<Shared>, test: Arc<dyn Test>) -> LoopTally {
     crate::rand::seed_thread(tids[0]);
     let contexts: Vec<Rc<WorkerContext>> = tids
         .iter()
@@ -115,7 +125,7 @@ pub(crate) fn loop_main(tids: Vec<u32>, shared: Arc<Shared>, test: Arc<dyn Test>
         match made {
             Ok(Ok(w)) => workers.push(w),
             Ok(Err(e)) => failure = Some(e.message),
-            Err(panic) => failure = Some(panic_message(ctx.thread_id(), panic)),
+            Err(panic) => failure = Some(WorkerError::from_panic(ctx.thread_id(), panic).message),
         }
         if failure.is_some() {
             break;
@@ -130,18 +140,23 @@ pub(crate) fn loop_main(tids: Vec<u32>, shared: Arc<Shared>, test: Arc<dyn Test>
         for &tid in &tids {
             shared.note_finished(tid);
         }
-        return;
+        return LoopTally::default();
     }
     if !shared.wait_for_start() {
         for &tid in &tids {
             shared.note_finished(tid);
         }
-        return;
+        return LoopTally::default();
     }
-    run_loop(workers, contexts, &shared);
+    run_loop(workers, contexts, &shared)
 }
 
-fn run_loop(workers: Vec<Box<dyn Worker>>, contexts: Vec<Rc<WorkerContext>>, shared: &Shared) {
+fn run_loop(
+    workers: Vec<Box<dyn Worker>>,
+    contexts: Vec<Rc<WorkerContext>>,
+    shared: &Shared,
+) -> LoopTally {
+    let mut tally = LoopTally::default();
     let mut tasks = Vec::with_capacity(workers.len());
     for (mut worker, ctx) in workers.into_iter().zip(contexts.iter().cloned()) {
         let tid = ctx.thread_id();
@@ -199,7 +214,7 @@ fn run_loop(workers: Vec<Box<dyn Worker>>, contexts: Vec<Rc<WorkerContext>>, sha
                     finish(shared, &mut tasks[i], &mut live);
                 }
                 Err(panic) => {
-                    shared.fail(panic_message(task.tid, panic));
+                    shared.fail(WorkerError::from_panic(task.tid, panic).message);
                     finish(shared, &mut tasks[i], &mut live);
                 }
             }
@@ -212,6 +227,8 @@ fn run_loop(workers: Vec<Box<dyn Worker>>, contexts: Vec<Rc<WorkerContext>>, sha
         // on a 2-core VM, where programming the timer exits to the hypervisor).
         match epoll.wait(&mut events, -1) {
             Ok(n) => {
+                tally.wakeups += 1;
+                let woken = ready.len();
                 for e in &events[..n] {
                     let i = e.u64 as usize;
                     // Edge-triggered events may be stale (data the task already read):
@@ -221,6 +238,7 @@ fn run_loop(workers: Vec<Box<dyn Worker>>, contexts: Vec<Rc<WorkerContext>>, sha
                         ready.push_back(i);
                     }
                 }
+                tally.most_woken = tally.most_woken.max(ready.len() - woken);
             }
             Err(e) => {
                 shared.fail(format!("event loop wait failed: {e}"));
@@ -232,6 +250,7 @@ fn run_loop(workers: Vec<Box<dyn Worker>>, contexts: Vec<Rc<WorkerContext>>, sha
         // A worker whose server never answers keeps the loop waiting here, as a
         // blocked thread would; the forced shutdown still ends the process.
     }
+    tally
 }
 
 /// Marks a task finished and drops its coroutine (unwinding it if suspended).
@@ -301,5 +320,165 @@ impl Drop for Epoll {
             // SAFETY: our own descriptor, closed once.
             unsafe { libc::close(self.0) };
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    //! The event loop without a database: workers as coroutines on the test's thread,
+    //! each talking to a peer thread over a socketpair.
+
+    use std::io::{ErrorKind, Read, Write};
+    use std::os::fd::AsRawFd;
+    use std::os::unix::net::UnixStream;
+    use std::sync::atomic::Ordering;
+    use std::sync::mpsc::{channel, Receiver, Sender};
+    use std::sync::{Arc, Mutex};
+    use std::thread;
+    use std::time::Duration;
+
+    use super::{active, loop_main, new_socket_id, wait_readable, LoopTally};
+    use crate::clock::RunClock;
+    use crate::config::RunConfig;
+    use crate::shared::Shared;
+    use crate::stats::Counter;
+    use crate::worker::{EventFlow, Test, Worker, WorkerContext, WorkerError};
+
+    const WORKERS: u32 = 4;
+    const EVENTS: u32 = 25;
+
+    /// Sends a request, tells the peer which worker sent it and waits for its receipt
+    /// (blocking the loop briefly), then waits for the echo as a driver waits for an
+    /// answer: non-blocking reads, suspended in `wait_readable` while there is none.
+    struct EchoWorker {
+        tid: u32,
+        sock: UnixStream,
+        socket: u64,
+        sent: Sender<u32>,
+        receipt: Receiver<()>,
+        done: u32,
+    }
+
+    impl Worker for EchoWorker {
+        fn event(&mut self, ctx: &WorkerContext) -> Result<EventFlow, WorkerError> {
+            assert!(active(), "a worker of an event loop runs as a coroutine");
+            let request = [self.tid.to_le_bytes(), self.done.to_le_bytes()].concat();
+            (&self.sock)
+                .write_all(&request)
+                .map_err(|e| WorkerError::new(e.to_string()))?;
+            self.sent.send(self.tid).expect("peer alive");
+            self.receipt.recv().expect("peer alive");
+            let mut echo = [0u8; 8];
+            let mut got = 0;
+            while got < echo.len() {
+                match (&self.sock).read(&mut echo[got..]) {
+                    Ok(0) => return Err(WorkerError::new("peer closed the socket")),
+                    Ok(n) => got += n,
+                    Err(e) if e.kind() == ErrorKind::WouldBlock => {
+                        assert!(wait_readable(self.sock.as_raw_fd(), self.socket));
+                    }
+                    Err(e) => return Err(WorkerError::new(e.to_string())),
+                }
+            }
+            if echo[..] != request[..] {
+                return Err(WorkerError::new(format!(
+                    "worker {} got {echo:?}",
+                    self.tid
+                )));
+            }
+            ctx.count(Counter::Read);
+            self.done += 1;
+            Ok(if self.done == EVENTS {
+                EventFlow::StopWorker
+            } else {
+                EventFlow::Continue
+            })
+        }
+    }
+
+    struct EchoTest(Mutex<Vec<Option<EchoWorker>>>);
+
+    impl Test for EchoTest {
+        fn create_worker(&self, tid: u32) -> Result<Box<dyn Worker>, WorkerError> {
+            let worker = self.0.lock().unwrap()[tid as usize].take();
+            Ok(Box::new(worker.expect("one worker per tid")))
+        }
+        fn cooperative(&self) -> bool {
+            true
+        }
+    }
+
+    /// The peer: reads each request as its worker reports it, and once it has one
+    /// from every worker waits a little (a slower query every few rounds) and echoes
+    /// them all before it confirms the last receipt. The loop thread is held in that
+    /// last worker meanwhile, so the other workers' echoes are all waiting when it
+    /// next calls `epoll_wait`.
+    fn peer(mut ends: Vec<UnixStream>, sent: Receiver<u32>, receipts: Vec<Sender<()>>) {
+        for round in 0..EVENTS {
+            let mut requests = vec![[0u8; 8]; ends.len()];
+            for received in 1..=ends.len() {
+                let tid = sent.recv().expect("workers alive") as usize;
+                ends[tid].read_exact(&mut requests[tid]).unwrap();
+                if received == ends.len() {
+                    thread::sleep(Duration::from_micros(200 + 800 * u64::from(round % 3)));
+                    for (end, request) in ends.iter_mut().zip(&requests) {
+                        end.write_all(request).unwrap();
+                    }
+                }
+                receipts[tid].send(()).unwrap();
+            }
+        }
+    }
+
+    #[test]
+    fn coroutine_workers_on_one_thread_complete_their_events_over_socketpairs() {
+        let (sent_tx, sent_rx) = channel();
+        let mut workers = Vec::new();
+        let mut ends = Vec::new();
+        let mut receipts = Vec::new();
+        for tid in 0..WORKERS {
+            let (sock, end) = UnixStream::pair().unwrap();
+            sock.set_nonblocking(true).unwrap();
+            let (receipt_tx, receipt_rx) = channel();
+            workers.push(Some(EchoWorker {
+                tid,
+                sock,
+                socket: new_socket_id(),
+                sent: sent_tx.clone(),
+                receipt: receipt_rx,
+                done: 0,
+            }));
+            ends.push(end);
+            receipts.push(receipt_tx);
+        }
+        let peer = thread::spawn(move || peer(ends, sent_rx, receipts));
+
+        let config = RunConfig {
+            threads: WORKERS,
+            time: None,
+            ..RunConfig::default()
+        };
+        let shared = Arc::new(Shared::new(config, WORKERS, RunClock::system()));
+        shared.measuring.store(true, Ordering::SeqCst);
+        shared.release(shared.control());
+        let test = Arc::new(EchoTest(Mutex::new(workers)));
+        let tally = loop_main((0..WORKERS).collect(), shared.clone(), test);
+        peer.join().expect("the peer saw every request");
+
+        let ctl = shared.control();
+        assert!(ctl.fatal.is_empty(), "{:?}", ctl.fatal);
+        assert_eq!(ctl.finished, WORKERS);
+        for slot in &shared.slots {
+            assert_eq!(slot.events.load(Ordering::Relaxed), u64::from(EVENTS));
+            assert_eq!(slot.counters().get(Counter::Read), u64::from(EVENTS));
+        }
+        // Each round ends with one wake-up that brings the echoes of every worker but
+        // the one whose echo was already there when it looked (the kernel does not
+        // report a socket whose data was read meanwhile).
+        let expected = LoopTally {
+            wakeups: u64::from(EVENTS),
+            most_woken: WORKERS as usize - 1,
+        };
+        assert_eq!(tally, expected);
     }
 }

@@ -7,7 +7,9 @@
 //! random generators that benchmarks draw from. It knows nothing about SQL, Lua, or
 //! output formats: a benchmark implements [`Test`] and [`Worker`], a front end
 //! implements [`Observer`] and prints the [`IntervalStats`] and [`CumulativeStats`] it
-//! receives.
+//! receives. A run reads the system's monotonic clock unless it is given a [`Clock`]
+//! ([`run_with_clock`]): [`virtual_clock`] runs a whole test in virtual time, exactly
+//! and in milliseconds, for tests of everything that depends on timing.
 //!
 //! ```
 //! use std::sync::{atomic::AtomicUsize, Arc};
@@ -33,15 +35,30 @@
 //! ```
 #![deny(missing_docs)]
 
+mod arrivals;
+mod clock;
+mod collector;
+mod config;
+mod controller;
 pub mod coop;
 pub mod latency;
+mod observer;
 pub mod options;
+mod outcome;
 pub mod rand;
 mod run;
+mod shared;
 mod stack;
 pub mod stats;
+pub mod virtual_clock;
 mod worker;
+mod worker_thread;
 
-pub use run::{run, Observer, RunConfig, RunOutcome, RunStatus, STRICT_QUEUE_LIMIT};
+pub use arrivals::STRICT_QUEUE_LIMIT;
+pub use clock::Clock;
+pub use config::RunConfig;
+pub use observer::Observer;
+pub use outcome::{RunOutcome, RunStatus};
+pub use run::{run, run_with_clock};
 pub use stats::{Counter, Counters, CumulativeStats, IntervalStats, LagStats, ThreadTotals};
 pub use worker::{with_current, EventFlow, Test, Worker, WorkerContext, WorkerError};

@@ -11,7 +11,7 @@ use std::cell::Cell;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
-use crate::run::Shared;
+use crate::shared::Shared;
 use crate::stats::Counter;
 
 /// A benchmark the engine can run: the built-in tests, Lua scripts, native workloads.
@@ -78,6 +78,18 @@ impl WorkerError {
         WorkerError {
             message: message.into(),
         }
+    }
+
+    /// The failure of worker `tid` that panicked with `panic`.
+    pub(crate) fn from_panic(tid: u32, panic: Box<dyn std::any::Any + Send>) -> WorkerError {
+        WorkerError::new(format!(
+            "worker thread {tid} panicked: {}",
+            panic
+                .downcast_ref::<&str>()
+                .map(|s| s.to_string())
+                .or_else(|| panic.downcast_ref::<String>().cloned())
+                .unwrap_or_else(|| "unknown cause".into())
+        ))
     }
 }
 
@@ -189,7 +201,7 @@ impl WorkerContext {
         }
         self.admitted_measured.set(Some(measuring));
         if let Some(queue) = &self.shared.arrivals {
-            match queue.take(&self.shared.stop) {
+            match queue.take(&self.shared.stop, &self.shared.clock) {
                 Some(at) => self.arrival_ns.set(Some(at)),
                 None => return false,
             }

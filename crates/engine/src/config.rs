@@ -1,0 +1,55 @@
+//! How a run is limited and reported: the general options (`--threads`, `--time`,
+//! `--events`, `--warmup-time`, `--rate`, `--report-interval`, ...) as the engine takes
+//! them, already parsed and checked by the front end.
+
+use std::time::Duration;
+
+/// How a run is limited and reported.
+#[derive(Debug, Clone)]
+pub struct RunConfig {
+    /// Worker threads.
+    pub threads: u32,
+    /// Total events after warm-up (0 = no limit).
+    pub events: u64,
+    /// Measured duration (None = no limit).
+    pub time: Option<Duration>,
+    /// Warm-up before measuring.
+    pub warmup: Duration,
+    /// Grace after the time limit before giving up on workers.
+    pub forced_shutdown: Option<Duration>,
+    /// Worker stack size in bytes.
+    pub thread_stack_size: usize,
+    /// How long workers may take to initialise.
+    pub thread_init_timeout: Duration,
+    /// Open-loop arrival rate per second (0 = closed loop).
+    pub rate: f64,
+    /// Abort when the arrival queue reaches
+    /// [`STRICT_QUEUE_LIMIT`](crate::STRICT_QUEUE_LIMIT) (sysbench behaviour).
+    pub strict_queue_limit: bool,
+    /// Intermediate report period.
+    pub report_interval: Option<Duration>,
+    /// Seconds (after the measured start) at which to report cumulatively and reset.
+    pub checkpoints: Vec<Duration>,
+    /// Event-loop threads for a [`cooperative`](crate::Test::cooperative) test: `None`
+    /// = one per CPU, `Some(0)` = a thread per worker (see [`crate::coop`]).
+    pub event_loops: Option<u32>,
+}
+
+impl Default for RunConfig {
+    fn default() -> Self {
+        RunConfig {
+            threads: 1,
+            events: 0,
+            time: Some(Duration::from_secs(10)),
+            warmup: Duration::ZERO,
+            forced_shutdown: None,
+            thread_stack_size: 64 * 1024,
+            thread_init_timeout: Duration::from_secs(30),
+            rate: 0.0,
+            strict_queue_limit: false,
+            report_interval: None,
+            checkpoints: Vec::new(),
+            event_loops: None,
+        }
+    }
+}

@@ -1,0 +1,36 @@
+//! How a run ended and what it measured: the value [`run`](crate::run) returns.
+
+use crate::stats::CumulativeStats;
+
+/// How a run ended.
+#[derive(Debug, Clone, PartialEq)]
+pub enum RunStatus {
+    /// Limits reached or every worker finished.
+    Completed,
+    /// Stopped by a signal (its number).
+    Interrupted(i32),
+    /// A worker failed; its messages.
+    Fatal(Vec<String>),
+    /// A worker could not be created (`thread_init` failed, no connection): its
+    /// messages. No worker was released, nothing was measured.
+    InitFailed(Vec<String>),
+    /// Workers did not stop within `--forced-shutdown` after the time limit.
+    ForcedShutdown,
+    /// Workers did not initialise within `--thread-init-timeout`.
+    InitTimeout,
+    /// Rate mode fell [`STRICT_QUEUE_LIMIT`](crate::STRICT_QUEUE_LIMIT) arrivals behind
+    /// in strict mode.
+    QueueFull,
+}
+
+/// The result of [`run`](crate::run).
+#[derive(Debug, Clone)]
+pub struct RunOutcome {
+    /// How it ended.
+    pub status: RunStatus,
+    /// What was measured since the start (or the last checkpoint).
+    pub stats: CumulativeStats,
+    /// Whether the whole `--events` budget was handed out (the event limit ended the
+    /// run, unless something else ended it first).
+    pub event_limit_reached: bool,
+}
