@@ -2,14 +2,16 @@
 mod app;
 mod args;
 mod banner;
+mod benchmark;
 mod defs;
 mod help;
-mod lua_bench;
 mod results;
+mod run_settings;
 mod runner;
+mod script_benchmark;
 mod settings;
 mod signals;
-mod system_bench;
+mod system_test_benchmark;
 mod verbosity;
 
 fn main() {

@@ -3,7 +3,7 @@
 //! the run ended with what it measured.
 //!
 //! The calling thread is the run's controller: it spawns one OS thread per worker (or
-//! one event-loop thread per CPU for a [cooperative](Test::cooperative) test), waits
+//! one event-loop thread per CPU for a [cooperative](Workload::cooperative) test), waits
 //! for every `thread_init` (with `--thread-init-timeout`), and releases them together.
 //! Printing is the [`Observer`]'s job; nothing here formats output.
 
@@ -19,7 +19,7 @@ use crate::controller;
 use crate::observer::Observer;
 use crate::outcome::{RunOutcome, RunStatus};
 use crate::shared::Shared;
-use crate::worker::Test;
+use crate::worker::Workload;
 use crate::worker_thread::worker_main;
 
 /// Runs `test` under `config`, reporting progress to `observer`.
@@ -33,7 +33,7 @@ use crate::worker_thread::worker_main;
 /// is still starting after a short grace period.
 pub fn run(
     config: RunConfig,
-    test: Arc<dyn Test>,
+    test: Arc<dyn Workload>,
     observer: &mut dyn Observer,
     interrupt: &AtomicUsize,
 ) -> RunOutcome {
@@ -46,7 +46,7 @@ pub fn run(
 /// used), since an event loop waits for sockets, which no injected clock can.
 pub fn run_with_clock(
     config: RunConfig,
-    test: Arc<dyn Test>,
+    test: Arc<dyn Workload>,
     observer: &mut dyn Observer,
     interrupt: &AtomicUsize,
     clock: Arc<dyn Clock>,
@@ -56,7 +56,7 @@ pub fn run_with_clock(
 
 fn run_on(
     config: RunConfig,
-    test: Arc<dyn Test>,
+    test: Arc<dyn Workload>,
     observer: &mut dyn Observer,
     interrupt: &AtomicUsize,
     clock: RunClock,
