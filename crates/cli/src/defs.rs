@@ -1,4 +1,4 @@
-//! The general options every test understands (spec 1 §2) and bmk's extensions, as
+//! The general options every test understands (sysbench's) and bmk's extensions, as
 //! one table: it drives validation, `--help`, and the typed run settings.
 
 use bmk_engine::options::{OptKind, OptSpec};

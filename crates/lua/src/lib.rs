@@ -1,6 +1,6 @@
 //! bmk's sysbench-compatible Lua runtime.
 //!
-//! This crate runs sysbench Lua scripts unchanged on LuaJIT 2.1 (spec 2). It owns the
+//! This crate runs sysbench Lua scripts unchanged on LuaJIT 2.1. It owns the
 //! Lua states (one main state for `init`/`done`, commands and report hooks; one per
 //! worker thread), the whole `sysbench` table (`opt`, `cmdline`, `hooks`, `rand`,
 //! `histogram`, `sql`, the report printers), the event loop (written in Lua over

@@ -1,4 +1,4 @@
-//! The Rust half of `sysbench.sql` (spec 2 §5) over `bmk-sql`.
+//! The Rust half of `sysbench.sql` (connections, statements, result sets) over `bmk-sql`.
 //!
 //! Connections, prepared statements and result sets are plain Rust objects that Lua
 //! holds as FFI cdata pointers (`bmk_conn *`, `bmk_stmt *`, freed by `ffi.gc`); the hot

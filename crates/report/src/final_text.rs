@@ -1,4 +1,4 @@
-//! The final (and checkpoint) report in sysbench's text layout (spec 1 §5).
+//! The final (and checkpoint) report in sysbench's text layout.
 //!
 //! Column positions are part of the contract — people parse these lines with awk:
 //! values of the SQL statistics and Throughput blocks start at column 41, latency values

@@ -1,6 +1,6 @@
-//! C `printf` number conversions, as the sysbench report formats are specified.
+//! C `printf` number conversions, as sysbench formats its reports.
 //!
-//! The spec writes formats the C way (`%4.2f`, `%-6llu`, `%.0f`). Rust's `{:W.P}`
+//! sysbench writes its formats the C way (`%4.2f`, `%-6llu`, `%.0f`). Rust's `{:W.P}`
 //! formats a finite `f64` exactly like glibc's `%W.Pf` (shortest-exact decimal, ties to
 //! even, right-aligned in at least `W` columns), so these helpers only pin down the
 //! cases where the two differ: NaN and infinities (a rate over an empty interval) print

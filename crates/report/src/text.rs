@@ -1,4 +1,4 @@
-//! Intermediate report lines in sysbench's text layout (spec 1 §5).
+//! Intermediate report lines in sysbench's text layout.
 //!
 //! One call renders one `--report-interval` sample as complete lines (each ending in
 //! `\n`): the DB line (`tps`/`qps`), the event line (`eps`) or the fileio line (MiB/s),

@@ -23,7 +23,7 @@ use bmk_sql::{Driver, DriverConfig, DriverKind};
 use plan::OltpPlan;
 use worker::NativeOltp;
 
-/// The native engine test for built-in workload `workload` with these (validated)
+/// The native workload for built-in workload `workload` with these (validated)
 /// options, or `None` when the workload must run in Lua.
 pub fn native_workload(workload: &str, opts: &OptionSet) -> Option<Arc<dyn Workload>> {
     if std::env::var("BMK_NATIVE_OLTP").is_ok_and(|v| v == "0") {

@@ -13,7 +13,8 @@ use bmk_sql::{
 
 use super::plan::{Group, OltpPlan, StmtKind};
 
-/// `c` values: 10 groups of 11 random digits joined by `-` (spec 3 §1).
+/// `c` values: 10 groups of 11 random digits joined by `-`, as the stock workloads
+/// fill the `c` column.
 const C_TEMPLATE: &[u8] = b"###########-###########-###########-###########-###########-\
 ###########-###########-###########-###########-###########";
 /// `pad` values: 5 groups of 11 random digits joined by `-`.
@@ -325,7 +326,7 @@ impl Worker for OltpWorker {
                 Err(e) if e.is_ignorable() => {
                     count_error(ctx, &e);
                     // After a lost connection the statements are prepared again before
-                    // the event restarts (spec 3 §3), as the Lua workloads do.
+                    // the event restarts, as the Lua workloads do.
                     if e.reconnected() {
                         self.need_prepare = true;
                     }
