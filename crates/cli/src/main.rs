@@ -6,10 +6,12 @@ mod defs;
 mod help;
 mod lua_bench;
 mod results;
+mod results_dir;
 mod runner;
 mod settings;
 mod signals;
 mod system_bench;
+mod target_options;
 mod verbosity;
 
 fn main() {

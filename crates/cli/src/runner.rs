@@ -15,6 +15,7 @@ use bmk_engine::{CumulativeStats, IntervalStats, Observer, RunConfig, RunStatus,
 use bmk_report::{Layout, ReportConfig, Reporter};
 
 use crate::results::ResultsSink;
+use crate::results_dir::LevelSink;
 use crate::settings::ReportOptions;
 use crate::signals;
 use crate::verbosity::{Level, Verbosity};
@@ -78,6 +79,8 @@ struct PrintingObserver<'a> {
     bench: &'a mut dyn Bench,
     reporter: Reporter,
     results: Option<&'a mut ResultsSink>,
+    level: Option<&'a mut LevelSink>,
+    warmup: bool,
     error: Option<anyhow::Error>,
     verbosity: Verbosity,
     threads: u32,
@@ -103,6 +106,17 @@ impl Observer for PrintingObserver<'_> {
             let _ = writeln!(out, "Threads started!\n");
         }
         let _ = out.flush();
+        if !self.warmup {
+            if let Some(level) = self.level.as_deref_mut() {
+                level.measuring();
+            }
+        }
+    }
+
+    fn warmup_finished(&mut self) {
+        if let Some(level) = self.level.as_deref_mut() {
+            level.measuring();
+        }
     }
 
     fn time_limit_reached(&mut self) {
@@ -117,6 +131,9 @@ impl Observer for PrintingObserver<'_> {
     fn interval(&mut self, stats: &IntervalStats) {
         if let Some(results) = self.results.as_deref_mut() {
             results.interval(stats);
+        }
+        if let Some(level) = self.level.as_deref_mut() {
+            level.interval(stats);
         }
         match self.bench.report_interval(stats) {
             Ok(true) => {}
@@ -135,6 +152,9 @@ impl Observer for PrintingObserver<'_> {
     fn checkpoint(&mut self, at: f64, stats: &CumulativeStats) {
         if let Some(results) = self.results.as_deref_mut() {
             results.checkpoint(at, stats);
+        }
+        if let Some(level) = self.level.as_deref_mut() {
+            level.checkpoint(at, stats);
         }
         if !self.verbosity.shows(Level::Notice) {
             return;
@@ -226,11 +246,14 @@ pub fn run(
         Some(path) => Some(ResultsSink::create(path, &settings, &report_config)?),
         None => None,
     };
+    let mut level = LevelSink::create(&settings, &report_config)?;
     let test = bench.test();
     let mut observer = PrintingObserver {
         bench,
         reporter: Reporter::new(&report_config),
         results: results.as_mut(),
+        level: level.as_mut(),
+        warmup: !settings.config.warmup.is_zero(),
         error: None,
         verbosity,
         threads: settings.config.threads,
@@ -272,6 +295,9 @@ pub fn run(
             print_failures(&mut out, messages)?;
             writeln!(out, "FATAL: Thread initialization failed!")?;
             out.flush()?;
+            if let Some(level) = level {
+                level.finish(&outcome)?;
+            }
             return Ok(1);
         }
         RunStatus::InitTimeout => {
@@ -281,6 +307,9 @@ pub fn run(
                 settings.config.thread_init_timeout.as_secs()
             )?;
             out.flush()?;
+            if let Some(level) = level {
+                level.finish(&outcome)?;
+            }
             return Ok(2);
         }
         RunStatus::QueueFull => {
@@ -320,6 +349,9 @@ pub fn run(
     }
     if let Some(results) = results {
         results.finish(&outcome)?;
+    }
+    if let Some(level) = level {
+        level.finish(&outcome)?;
     }
     Ok(code)
 }
