@@ -77,6 +77,7 @@ impl ResultsSink {
             RunStatus::QueueFull => "queue_full",
             RunStatus::ForcedShutdown => "forced_shutdown",
             RunStatus::InitTimeout => "init_timeout",
+            RunStatus::StartRefused(_) => "start_refused",
         };
         self.writer
             .finish(&outcome.stats, &RunEnd::new(status))
