@@ -87,5 +87,6 @@ pub fn status_name(status: &RunStatus) -> &'static str {
         RunStatus::QueueFull => "queue_full",
         RunStatus::ForcedShutdown => "forced_shutdown",
         RunStatus::InitTimeout => "init_timeout",
+        RunStatus::StartRefused(_) => "start_refused",
     }
 }

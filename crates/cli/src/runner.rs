@@ -300,6 +300,13 @@ pub fn run(
             }
             return Ok(1);
         }
+        RunStatus::StartRefused(message) => {
+            // bmk's own failure, not a sysbench one: on stderr, where scripts that
+            // start many clients look for why one did not run.
+            out.flush()?;
+            eprintln!("FATAL: {message}");
+            return Ok(1);
+        }
         RunStatus::InitTimeout => {
             writeln!(
                 out,

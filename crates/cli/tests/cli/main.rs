@@ -7,6 +7,7 @@
 
 mod errors;
 mod fileio;
+mod help_goldens;
 mod legacy;
 mod limits;
 mod options;
