@@ -9,7 +9,7 @@ use bmk_report::results::{ResultsWriter, RunEnd, RunInfo};
 use bmk_report::ReportConfig;
 
 use crate::banner;
-use crate::runner::RunSettings;
+use crate::run_settings::RunSettings;
 
 /// An open results file.
 pub struct ResultsSink {

@@ -22,7 +22,7 @@ use bmk_report::ReportConfig;
 
 use crate::banner;
 use crate::results::ResultsSink;
-use crate::runner::RunSettings;
+use crate::run_settings::RunSettings;
 
 /// A level being written.
 pub struct LevelSink {
@@ -71,7 +71,7 @@ impl LevelSink {
             )?));
         }
         let Some(dir) = dir else { return Ok(None) };
-        let system_test = bmk_systests::SystemTest::by_name(&settings.test_name).is_some();
+        let system_test = bmk_systests::SystemTestKind::by_name(&settings.test_name).is_some();
         let driver = if system_test {
             None
         } else {

@@ -1,8 +1,8 @@
 //! The `run` command: print the header, drive the engine, print what it measured.
 //!
 //! Whatever the benchmark (a built-in system test or a Lua script), the sequence is the
-//! same; a [`Bench`] adapts each kind to it. Reports go through `bmk-report` unless the
-//! benchmark replaces them (Lua report hooks).
+//! same; each kind implements [`Benchmark`] to fit it. Reports go through `bmk-report`
+//! unless the benchmark replaces them (Lua report hooks).
 
 use std::collections::HashMap;
 use std::io::Write;
@@ -10,73 +10,18 @@ use std::sync::atomic::AtomicUsize;
 use std::sync::Arc;
 
 use anyhow::Result;
-use bmk_engine::options::OptionSet;
-use bmk_engine::{CumulativeStats, IntervalStats, Observer, RunConfig, RunStatus, Test};
-use bmk_report::{Layout, ReportConfig, Reporter};
+use bmk_engine::{CumulativeStats, IntervalStats, Observer, RunStatus};
+use bmk_report::{ReportConfig, Reporter};
 
+use crate::benchmark::Benchmark;
 use crate::results::ResultsSink;
 use crate::results_dir::LevelSink;
-use crate::settings::ReportOptions;
+use crate::run_settings::RunSettings;
 use crate::signals;
 use crate::verbosity::{Level, Verbosity};
 
-/// A benchmark as the `run` command sees it.
-pub trait Bench {
-    /// The engine-facing test.
-    fn test(&self) -> Arc<dyn Test>;
-    /// Lines printed between the RNG line and `Initializing worker threads...`.
-    fn header_lines(&self) -> Vec<String>;
-    /// Lines printed before those with `--verbosity` 4 and up (`Doing CPU performance
-    /// benchmark`).
-    fn info_lines(&self) -> Vec<String> {
-        Vec::new()
-    }
-    /// The report layout.
-    fn layout(&self) -> Layout;
-    /// An event limit the test implies when the user set none (memory, seq fileio).
-    fn implied_event_limit(&self) -> Option<u64> {
-        None
-    }
-    /// Before workers start (Lua `init()`).
-    fn before_run(&mut self) -> Result<()> {
-        Ok(())
-    }
-    /// After workers end (Lua `done()`).
-    fn after_run(&mut self) -> Result<()> {
-        Ok(())
-    }
-    /// Replaces the intermediate report; returns false to use the default one.
-    fn report_interval(&mut self, _stats: &IntervalStats) -> Result<bool> {
-        Ok(false)
-    }
-    /// Replaces the cumulative report; returns false to use the default one.
-    fn report_cumulative(&mut self, _stats: &CumulativeStats) -> Result<bool> {
-        Ok(false)
-    }
-}
-
-/// Everything `run` needs besides the benchmark.
-pub struct RunSettings {
-    /// Engine limits.
-    pub config: RunConfig,
-    /// Report look.
-    pub report: ReportOptions,
-    /// Validated options (for the results file).
-    pub options: OptionSet,
-    /// The original argument vector (for the results file).
-    pub argv: Vec<String>,
-    /// Test name or script path.
-    pub test_name: String,
-    /// The command being run.
-    pub command: String,
-    /// Whether the seed came from the user.
-    pub seed: Option<u64>,
-    /// Which of the run's messages are printed.
-    pub verbosity: Verbosity,
-}
-
 struct PrintingObserver<'a> {
-    bench: &'a mut dyn Bench,
+    bench: &'a mut dyn Benchmark,
     reporter: Reporter,
     results: Option<&'a mut ResultsSink>,
     level: Option<&'a mut LevelSink>,
@@ -214,7 +159,7 @@ fn print_fatal_now(error: &anyhow::Error) -> std::io::Result<()> {
 
 /// Prints the run header, runs, prints the final report; returns the exit code.
 pub fn run(
-    bench: &mut dyn Bench,
+    bench: &mut dyn Benchmark,
     mut settings: RunSettings,
     interrupt: &Arc<AtomicUsize>,
 ) -> Result<i32> {
@@ -247,7 +192,7 @@ pub fn run(
         None => None,
     };
     let mut level = LevelSink::create(&settings, &report_config)?;
-    let test = bench.test();
+    let test = bench.workload();
     let mut observer = PrintingObserver {
         bench,
         reporter: Reporter::new(&report_config),
@@ -363,7 +308,7 @@ pub fn run(
     Ok(code)
 }
 
-fn print_header(bench: &dyn Bench, settings: &RunSettings) {
+fn print_header(bench: &dyn Benchmark, settings: &RunSettings) {
     let c = &settings.config;
     let mut h = String::from("Running the test with following options:\n");
     h.push_str(&format!("Number of threads: {}\n", c.threads));

@@ -3,7 +3,7 @@
 //! the run ended with what it measured.
 //!
 //! The calling thread is the run's controller: it spawns one OS thread per worker (or
-//! one event-loop thread per CPU for a [cooperative](Test::cooperative) test), waits
+//! one event-loop thread per CPU for a [cooperative](Workload::cooperative) test), waits
 //! for every `thread_init` (with `--thread-init-timeout`), and releases them together.
 //! Printing is the [`Observer`]'s job; nothing here formats output.
 
@@ -20,7 +20,7 @@ use crate::observer::Observer;
 use crate::outcome::{RunOutcome, RunStatus};
 use crate::shared::Shared;
 use crate::start_gate::{StartAt, StartGate};
-use crate::worker::Test;
+use crate::worker::Workload;
 use crate::worker_thread::worker_main;
 
 /// Runs `test` under `config`, reporting progress to `observer`.
@@ -34,7 +34,7 @@ use crate::worker_thread::worker_main;
 /// is still starting after a short grace period.
 pub fn run(
     config: RunConfig,
-    test: Arc<dyn Test>,
+    test: Arc<dyn Workload>,
     observer: &mut dyn Observer,
     interrupt: &AtomicUsize,
 ) -> RunOutcome {
@@ -47,7 +47,7 @@ pub fn run(
 /// [`RunStatus::Interrupted`].
 pub fn run_gated(
     config: RunConfig,
-    test: Arc<dyn Test>,
+    test: Arc<dyn Workload>,
     observer: &mut dyn Observer,
     interrupt: &AtomicUsize,
     gate: &mut dyn StartGate,
@@ -68,7 +68,7 @@ pub fn run_gated(
 /// used), since an event loop waits for sockets, which no injected clock can.
 pub fn run_with_clock(
     config: RunConfig,
-    test: Arc<dyn Test>,
+    test: Arc<dyn Workload>,
     observer: &mut dyn Observer,
     interrupt: &AtomicUsize,
     clock: Arc<dyn Clock>,
@@ -85,7 +85,7 @@ pub fn run_with_clock(
 
 fn run_on(
     config: RunConfig,
-    test: Arc<dyn Test>,
+    test: Arc<dyn Workload>,
     observer: &mut dyn Observer,
     interrupt: &AtomicUsize,
     clock: RunClock,

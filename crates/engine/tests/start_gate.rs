@@ -7,8 +7,8 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use bmk_engine::{
-    run_gated, EventFlow, IntervalStats, Observer, RunConfig, RunStatus, StartAt, StartGate, Test,
-    Worker, WorkerContext, WorkerError,
+    run_gated, EventFlow, IntervalStats, Observer, RunConfig, RunStatus, StartAt, StartGate,
+    Worker, WorkerContext, WorkerError, Workload,
 };
 
 /// Records when each event started; every worker's events take 1 ms.
@@ -36,7 +36,7 @@ impl Worker for Sleeper {
 
 struct Logged(Arc<Log>);
 
-impl Test for Logged {
+impl Workload for Logged {
     fn create_worker(&self, _tid: u32) -> Result<Box<dyn Worker>, WorkerError> {
         self.0.created.fetch_add(1, Ordering::SeqCst);
         Ok(Box::new(Sleeper(self.0.clone())))

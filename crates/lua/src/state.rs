@@ -19,6 +19,7 @@ use crate::heap::OwnedState;
 use crate::histogram::UserHistogram;
 use crate::options;
 use crate::report::{self, ReportSettings};
+use crate::state_data::StateData;
 use crate::{ModuleLibrary, ScriptSource};
 
 const PRELUDE: &str = include_str!("../lua/prelude.lua");
@@ -206,12 +207,6 @@ impl ScriptEnv {
             self.options.int("verbosity", 3) >= 3,
         )
     }
-}
-
-/// Per-state data reachable from Rust callbacks.
-pub(crate) struct StateData {
-    pub options: Arc<OptionSet>,
-    pub reports: ReportSettings,
 }
 
 /// A Lua state with the API installed and the script loaded.

@@ -19,9 +19,8 @@
 //! `Threads started!` banner) is the caller's.
 
 use crate::layout::{FinalOptions, Layout};
-use crate::printf::{decimals, fixed, label, left, percentile_label, right_aligned};
+use crate::printf::{decimals, fixed, label, left, percentile_label, right_aligned, time_prefix};
 use crate::summary::{FinalStats, MIB};
-use crate::text::time_prefix;
 
 /// Where values start in the SQL statistics and Throughput blocks.
 const VALUE_COLUMN: usize = 41;

@@ -6,7 +6,7 @@ use std::io::Write;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 
-use bmk_engine::{rand, Counter, EventFlow, Test, Worker, WorkerContext, WorkerError};
+use bmk_engine::{rand, Counter, EventFlow, Worker, WorkerContext, WorkerError, Workload};
 use bmk_sql::{
     Connection, Driver, QueryKind, ResultSet, SqlError, SqlErrorKind, StatementId, Value,
 };
@@ -56,7 +56,7 @@ fn fill_text(v: &mut Value, template: &[u8]) {
     }
 }
 
-/// A natively run OLTP workload as an engine [`Test`].
+/// A natively run OLTP workload as an engine [`Workload`].
 pub(crate) struct NativeOltp {
     pub plan: Arc<OltpPlan>,
     pub driver: Driver,
@@ -64,7 +64,7 @@ pub(crate) struct NativeOltp {
     pub connections: AtomicUsize,
 }
 
-impl Test for NativeOltp {
+impl Workload for NativeOltp {
     fn cooperative(&self) -> bool {
         self.driver.waits_cooperatively()
     }
