@@ -380,6 +380,8 @@ fn merged_lag(finals: &[&FinalStats]) -> Option<LagSummary> {
     Some(LagSummary {
         mean_ms: mean,
         max_ms: lags.iter().map(|(l, _)| l.max_ms).fold(0.0, f64::max),
+        // Every client drops its own arrivals: the merged run dropped their sum.
+        dropped_arrivals: lags.iter().map(|(l, _)| l.dropped_arrivals).sum(),
     })
 }
 

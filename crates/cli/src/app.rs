@@ -96,7 +96,9 @@ fn base_options() -> OptionSet {
 fn driver_specs() -> Vec<OptSpec> {
     bmk_sql::option_specs()
         .iter()
-        .filter(|s| !s.name.starts_with("db-") || s.name == "db-connect-timeout")
+        .filter(|s| {
+            !s.name.starts_with("db-") || matches!(s.name, "db-connect-timeout" | "db-timeout")
+        })
         .map(|s| {
             let kind = match s.kind {
                 bmk_sql::OptKind::Bool => OptKind::Bool,
@@ -226,7 +228,10 @@ fn reject_undeclared(opts: &OptionSet, given: &[GivenOption]) -> Result<()> {
         .iter()
         .find(|g| undeclared.contains(&bmk_engine::options::canonical(&g.name)))
     {
-        return Err(user_error(format!("invalid option: {}", first.original)));
+        return Err(user_error(format!(
+            "invalid option: {}",
+            bmk_report::redact::shown_argument(&first.original)
+        )));
     }
     opts.validate().map_err(|e| user_error(e.to_string()))
 }
@@ -346,6 +351,12 @@ fn run_script(
         opts.validate().map_err(|e| user_error(e.to_string()))?;
     }
     let command = require_command(inv, raw, &name)?;
+    // `prepare` builds indexes and `cleanup` drops tables: single statements that may
+    // rightly take longer than any read timeout, so there it is off unless asked for.
+    if command != "run" && !opts.is_given("db-timeout") {
+        opts.set("db-timeout", "0")
+            .map_err(|e| user_error(e.to_string()))?;
+    }
     host.set_options(opts.clone()).map_err(lua_error)?;
     if command == "help" && !host.has_command("help") {
         let options = host.options_help();

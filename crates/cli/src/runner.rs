@@ -232,8 +232,18 @@ pub fn run(
             print_failures(&mut out, messages)?;
             code = 1;
         }
-        RunStatus::ForcedShutdown => {
+        RunStatus::ForcedShutdown if settings.config.forced_shutdown.is_some() => {
             writeln!(out, "The --max-time limit has expired, forcing shutdown...")?;
+            code = 2;
+        }
+        RunStatus::ForcedShutdown => {
+            writeln!(
+                out,
+                "FATAL: {} worker(s) still busy {} s after the time limit (a server that \
+                 stopped answering?): abandoned; the report covers what was measured",
+                outcome.abandoned,
+                settings.config.stop_grace.as_secs()
+            )?;
             code = 2;
         }
         RunStatus::InitFailed(messages) => {
@@ -271,6 +281,14 @@ pub fn run(
             code = 1;
         }
     }
+    if outcome.abandoned > 0 && !matches!(outcome.status, RunStatus::ForcedShutdown) {
+        writeln!(
+            out,
+            "WARNING: {} worker(s) did not stop in time and were abandoned; the report \
+             covers what was measured",
+            outcome.abandoned
+        )?;
+    }
     if let Some(e) = report_error {
         eprintln!("FATAL: {e:#}");
         code = 1;
@@ -292,8 +310,9 @@ pub fn run(
     }
     out.flush()?;
     drop(out);
-    // sysbench calls the script's done() after printing the final report.
-    if code != 2 {
+    // sysbench calls the script's done() after printing the final report; not while
+    // abandoned workers may still use what done() tears down.
+    if code != 2 && outcome.abandoned == 0 {
         if let Err(e) = bench.after_run() {
             print_fatal_now(&e)?;
             code = 1;

@@ -55,9 +55,9 @@ pub mod virtual_clock;
 mod worker;
 mod worker_thread;
 
-pub use arrivals::STRICT_QUEUE_LIMIT;
+pub use arrivals::{ARRIVAL_QUEUE_CAP, STRICT_QUEUE_LIMIT};
 pub use clock::Clock;
-pub use config::RunConfig;
+pub use config::{RunConfig, INTERRUPT_GRACE, STOP_GRACE};
 pub use observer::Observer;
 pub use outcome::{RunOutcome, RunStatus};
 pub use run::{run, run_gated, run_with_clock};

@@ -242,6 +242,7 @@ fn outcome(shared: &Shared, stats: &mut Collector, status: RunStatus) -> RunOutc
         status,
         stats: stats.cumulative(),
         event_limit_reached: limit > 0 && shared.events_claimed.load(Ordering::Relaxed) >= limit,
+        abandoned: shared.abandoned.load(Ordering::Relaxed),
     }
 }
 
