@@ -113,6 +113,11 @@ fn driver_specs() -> Vec<OptSpec> {
 /// Runs the program; `Ok(code)` for every outcome that was already reported.
 pub fn run(inv: Invocation) -> Result<i32> {
     signals::quiet_sigpipe_on_stdout();
+    if !inv.strict {
+        if let Some(outcome) = crate::analysis_commands::dispatch(&inv.args) {
+            return outcome;
+        }
+    }
     let statics = {
         let mut set = base_options();
         for t in SystemTest::ALL {
