@@ -164,17 +164,20 @@ pub fn tps_by_users(run: &RunData) -> Vec<(u32, f64, Vec<&Level>)> {
         .collect()
 }
 
-/// Levels whose TPS falls below (or jumps above) both neighbours' in users order.
+/// Levels whose TPS falls below (or jumps above) both neighbours' in users order. A
+/// level next to a dip is not called a spike for standing above it.
 pub fn trend_breaks(run: &RunData) -> Vec<Finding> {
     let pts = tps_by_users(run);
+    let dip = |i: usize| {
+        i > 0 && i + 1 < pts.len() && pts[i].1 < limits::TREND_DIP * pts[i - 1].1.min(pts[i + 1].1)
+    };
     let mut out = Vec::new();
-    for w in pts.windows(3) {
+    for (i, w) in pts.windows(3).enumerate() {
         let (prev, cur, next) = (w[0].1, w[1].1, w[2].1);
-        let lo = prev.min(next);
         let hi = prev.max(next);
-        let what = if cur < limits::TREND_DIP * lo {
+        let what = if dip(i + 1) {
             "dips below"
-        } else if cur > limits::TREND_SPIKE * hi {
+        } else if cur > limits::TREND_SPIKE * hi && !dip(i) && !dip(i + 2) {
             "jumps above"
         } else {
             continue;

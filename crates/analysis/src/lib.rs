@@ -9,12 +9,17 @@
 //! and returns values or strings; the CLI decides what to print and where to write.
 #![deny(missing_docs)]
 
+pub mod charts;
 pub mod checks;
+pub mod compare;
 mod error;
 pub mod innodb;
 pub mod load;
 pub mod merge;
+pub mod output;
+pub mod page;
 pub mod rates;
+pub mod report;
 pub mod series;
 pub mod stats;
 

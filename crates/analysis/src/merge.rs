@@ -22,12 +22,13 @@ use crate::load::{Level, RunData};
 use crate::Error;
 
 /// Options that may differ between the processes of one merged run.
+/// (Canonical spelling: underscores, as results files store option names.)
 const PER_PROCESS_OPTIONS: [&str; 6] = [
     "threads",
     "results",
-    "results-dir",
-    "sync-file",
-    "rand-seed",
+    "results_dir",
+    "sync_file",
+    "rand_seed",
     "verbosity",
 ];
 
@@ -80,11 +81,11 @@ pub fn check_same_workload(inputs: &[RunData]) -> Result<(), Error> {
     let Some(first) = inputs.first() else {
         return Ok(());
     };
-    let strip = |mut o: BTreeMap<String, String>| {
-        for k in PER_PROCESS_OPTIONS {
-            o.remove(k);
-        }
-        o
+    let strip = |o: BTreeMap<String, String>| -> BTreeMap<String, String> {
+        o.into_iter()
+            .map(|(k, v)| (k.replace('-', "_"), v))
+            .filter(|(k, _)| !PER_PROCESS_OPTIONS.contains(&k.as_str()))
+            .collect()
     };
     let base = strip(first.options());
     for other in &inputs[1..] {
@@ -104,7 +105,8 @@ pub fn check_same_workload(inputs: &[RunData]) -> Result<(), Error> {
             if a != b {
                 let show = |v: Option<&String>| v.map_or("unset".to_string(), |v| format!("'{v}'"));
                 return Err(Error::Incompatible(format!(
-                    "cannot merge: workload option --{k} is {} in {} but {} in {} (use --mixed to merge anyway)",
+                    "cannot merge: workload option --{} is {} in {} but {} in {} (use --mixed to merge anyway)",
+                    k.replace('_', "-"),
                     show(a),
                     first.path.display(),
                     show(b),

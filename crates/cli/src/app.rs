@@ -119,6 +119,11 @@ pub fn run(inv: Invocation) -> Result<i32> {
     if !inv.strict && inv.args.first().map(String::as_str) == Some("kit") {
         return run_kit(&inv);
     }
+    if !inv.strict {
+        if let Some(outcome) = crate::analysis_commands::dispatch(&inv.args) {
+            return outcome;
+        }
+    }
     let statics = {
         let mut set = base_options();
         for t in SystemTestKind::ALL {

@@ -1,4 +1,5 @@
 //! The `bmk` binary: a thin edge that maps the application's result to an exit code.
+mod analysis_commands;
 mod app;
 mod args;
 mod banner;

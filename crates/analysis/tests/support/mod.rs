@@ -296,3 +296,146 @@ pub fn copy_captures(which: &str, level_dir: &Path) {
         }
     }
 }
+
+/// Rewrites the value of status variable `name` in every sample of a `SHOW GLOBAL
+/// STATUS` capture: `f(sample index, old value)`. Used to turn a real capture into one
+/// that triggers a check (documented at each use).
+pub fn edit_status(path: &Path, name: &str, f: impl Fn(usize, f64) -> f64) {
+    let text = std::fs::read_to_string(path).unwrap();
+    let mut sample = 0usize;
+    let mut first = true;
+    let mut out = String::new();
+    for line in text.split_inclusive('\n') {
+        if line.starts_with("TS ") {
+            if !first {
+                sample += 1;
+            }
+            first = false;
+        }
+        match line.trim_end().split_once('\t') {
+            Some((k, v)) if k == name => {
+                let old: f64 = v.parse().unwrap();
+                out.push_str(&format!("{k}\t{}\n", f(sample, old) as u64));
+            }
+            _ => out.push_str(line),
+        }
+    }
+    std::fs::write(path, out).unwrap();
+}
+
+/// Rewrites the user and system CPU ticks (fields 14 and 15) of every line of a
+/// `client_stat.txt` capture: `f(sample index, old ticks)`.
+pub fn edit_client_ticks(path: &Path, f: impl Fn(usize, u64) -> u64) {
+    let text = std::fs::read_to_string(path).unwrap();
+    let mut sample = 0usize;
+    let mut first = true;
+    let mut out = String::new();
+    for line in text.lines() {
+        if line.starts_with("TS ") {
+            if !first {
+                sample += 1;
+            }
+            first = false;
+            out.push_str(line);
+        } else {
+            // Fields after the command name in parentheses: state is field 3.
+            let (head, rest) = line.split_at(line.rfind(')').unwrap() + 1);
+            let mut fields: Vec<String> = rest.split_whitespace().map(str::to_string).collect();
+            // rest starts at field 3; utime is field 14, stime 15.
+            for i in [14 - 3, 15 - 3] {
+                let old: u64 = fields[i].parse().unwrap();
+                fields[i] = f(sample, old).to_string();
+            }
+            out.push_str(head);
+            out.push(' ');
+            out.push_str(&fields.join(" "));
+        }
+        out.push('\n');
+    }
+    std::fs::write(path, out).unwrap();
+}
+
+/// A sweep of `users` levels of 10 s with the real MariaDB captures in every level;
+/// `rate(users, second)` is the total events per second. Returns the directory.
+pub fn sweep(
+    root: &Path,
+    name: &str,
+    users: &[u32],
+    warmup_s: &[f64],
+    read_only: bool,
+    rate: impl Fn(u32, u64) -> u64,
+) -> PathBuf {
+    let dir = root.join(name);
+    let options = default_options("10000");
+    let mut rows = Vec::new();
+    for (i, &u) in users.iter().enumerate() {
+        let evs = events(
+            u as usize,
+            10,
+            1000 + i as u64,
+            1_000_000 + 150_000 * u as u64,
+            |s| rate(u, s),
+        );
+        let level = dir.join(results_dir::level_dir_name(i as u32 + 1));
+        let start = T0_NS + i as u64 * 20_000_000_000;
+        let mut row = write_level(
+            &level,
+            i as u32 + 1,
+            1,
+            warmup_s.get(i).copied().unwrap_or(2.0),
+            &Process {
+                threads: u as usize,
+                seconds: 10,
+                start_ns: start,
+                events: &evs,
+                options: options.clone(),
+                test: if read_only {
+                    "oltp_read_only".into()
+                } else {
+                    "oltp_read_write".into()
+                },
+                query_counts: true,
+            },
+        );
+        if read_only {
+            // A read-only result: writes are zero, BEGIN/COMMIT stay in "other".
+            let path = level.join(results_dir::RESULT_FILE);
+            let mut v: serde_json::Value =
+                serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+            v["final"]["counters"]["writes"] = 0.into();
+            std::fs::write(&path, v.to_string()).unwrap();
+        }
+        copy_captures("mariadb", &level);
+        row.level = results_dir::level_dir_name(i as u32 + 1);
+        rows.push(row);
+    }
+    let vars = variables_of("mariadb");
+    write_run(
+        &dir,
+        if read_only {
+            "oltp_read_only"
+        } else {
+            "oltp_read_write"
+        },
+        &options,
+        users,
+        &rows,
+        vars,
+    );
+    dir
+}
+
+/// The captured `SHOW GLOBAL VARIABLES` of `tests/data/<which>` as name → value.
+pub fn variables_of(which: &str) -> BTreeMap<String, String> {
+    let text = std::fs::read_to_string(data_dir().join(which).join("server/variables.txt"))
+        .unwrap_or_default();
+    let samples = bmk_report::capture::samples(&text);
+    let Some(s) = samples.first() else {
+        return BTreeMap::new();
+    };
+    let t = bmk_report::capture::Table::parse(s.body);
+    t.rows
+        .iter()
+        .filter_map(|r| Some((r.first()?.clone()?, r.get(1)?.clone().unwrap_or_default())))
+        .collect()
+}
