@@ -96,7 +96,9 @@ fn base_options() -> OptionSet {
 fn driver_specs() -> Vec<OptSpec> {
     bmk_sql::option_specs()
         .iter()
-        .filter(|s| !s.name.starts_with("db-") || s.name == "db-connect-timeout")
+        .filter(|s| {
+            !s.name.starts_with("db-") || matches!(s.name, "db-connect-timeout" | "db-timeout")
+        })
         .map(|s| {
             let kind = match s.kind {
                 bmk_sql::OptKind::Bool => OptKind::Bool,
@@ -114,6 +116,14 @@ fn driver_specs() -> Vec<OptSpec> {
 /// Runs the program; `Ok(code)` for every outcome that was already reported.
 pub fn run(inv: Invocation) -> Result<i32> {
     signals::quiet_sigpipe_on_stdout();
+    if !inv.strict && inv.args.first().map(String::as_str) == Some("kit") {
+        return run_kit(&inv);
+    }
+    if !inv.strict {
+        if let Some(outcome) = crate::analysis_commands::dispatch(&inv.args) {
+            return outcome;
+        }
+    }
     let statics = {
         let mut set = base_options();
         for t in SystemTestKind::ALL {
@@ -128,6 +138,7 @@ pub fn run(inv: Invocation) -> Result<i32> {
         print_banner(&inv, Verbosity::default());
         user_error(e.to_string())
     })?;
+    let raw = crate::target_options::expand(raw).map_err(|e| user_error(e.to_string()))?;
     if raw.options.iter().any(|o| is_on(o, "version")) {
         println!("{}", banner::version_line(inv.strict));
         return Ok(0);
@@ -160,6 +171,18 @@ pub fn run(inv: Invocation) -> Result<i32> {
         Target::System(test) => run_system(&inv, test, opts, &raw),
         Target::Script(src) => run_script(&inv, src, opts, &raw),
     }
+}
+
+/// `bmk kit ...`: the kit's own commands.
+fn run_kit(inv: &Invocation) -> Result<i32> {
+    let interrupt = signals::install().context("cannot install signal handlers")?;
+    let ctx = bmk_kit::command::KitContext {
+        program: std::env::current_exe().context("cannot find the bmk binary")?,
+        version: banner::bmk_version().to_string(),
+        argv: inv.argv.clone(),
+        interrupt,
+    };
+    bmk_kit::command::main(&inv.args[1..], &ctx).map_err(|e| user_error(e.to_string()))
 }
 
 fn is_on(o: &GivenOption, name: &str) -> bool {
@@ -210,7 +233,10 @@ fn reject_undeclared(opts: &OptionSet, given: &[GivenOption]) -> Result<()> {
         .iter()
         .find(|g| undeclared.contains(&bmk_engine::options::canonical(&g.name)))
     {
-        return Err(user_error(format!("invalid option: {}", first.original)));
+        return Err(user_error(format!(
+            "invalid option: {}",
+            bmk_report::redact::shown_argument(&first.original)
+        )));
     }
     opts.validate().map_err(|e| user_error(e.to_string()))
 }
@@ -330,6 +356,12 @@ fn run_script(
         opts.validate().map_err(|e| user_error(e.to_string()))?;
     }
     let command = require_command(inv, raw, &name)?;
+    // `prepare` builds indexes and `cleanup` drops tables: single statements that may
+    // rightly take longer than any read timeout, so there it is off unless asked for.
+    if command != "run" && !opts.is_given("db-timeout") {
+        opts.set("db-timeout", "0")
+            .map_err(|e| user_error(e.to_string()))?;
+    }
     host.set_options(opts.clone()).map_err(lua_error)?;
     if command == "help" && !host.has_command("help") {
         let options = host.options_help();

@@ -15,6 +15,7 @@ use bmk_report::{ReportConfig, Reporter};
 
 use crate::benchmark::Benchmark;
 use crate::results::ResultsSink;
+use crate::results_dir::LevelSink;
 use crate::run_settings::RunSettings;
 use crate::signals;
 use crate::verbosity::{Level, Verbosity};
@@ -23,6 +24,8 @@ struct PrintingObserver<'a> {
     bench: &'a mut dyn Benchmark,
     reporter: Reporter,
     results: Option<&'a mut ResultsSink>,
+    level: Option<&'a mut LevelSink>,
+    warmup: bool,
     error: Option<anyhow::Error>,
     verbosity: Verbosity,
     threads: u32,
@@ -48,6 +51,17 @@ impl Observer for PrintingObserver<'_> {
             let _ = writeln!(out, "Threads started!\n");
         }
         let _ = out.flush();
+        if !self.warmup {
+            if let Some(level) = self.level.as_deref_mut() {
+                level.measuring();
+            }
+        }
+    }
+
+    fn warmup_finished(&mut self) {
+        if let Some(level) = self.level.as_deref_mut() {
+            level.measuring();
+        }
     }
 
     fn time_limit_reached(&mut self) {
@@ -62,6 +76,9 @@ impl Observer for PrintingObserver<'_> {
     fn interval(&mut self, stats: &IntervalStats) {
         if let Some(results) = self.results.as_deref_mut() {
             results.interval(stats);
+        }
+        if let Some(level) = self.level.as_deref_mut() {
+            level.interval(stats);
         }
         match self.bench.report_interval(stats) {
             Ok(true) => {}
@@ -80,6 +97,9 @@ impl Observer for PrintingObserver<'_> {
     fn checkpoint(&mut self, at: f64, stats: &CumulativeStats) {
         if let Some(results) = self.results.as_deref_mut() {
             results.checkpoint(at, stats);
+        }
+        if let Some(level) = self.level.as_deref_mut() {
+            level.checkpoint(at, stats);
         }
         if !self.verbosity.shows(Level::Notice) {
             return;
@@ -171,11 +191,14 @@ pub fn run(
         Some(path) => Some(ResultsSink::create(path, &settings, &report_config)?),
         None => None,
     };
+    let mut level = LevelSink::create(&settings, &report_config)?;
     let test = bench.workload();
     let mut observer = PrintingObserver {
         bench,
         reporter: Reporter::new(&report_config),
         results: results.as_mut(),
+        level: level.as_mut(),
+        warmup: !settings.config.warmup.is_zero(),
         error: None,
         verbosity,
         threads: settings.config.threads,
@@ -209,14 +232,34 @@ pub fn run(
             print_failures(&mut out, messages)?;
             code = 1;
         }
-        RunStatus::ForcedShutdown => {
+        RunStatus::ForcedShutdown if settings.config.forced_shutdown.is_some() => {
             writeln!(out, "The --max-time limit has expired, forcing shutdown...")?;
+            code = 2;
+        }
+        RunStatus::ForcedShutdown => {
+            writeln!(
+                out,
+                "FATAL: {} worker(s) still busy {} s after the time limit (a server that \
+                 stopped answering?): abandoned; the report covers what was measured",
+                outcome.abandoned,
+                settings.config.stop_grace.as_secs()
+            )?;
             code = 2;
         }
         RunStatus::InitFailed(messages) => {
             print_failures(&mut out, messages)?;
             writeln!(out, "FATAL: Thread initialization failed!")?;
             out.flush()?;
+            if let Some(level) = level {
+                level.finish(&outcome)?;
+            }
+            return Ok(1);
+        }
+        RunStatus::StartRefused(message) => {
+            // bmk's own failure, not a sysbench one: on stderr, where scripts that
+            // start many clients look for why one did not run.
+            out.flush()?;
+            eprintln!("FATAL: {message}");
             return Ok(1);
         }
         RunStatus::InitTimeout => {
@@ -226,6 +269,9 @@ pub fn run(
                 settings.config.thread_init_timeout.as_secs()
             )?;
             out.flush()?;
+            if let Some(level) = level {
+                level.finish(&outcome)?;
+            }
             return Ok(2);
         }
         RunStatus::QueueFull => {
@@ -234,6 +280,14 @@ pub fn run(
             );
             code = 1;
         }
+    }
+    if outcome.abandoned > 0 && !matches!(outcome.status, RunStatus::ForcedShutdown) {
+        writeln!(
+            out,
+            "WARNING: {} worker(s) did not stop in time and were abandoned; the report \
+             covers what was measured",
+            outcome.abandoned
+        )?;
     }
     if let Some(e) = report_error {
         eprintln!("FATAL: {e:#}");
@@ -256,8 +310,9 @@ pub fn run(
     }
     out.flush()?;
     drop(out);
-    // sysbench calls the script's done() after printing the final report.
-    if code != 2 {
+    // sysbench calls the script's done() after printing the final report; not while
+    // abandoned workers may still use what done() tears down.
+    if code != 2 && outcome.abandoned == 0 {
         if let Err(e) = bench.after_run() {
             print_fatal_now(&e)?;
             code = 1;
@@ -265,6 +320,9 @@ pub fn run(
     }
     if let Some(results) = results {
         results.finish(&outcome)?;
+    }
+    if let Some(level) = level {
+        level.finish(&outcome)?;
     }
     Ok(code)
 }

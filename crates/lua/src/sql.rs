@@ -90,6 +90,26 @@ pub(crate) fn raw_api(lua: &Lua) -> mlua::Result<Table> {
     Ok(raw)
 }
 
+thread_local! {
+    /// Fatal errors of this worker not counted yet: one counts as an ignored error
+    /// only once the worker goes on after it (the script caught it, as sysbench 1.0.20
+    /// counts it then); the one that ends the worker is no ignored error.
+    static UNCOUNTED_FATAL: std::cell::Cell<u64> = const { std::cell::Cell::new(0) };
+}
+
+/// Counts the fatal errors the worker went on after.
+#[inline]
+fn count_caught_fatal() {
+    let n = UNCOUNTED_FATAL.with(|u| u.replace(0));
+    if n > 0 {
+        with_current(|ctx| {
+            for _ in 0..n {
+                ctx.count(Counter::Error);
+            }
+        });
+    }
+}
+
 #[inline]
 fn count(kind: QueryKind) {
     let c = match kind {
@@ -97,11 +117,18 @@ fn count(kind: QueryKind) {
         QueryKind::Write => Counter::Write,
         QueryKind::Other => Counter::Other,
     };
+    count_caught_fatal();
     with_current(|ctx| ctx.count(c));
 }
 
-/// Counts a failure where [`SqlError::counter`] says.
+/// Counts a failure where [`SqlError::counter`] says; a fatal one once the worker goes
+/// on after it.
 fn count_error(e: &SqlError) {
+    count_caught_fatal();
+    if matches!(e.kind, SqlErrorKind::Fatal) {
+        UNCOUNTED_FATAL.with(|u| u.set(u.get() + 1));
+        return;
+    }
     if let Some(c) = e.counter() {
         with_current(|ctx| ctx.count(c));
     }

@@ -69,6 +69,15 @@ fn api(lua: &Lua, name: &str, argv: &[String]) -> mlua::Result<Value> {
             report::emit(&options::format_options_help(&specs));
             Ok(())
         })?,
+        "shown_value" => lua.create_function(|lua, (name, value): (String, Value)| {
+            if bmk_report::redact::is_secret(&name) {
+                Ok(Value::String(
+                    lua.create_string(bmk_report::redact::REDACTED)?,
+                ))
+            } else {
+                Ok(value)
+            }
+        })?,
         "histogram" => {
             let histogram = lua.create_table()?;
             histogram.set(

@@ -78,6 +78,16 @@ pub fn render(stats: &FinalStats, opts: &FinalOptions) -> String {
         out.push_str("Schedule lag (ms):\n");
         latency_line(&mut out, "         mean lag:", lag.mean_ms);
         latency_line(&mut out, "         max lag:", lag.max_ms);
+        if lag.dropped_arrivals > 0 {
+            // Not latency but load: the arrivals the workers fell so far behind that
+            // the queue could hold no more of them.
+            out.push_str(&right_aligned(
+                "         dropped arrivals (queue full):",
+                &lag.dropped_arrivals.to_string(),
+                LATENCY_END,
+            ));
+            out.push('\n');
+        }
         out.push('\n');
     }
     if opts.layout != Layout::FileIo {

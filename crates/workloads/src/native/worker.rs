@@ -113,8 +113,13 @@ fn counter(kind: QueryKind) -> Counter {
     }
 }
 
-/// Counts a failed statement or reconnect, as the Lua SQL bridge does.
+/// Counts a failed statement or reconnect, as the Lua SQL bridge does; not a fatal
+/// error, which ends the worker: the report's "ignored errors" are the errors the run
+/// went on after.
 fn count_error(ctx: &WorkerContext, e: &SqlError) {
+    if matches!(e.kind, SqlErrorKind::Fatal) {
+        return;
+    }
     if let Some(c) = e.counter() {
         ctx.count(c);
     }
