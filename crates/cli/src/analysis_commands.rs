@@ -8,14 +8,10 @@ use anyhow::Result;
 use bmk_analysis::{MergeOptions, RunData};
 use bmk_report::{FinalOptions, Layout};
 
-use crate::app::UserError;
+use crate::user_error::user_error;
 
 fn fail(message: impl Into<String>) -> anyhow::Error {
-    UserError {
-        message: message.into(),
-        code: 1,
-    }
-    .into()
+    user_error(message)
 }
 
 fn analysis_error(e: bmk_analysis::Error) -> anyhow::Error {

@@ -24,25 +24,8 @@ use crate::script_benchmark::ScriptBenchmark;
 use crate::settings;
 use crate::signals;
 use crate::system_test_benchmark::SystemTestBenchmark;
+use crate::user_error::user_error;
 use crate::verbosity::{Level, Verbosity};
-
-/// A failure already worded for the user; the edge prints it and exits with `code`.
-#[derive(Debug, thiserror::Error)]
-#[error("{message}")]
-pub struct UserError {
-    /// What to print (one line).
-    pub message: String,
-    /// Exit code.
-    pub code: i32,
-}
-
-fn user_error(message: impl Into<String>) -> anyhow::Error {
-    UserError {
-        message: message.into(),
-        code: 1,
-    }
-    .into()
-}
 
 /// How the binary was invoked.
 pub struct Invocation {

@@ -15,13 +15,14 @@ mod settings;
 mod signals;
 mod system_test_benchmark;
 mod target_options;
+mod user_error;
 mod verbosity;
 
 fn main() {
     let invocation = app::Invocation::from_argv(std::env::args().collect());
     let code = match app::run(invocation) {
         Ok(code) => code,
-        Err(err) => match err.downcast_ref::<app::UserError>() {
+        Err(err) => match err.downcast_ref::<user_error::UserError>() {
             Some(user) => {
                 eprintln!("{}", user.message);
                 user.code

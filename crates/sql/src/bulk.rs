@@ -1,7 +1,7 @@
 //! Batching of `bulk_insert_next` tuples into multi-row `INSERT`s of at most
 //! [`BULK_MAX_BYTES`] per statement.
 
-use crate::config::DriverKind;
+use crate::driver_kind::DriverKind;
 use crate::error::{SqlError, SqlOp};
 
 /// The error for `bulk_insert_next` without `bulk_insert_init`.

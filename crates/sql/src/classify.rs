@@ -1,4 +1,5 @@
-//! Read/write/other classification of SQL statements (spec 1 §5 counters).
+//! Read/write/other classification of SQL statements (the `reads`, `writes` and
+//! `other` counters of the reports).
 //!
 //! This runs for every executed statement, so it looks only at the first keyword and
 //! never allocates.

@@ -1,4 +1,4 @@
-//! Driver selection and the database options of spec 1 §3 (plus bmk's sqlite and
+//! Driver selection and sysbench's database options (plus bmk's sqlite and
 //! pgsql additions): the static option table for the CLI and the parsed
 //! [`DriverConfig`].
 
@@ -7,60 +7,8 @@ use std::path::PathBuf;
 use std::str::FromStr;
 use std::time::Duration;
 
+use crate::driver_kind::DriverKind;
 use crate::error::SqlError;
-
-/// Which driver.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
-pub enum DriverKind {
-    /// MySQL / MariaDB.
-    #[default]
-    Mysql,
-    /// PostgreSQL.
-    Pgsql,
-    /// Embedded SQLite.
-    Sqlite,
-}
-
-impl DriverKind {
-    /// Every driver, for `--db-driver=help`.
-    pub const ALL: [DriverKind; 3] = [DriverKind::Mysql, DriverKind::Pgsql, DriverKind::Sqlite];
-
-    /// The name used with `--db-driver`.
-    pub fn name(self) -> &'static str {
-        match self {
-            DriverKind::Mysql => "mysql",
-            DriverKind::Pgsql => "pgsql",
-            DriverKind::Sqlite => "sqlite",
-        }
-    }
-
-    /// One-line description for `--db-driver=help`.
-    pub fn description(self) -> &'static str {
-        match self {
-            DriverKind::Mysql => "MySQL driver",
-            DriverKind::Pgsql => "PostgreSQL driver",
-            DriverKind::Sqlite => "SQLite driver (embedded, no server needed)",
-        }
-    }
-}
-
-impl fmt::Display for DriverKind {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.name())
-    }
-}
-
-impl FromStr for DriverKind {
-    type Err = String;
-    fn from_str(s: &str) -> Result<Self, String> {
-        match s.trim().to_ascii_lowercase().as_str() {
-            "mysql" => Ok(DriverKind::Mysql),
-            "pgsql" => Ok(DriverKind::Pgsql),
-            "sqlite" | "sqlite3" => Ok(DriverKind::Sqlite),
-            other => Err(format!("invalid database driver name: '{other}'")),
-        }
-    }
-}
 
 /// `--db-ps-mode`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]

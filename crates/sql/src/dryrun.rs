@@ -2,16 +2,20 @@
 //! measure pure client overhead.
 
 use crate::config::DriverConfig;
+use crate::connection::{Connection, StatementId};
+use crate::connection_state::{ConnectionState, KeepsConnectionState};
+use crate::driver_kind::DriverKind;
 use crate::error::SqlError;
 use crate::resultset::ResultSet;
 use crate::trace::trace;
 use crate::value::Value;
-use crate::{Connection, StatementId};
 
 /// A connection that pretends every call succeeded.
 pub(crate) struct DryRunConnection {
     next_stmt: u32,
     debug: bool,
+    /// Never filled: a dry run has no pending results and affects no rows.
+    state: ConnectionState,
 }
 
 impl DryRunConnection {
@@ -19,6 +23,7 @@ impl DryRunConnection {
         DryRunConnection {
             next_stmt: 0,
             debug: cfg.common.debug || cfg.mysql.debug,
+            state: ConnectionState::new(DriverKind::Mysql),
         }
     }
 
@@ -26,6 +31,15 @@ impl DryRunConnection {
         if self.debug {
             trace("mysql(dry-run)", what, detail);
         }
+    }
+}
+
+impl KeepsConnectionState for DryRunConnection {
+    fn state(&self) -> &ConnectionState {
+        &self.state
+    }
+    fn state_mut(&mut self) -> &mut ConnectionState {
+        &mut self.state
     }
 }
 
@@ -71,14 +85,6 @@ impl Connection for DryRunConnection {
 
     fn reconnect(&mut self) -> Result<(), SqlError> {
         Ok(())
-    }
-
-    fn more_results(&mut self) -> bool {
-        false
-    }
-
-    fn next_result(&mut self) -> Result<Option<ResultSet>, SqlError> {
-        Ok(None)
     }
 
     fn disconnect(&mut self) {}

@@ -1,7 +1,7 @@
 //! SQL errors, their ignorable/fatal classification and the exact message lines the
-//! Lua layer prints (spec 2 §5 "Errors").
+//! Lua layer prints, worded as sysbench words them.
 
-use crate::config::DriverKind;
+use crate::driver_kind::DriverKind;
 
 /// How the caller must react to an error.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -11,17 +11,18 @@ use mysql::consts::ColumnType;
 use mysql::prelude::Queryable;
 use mysql::{ClientIdentity, Conn, LocalInfileHandler, OptsBuilder, SslOpts};
 
-use crate::bulk::BulkBuffer;
-use crate::config::{DriverConfig, DriverKind, MysqlSslMode, PsMode};
+use crate::config::{DriverConfig, MysqlSslMode, PsMode};
+use crate::connection::{Connection, StatementId};
+use crate::connection_state::{ConnectionState, KeepsConnectionState};
 use crate::deadline::run_with_deadline;
+use crate::driver_kind::DriverKind;
 use crate::emulate::{Dialect, Template};
 use crate::error::{Endpoint, SqlError, SqlErrorKind, SqlOp};
-use crate::insert_rows::{Replay, RowSource};
 use crate::mysql_fast::{BulkOutcome, FastIo, StmtMeta};
 use crate::resultset::ResultSet;
+use crate::row_source::{Replay, RowSource};
 use crate::trace::trace;
 use crate::value::Value;
-use crate::{Connection, StatementId};
 
 /// Client error numbers that mean the connection is gone. When one of them is in
 /// `--mysql-ignore-errors`, the driver reconnects.
@@ -54,9 +55,8 @@ pub(crate) struct MysqlConnection {
     opts: OptsBuilder,
     conn: Option<Conn>,
     stmts: Vec<Option<Stmt>>,
-    pending: VecDeque<Option<ResultSet>>,
-    bulk: BulkBuffer,
-    affected: u64,
+    /// What the shared `Connection` methods keep.
+    state: ConnectionState,
     debug: bool,
     /// Set after a lost connection whose reconnect failed: the errno to report while
     /// the server stays unreachable.
@@ -413,9 +413,7 @@ impl MysqlConnection {
             opts,
             conn: None,
             stmts: Vec::new(),
-            pending: VecDeque::new(),
-            bulk: BulkBuffer::default(),
-            affected: 0,
+            state: ConnectionState::new(DriverKind::Mysql),
             debug,
             lost_errno: None,
             infile: Arc::default(),
@@ -503,7 +501,7 @@ impl MysqlConnection {
         let listed = self.cfg.mysql.ignore_errors.contains(&errno);
         if lost {
             self.conn = None;
-            self.pending.clear();
+            self.state.pending.clear();
         }
         if !listed {
             return err;
@@ -564,14 +562,14 @@ impl MysqlConnection {
             return Ok(self.run_text_into(sql, op, &mut rs)?.then_some(rs));
         }
         self.trace("query", sql);
-        self.pending.clear();
+        self.state.pending.clear();
         let conn = self.live(op, sql)?;
         let res = conn.query_iter(sql).and_then(collect);
         match res {
             Ok((mut sets, affected)) => {
-                self.affected = affected;
+                self.state.affected = affected;
                 let first = sets.pop_front().flatten();
-                self.pending = sets;
+                self.state.pending = sets;
                 Ok(first)
             }
             Err(e) => Err(self.fail(e, op, sql)),
@@ -605,7 +603,7 @@ impl MysqlConnection {
             });
         }
         self.trace("query", sql);
-        self.pending.clear();
+        self.state.pending.clear();
         let fd = self.live(op, sql)?.as_raw_fd();
         let fast = self.fast.as_mut().expect("checked above");
         match fast.query(
@@ -613,14 +611,14 @@ impl MysqlConnection {
             sql.as_bytes(),
             &mut self.text_meta,
             out,
-            &mut self.pending,
+            &mut self.state.pending,
         ) {
             Ok(done) => {
-                self.affected = done.affected;
+                self.state.affected = done.affected;
                 Ok(done.has_rows)
             }
             Err(e) => {
-                self.pending.clear();
+                self.state.pending.clear();
                 Err(self.fail(e, op, sql))
             }
         }
@@ -674,23 +672,23 @@ impl MysqlConnection {
             self.trace("execute", &stmt.template.render(params, Dialect::Mysql));
         }
         let sql = stmt.sql.clone();
-        self.pending.clear();
+        self.state.pending.clear();
         let (fd, server_id) = self.on_server(id)?;
         let fast = self.fast.as_mut().expect("checked above");
         let Some(Some(st)) = self.stmts.get_mut(id.0 as usize) else {
             unreachable!("statement checked above")
         };
         let meta = st.meta.as_mut().expect("set with server");
-        match fast.execute(fd, server_id, meta, params, out, &mut self.pending) {
+        match fast.execute(fd, server_id, meta, params, out, &mut self.state.pending) {
             Ok(done) => {
-                self.affected = done.affected;
+                self.state.affected = done.affected;
                 Ok(done.has_rows)
             }
             Err(e) => {
                 // A server error leaves the stream in sync; any other error is reported
                 // as a lost connection and `fail` drops the connection, so a stream that
                 // may be out of sync is never reused.
-                self.pending.clear();
+                self.state.pending.clear();
                 Err(self.fail(e, SqlOp::Execute, &sql))
             }
         }
@@ -792,7 +790,7 @@ impl MysqlConnection {
         rows: &mut dyn RowSource,
         taken: &mut Vec<Vec<Value>>,
     ) -> Result<Option<u64>, SqlError> {
-        let sql = crate::insert_rows::insert_sql(table, columns, 1);
+        let sql = crate::connection::insert_sql(table, columns, 1);
         let limit = self.bulk_command_limit();
         let ascii_as_binary = self.ascii_as_binary(table);
         let id = self.prepare(&sql)?;
@@ -800,7 +798,7 @@ impl MysqlConnection {
             Ok(None)
         } else {
             self.trace("bulk execute", &sql);
-            self.pending.clear();
+            self.state.pending.clear();
             let (fd, server_id) = self.on_server(id)?;
             let probe = self.bulk_execute != Some(true);
             let fast = self.fast.as_mut().expect("checked by the caller");
@@ -818,7 +816,7 @@ impl MysqlConnection {
             match done {
                 Ok(BulkOutcome::Inserted(n)) => {
                     self.bulk_execute = Some(true);
-                    self.affected = n;
+                    self.state.affected = n;
                     Ok(Some(n))
                 }
                 Ok(BulkOutcome::Refused) => {
@@ -848,7 +846,7 @@ impl MysqlConnection {
         if self.debug {
             self.trace("execute", &stmt.template.render(params, Dialect::Mysql));
         }
-        self.pending.clear();
+        self.state.pending.clear();
         let conn = self.live(SqlOp::Execute, &sql)?;
         let server = match server {
             Some(s) => s,
@@ -881,13 +879,22 @@ impl MysqlConnection {
         };
         match conn.exec_iter(&server, params).and_then(collect) {
             Ok((mut sets, affected)) => {
-                self.affected = affected;
+                self.state.affected = affected;
                 let first = sets.pop_front().flatten();
-                self.pending = sets;
+                self.state.pending = sets;
                 Ok(first)
             }
             Err(e) => Err(self.fail(e, SqlOp::Execute, &sql)),
         }
+    }
+}
+
+impl KeepsConnectionState for MysqlConnection {
+    fn state(&self) -> &ConnectionState {
+        &self.state
+    }
+    fn state_mut(&mut self) -> &mut ConnectionState {
+        &mut self.state
     }
 }
 
@@ -965,25 +972,6 @@ impl Connection for MysqlConnection {
         }
     }
 
-    fn bulk_insert_init(&mut self, prefix: &str) -> Result<(), SqlError> {
-        self.bulk.init(prefix);
-        Ok(())
-    }
-
-    fn bulk_insert_next(&mut self, values_tuple: &str) -> Result<(), SqlError> {
-        if let Some(stmt) = self.bulk.next(DriverKind::Mysql, values_tuple)? {
-            self.run_text(&stmt, SqlOp::Query)?;
-        }
-        Ok(())
-    }
-
-    fn bulk_insert_done(&mut self) -> Result<(), SqlError> {
-        if let Some(stmt) = self.bulk.done() {
-            self.run_text(&stmt, SqlOp::Query)?;
-        }
-        Ok(())
-    }
-
     fn load_text(
         &mut self,
         table: &str,
@@ -1016,7 +1004,7 @@ impl Connection for MysqlConnection {
             .unwrap_or_else(|p| p.into_inner())
             .clear();
         match r {
-            Ok(_) => Ok(Some(self.affected)),
+            Ok(_) => Ok(Some(self.state.affected)),
             Err(e) if INFILE_REFUSED.contains(&e.errno) => {
                 self.infile_refused = true;
                 Ok(None)
@@ -1032,7 +1020,7 @@ impl Connection for MysqlConnection {
         rows: &mut dyn RowSource,
     ) -> Result<u64, SqlError> {
         if self.fast.is_none() || self.bulk_execute == Some(false) {
-            return crate::insert_rows::multi_row(self, table, columns, rows);
+            return crate::connection::multi_row(self, table, columns, rows);
         }
         let mut taken = Vec::new();
         match self.bulk_insert_rows(table, columns, rows, &mut taken)? {
@@ -1042,7 +1030,7 @@ impl Connection for MysqlConnection {
                     first: taken.into_iter(),
                     rest: rows,
                 };
-                crate::insert_rows::multi_row(self, table, columns, &mut replay)
+                crate::connection::multi_row(self, table, columns, &mut replay)
             }
         }
     }
@@ -1052,27 +1040,15 @@ impl Connection for MysqlConnection {
         if let Some(conn) = self.conn.take() {
             drop(conn);
         }
-        self.pending.clear();
+        self.state.pending.clear();
         self.open()
-    }
-
-    fn more_results(&mut self) -> bool {
-        !self.pending.is_empty()
-    }
-
-    fn next_result(&mut self) -> Result<Option<ResultSet>, SqlError> {
-        Ok(self.pending.pop_front().flatten())
-    }
-
-    fn affected_rows(&self) -> u64 {
-        self.affected
     }
 
     fn disconnect(&mut self) {
         self.trace("disconnect", &self.target());
         self.conn = None;
         self.lost_errno = None;
-        self.pending.clear();
+        self.state.pending.clear();
     }
 }
 

@@ -40,8 +40,8 @@ use std::sync::Arc;
 
 use mysql::consts::{ColumnFlags, ColumnType};
 
-use crate::insert_rows::RowSource;
 use crate::resultset::ResultSet;
+use crate::row_source::RowSource;
 use crate::value::Value;
 
 /// Largest payload of one protocol packet.

@@ -21,15 +21,17 @@ use rustls::pki_types::{CertificateDer, ServerName, UnixTime};
 use rustls::{CertificateError, DigitallySignedStruct, SignatureScheme};
 use tokio_postgres_rustls::MakeRustlsConnect;
 
-use crate::bulk::BulkBuffer;
-use crate::config::{DriverConfig, DriverKind, PgSslMode, PsMode};
+use crate::config::{DriverConfig, PgSslMode, PsMode};
+use crate::connection::{Connection, StatementId};
+use crate::connection_state::{ConnectionState, KeepsConnectionState};
 use crate::deadline::run_with_deadline;
+use crate::driver_kind::DriverKind;
 use crate::emulate::{push_literal, Dialect, Template};
 use crate::error::{Endpoint, SqlError, SqlErrorKind, SqlOp};
 use crate::resultset::ResultSet;
+use crate::row_source::RowSource;
 use crate::trace::trace;
 use crate::value::Value;
-use crate::{Connection, RowSource, StatementId};
 
 mod pgtext;
 
@@ -49,9 +51,8 @@ pub(crate) struct PgConnection {
     cfg: Arc<DriverConfig>,
     client: Option<Client>,
     stmts: Vec<Option<Stmt>>,
-    pending: VecDeque<Option<ResultSet>>,
-    bulk: BulkBuffer,
-    affected: u64,
+    /// What the shared `Connection` methods keep.
+    state: ConnectionState,
     debug: bool,
     lost: bool,
 }
@@ -334,9 +335,7 @@ impl PgConnection {
             cfg,
             client: None,
             stmts: Vec::new(),
-            pending: VecDeque::new(),
-            bulk: BulkBuffer::default(),
-            affected: 0,
+            state: ConnectionState::new(DriverKind::Pgsql),
             debug,
             lost: false,
         };
@@ -458,7 +457,7 @@ impl PgConnection {
         let mut err = SqlError::new(DriverKind::Pgsql, op, 0, state.clone(), msg).with_query(sql);
         if lost {
             self.client = None;
-            self.pending.clear();
+            self.state.pending.clear();
         }
         let list = &self.cfg.pgsql.ignore_errors;
         if !(list.matches_sqlstate(&state) || (lost && list.matches_sqlstate(LOST_STATE))) {
@@ -515,7 +514,7 @@ impl PgConnection {
 
     fn run_text(&mut self, sql: &str, op: SqlOp) -> Result<Option<ResultSet>, SqlError> {
         self.trace("query", sql);
-        self.pending.clear();
+        self.state.pending.clear();
         let client = self.live(op, sql)?;
         match client.simple_query(sql) {
             Ok(msgs) => {
@@ -545,13 +544,22 @@ impl PgConnection {
                 if cur.is_some() {
                     sets.push_back(cur.take());
                 }
-                self.affected = affected;
+                self.state.affected = affected;
                 let first = sets.pop_front().flatten();
-                self.pending = sets;
+                self.state.pending = sets;
                 Ok(first)
             }
             Err(e) => Err(self.fail(e, op, sql)),
         }
+    }
+}
+
+impl KeepsConnectionState for PgConnection {
+    fn state(&self) -> &ConnectionState {
+        &self.state
+    }
+    fn state_mut(&mut self) -> &mut ConnectionState {
+        &mut self.state
     }
 }
 
@@ -614,7 +622,7 @@ impl Connection for PgConnection {
         if self.debug {
             self.trace("execute", &stmt.template.render(params, Dialect::Standard));
         }
-        self.pending.clear();
+        self.state.pending.clear();
         let client = self.live(SqlOp::Execute, &numbered)?;
         let server = match server {
             Some(s) => s,
@@ -635,7 +643,7 @@ impl Connection for PgConnection {
         if server.columns().is_empty() {
             return match client.execute(&server, &refs) {
                 Ok(n) => {
-                    self.affected = n;
+                    self.state.affected = n;
                     Ok(false)
                 }
                 Err(e) => Err(self.fail(e, SqlOp::Execute, &numbered)),
@@ -659,7 +667,7 @@ impl Connection for PgConnection {
                         pgtext::push(out, c.type_(), v);
                     }
                 }
-                self.affected = 0;
+                self.state.affected = 0;
                 Ok(true)
             }
             Err(e) => Err(self.fail(e, SqlOp::Execute, &numbered)),
@@ -673,25 +681,6 @@ impl Connection for PgConnection {
         }
     }
 
-    fn bulk_insert_init(&mut self, prefix: &str) -> Result<(), SqlError> {
-        self.bulk.init(prefix);
-        Ok(())
-    }
-
-    fn bulk_insert_next(&mut self, values_tuple: &str) -> Result<(), SqlError> {
-        if let Some(stmt) = self.bulk.next(DriverKind::Pgsql, values_tuple)? {
-            self.run_text(&stmt, SqlOp::Query)?;
-        }
-        Ok(())
-    }
-
-    fn bulk_insert_done(&mut self) -> Result<(), SqlError> {
-        if let Some(stmt) = self.bulk.done() {
-            self.run_text(&stmt, SqlOp::Query)?;
-        }
-        Ok(())
-    }
-
     fn load_text(
         &mut self,
         table: &str,
@@ -700,7 +689,7 @@ impl Connection for PgConnection {
     ) -> Result<Option<u64>, SqlError> {
         let sql = format!("COPY {table} ({columns}) FROM STDIN");
         self.trace("query", &sql);
-        self.pending.clear();
+        self.state.pending.clear();
         let client = self.live(SqlOp::Query, &sql)?;
         let r = client.copy_in(&sql).and_then(|mut w| {
             // An I/O error here is the connection's; finish() reports the server's.
@@ -709,7 +698,7 @@ impl Connection for PgConnection {
         });
         match r {
             Ok(n) => {
-                self.affected = n;
+                self.state.affected = n;
                 Ok(Some(n))
             }
             Err(e) => Err(self.fail(e, SqlOp::Query, &sql)),
@@ -726,7 +715,7 @@ impl Connection for PgConnection {
         const CHUNK: usize = 256 << 10;
         let sql = format!("COPY {table} ({}) FROM STDIN", columns.join(", "));
         self.trace("query", &sql);
-        self.pending.clear();
+        self.state.pending.clear();
         let client = self.live(SqlOp::Query, &sql)?;
         let mut row = vec![Value::Null; columns.len()];
         let r = client.copy_in(&sql).and_then(|mut w| {
@@ -747,7 +736,7 @@ impl Connection for PgConnection {
         });
         match r {
             Ok(n) => {
-                self.affected = n;
+                self.state.affected = n;
                 Ok(n)
             }
             Err(e) => Err(self.fail(e, SqlOp::Query, &sql)),
@@ -756,25 +745,13 @@ impl Connection for PgConnection {
 
     fn reconnect(&mut self) -> Result<(), SqlError> {
         self.client = None;
-        self.pending.clear();
+        self.state.pending.clear();
         self.open()
-    }
-
-    fn more_results(&mut self) -> bool {
-        !self.pending.is_empty()
-    }
-
-    fn next_result(&mut self) -> Result<Option<ResultSet>, SqlError> {
-        Ok(self.pending.pop_front().flatten())
-    }
-
-    fn affected_rows(&self) -> u64 {
-        self.affected
     }
 
     fn disconnect(&mut self) {
         self.client = None;
         self.lost = false;
-        self.pending.clear();
+        self.state.pending.clear();
     }
 }

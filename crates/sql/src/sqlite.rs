@@ -12,21 +12,20 @@
 use std::io::Write as _;
 use std::sync::Arc;
 
-use std::collections::VecDeque;
-
 use rusqlite::fallible_iterator::FallibleIterator as _;
 use rusqlite::types::{ToSqlOutput, ValueRef};
 use rusqlite::{ffi, Connection as Db, OpenFlags, Statement, ToSql};
 
-use crate::bulk::BulkBuffer;
 use crate::classify::{classify, QueryKind};
-use crate::config::{DriverConfig, DriverKind, PsMode};
+use crate::config::{DriverConfig, PsMode};
+use crate::connection::{Connection, StatementId};
+use crate::connection_state::{ConnectionState, KeepsConnectionState};
+use crate::driver_kind::DriverKind;
 use crate::emulate::{Dialect, Template};
 use crate::error::{Endpoint, SqlError, SqlErrorKind, SqlOp};
 use crate::resultset::ResultSet;
 use crate::trace::trace;
 use crate::value::Value;
-use crate::{Connection, StatementId};
 
 /// One prepared statement (kept as SQL; rusqlite's statement cache holds the compiled
 /// form, so statements survive reconnects).
@@ -89,9 +88,8 @@ pub(crate) struct SqliteConnection {
     /// The last transaction attempted a write: the next `BEGIN` is `BEGIN IMMEDIATE`.
     begin_immediate: bool,
     stmts: Vec<Option<Stmt>>,
-    pending: VecDeque<Option<ResultSet>>,
-    bulk: BulkBuffer,
-    affected: u64,
+    /// What the shared `Connection` methods keep.
+    state: ConnectionState,
     debug: bool,
 }
 
@@ -194,9 +192,7 @@ impl SqliteConnection {
             // waits for the write lock once.
             begin_immediate: true,
             stmts: Vec::new(),
-            pending: VecDeque::new(),
-            bulk: BulkBuffer::default(),
-            affected: 0,
+            state: ConnectionState::new(DriverKind::Sqlite),
             debug,
         };
         c.open()?;
@@ -305,7 +301,7 @@ impl SqliteConnection {
         }
         let sql = self.track(TrxRole::of(sql)).unwrap_or(sql);
         let db = self.db.as_ref().expect("checked above");
-        self.pending.clear();
+        self.state.pending.clear();
         let res = if cached {
             db.prepare_cached(sql)
                 .and_then(|mut s| run_stmt(&mut s, params))
@@ -320,7 +316,7 @@ impl SqliteConnection {
                     Ok(Some(mut stmt)) => match run_stmt(&mut stmt, params) {
                         Ok(r) if first.is_none() => first = Some(r),
                         Ok((rs, n)) => {
-                            self.pending.push_back(rs);
+                            self.state.pending.push_back(rs);
                             res = Ok((None, n));
                         }
                         Err(e) => {
@@ -343,11 +339,11 @@ impl SqliteConnection {
         };
         match res {
             Ok((rs, n)) => {
-                self.affected = n;
+                self.state.affected = n;
                 Ok(rs)
             }
             Err(e) => {
-                self.pending.clear();
+                self.state.pending.clear();
                 Err(self.fail(e, op, sql))
             }
         }
@@ -362,6 +358,15 @@ fn describe(e: &rusqlite::Error) -> (u32, String) {
             msg.clone().unwrap_or_else(|| f.to_string()),
         ),
         other => (ffi::SQLITE_ERROR as u32, other.to_string()),
+    }
+}
+
+impl KeepsConnectionState for SqliteConnection {
+    fn state(&self) -> &ConnectionState {
+        &self.state
+    }
+    fn state_mut(&mut self) -> &mut ConnectionState {
+        &mut self.state
     }
 }
 
@@ -428,14 +433,14 @@ impl Connection for SqliteConnection {
         }
         let instead = self.track(stmt.role);
         let db = self.db.as_ref().expect("checked above");
-        self.pending.clear();
+        self.state.pending.clear();
         let st = self.stmts[id.0 as usize].as_mut().expect("checked above");
         let res = db
             .prepare_cached(instead.unwrap_or(&st.sql))
             .and_then(|mut s| run_stmt_into(&mut s, params, &mut st.names, out));
         match res {
             Ok((has_rows, n)) => {
-                self.affected = n;
+                self.state.affected = n;
                 Ok(has_rows)
             }
             Err(e) => {
@@ -452,40 +457,9 @@ impl Connection for SqliteConnection {
         }
     }
 
-    fn bulk_insert_init(&mut self, prefix: &str) -> Result<(), SqlError> {
-        self.bulk.init(prefix);
-        Ok(())
-    }
-
-    fn bulk_insert_next(&mut self, values_tuple: &str) -> Result<(), SqlError> {
-        if let Some(stmt) = self.bulk.next(DriverKind::Sqlite, values_tuple)? {
-            self.run(&stmt, &[], false, SqlOp::Query)?;
-        }
-        Ok(())
-    }
-
-    fn bulk_insert_done(&mut self) -> Result<(), SqlError> {
-        if let Some(stmt) = self.bulk.done() {
-            self.run(&stmt, &[], false, SqlOp::Query)?;
-        }
-        Ok(())
-    }
-
     fn reconnect(&mut self) -> Result<(), SqlError> {
         self.db = None;
         self.open()
-    }
-
-    fn more_results(&mut self) -> bool {
-        !self.pending.is_empty()
-    }
-
-    fn next_result(&mut self) -> Result<Option<ResultSet>, SqlError> {
-        Ok(self.pending.pop_front().flatten())
-    }
-
-    fn affected_rows(&self) -> u64 {
-        self.affected
     }
 
     fn disconnect(&mut self) {

@@ -30,14 +30,13 @@ fn killed_connections_reconnect_and_reprepare(extra: &[&str], env: &[(&str, &str
     let out = child.wait_with_output().unwrap();
     let stdout = String::from_utf8_lossy(&out.stdout);
     let stderr = String::from_utf8_lossy(&out.stderr);
-    if std::os::unix::process::ExitStatusExt::signal(&out.status) == Some(libc_sigpipe()) {
-        // Known bug outside this crate: the CLI restores the default SIGPIPE action
-        // (crates/cli/src/signals.rs), so writing to a socket the server closed kills
-        // bmk instead of returning EPIPE to the driver's lost-connection handling.
-        eprintln!("NOTE: bmk was killed by SIGPIPE on a killed connection (CLI bug); skipping");
-        db.bmk("oltp_read_only", "cleanup", &[]).ok();
-        return;
-    }
+    // Writing to a socket the server closed must come back to the driver as EPIPE (a
+    // lost connection it reconnects from), never kill bmk.
+    assert_ne!(
+        std::os::unix::process::ExitStatusExt::signal(&out.status),
+        Some(libc_sigpipe()),
+        "bmk was killed by SIGPIPE on a killed connection\n{stdout}\n{stderr}"
+    );
     assert!(out.status.success(), "{:?}\n{stdout}\n{stderr}", out.status);
     let s = stats(&stdout);
     assert!(s.reconnects >= 1, "{stdout}");

@@ -1,0 +1,65 @@
+//! A configured driver: the factory of [`Connection`]s of one kind.
+
+use crate::config::DriverConfig;
+use crate::connection::Connection;
+use crate::driver_kind::DriverKind;
+use crate::error::SqlError;
+use crate::{dryrun, mysql, pgsql, sqlite};
+
+/// A configured driver: creates connections.
+#[derive(Debug, Clone)]
+pub struct Driver {
+    config: std::sync::Arc<DriverConfig>,
+}
+
+impl Driver {
+    /// A driver for `config.kind`.
+    pub fn new(config: DriverConfig) -> Driver {
+        Driver {
+            config: std::sync::Arc::new(config),
+        }
+    }
+
+    /// The driver's name (`mysql`, `pgsql`, `sqlite`).
+    pub fn name(&self) -> &'static str {
+        self.config.kind.name()
+    }
+
+    /// The driver kind.
+    pub fn kind(&self) -> DriverKind {
+        self.config.kind
+    }
+
+    /// The configuration.
+    pub fn config(&self) -> &DriverConfig {
+        &self.config
+    }
+
+    /// Whether this driver's connections wait for the server's answers in
+    /// [`bmk_engine::coop::wait_readable`], so that workers may share event-loop
+    /// threads: MySQL over a plain socket (its own protocol path). TLS, compression,
+    /// PostgreSQL and SQLite block their thread.
+    pub fn waits_cooperatively(&self) -> bool {
+        self.config.kind == DriverKind::Mysql
+            && !self.config.mysql.dry_run
+            && mysql::fast_path_allowed(&self.config)
+    }
+
+    /// Open a connection. `connection_index` picks the host/port/socket round-robin
+    /// (MySQL: hosts × ports, or sockets when given).
+    pub fn connect(&self, connection_index: usize) -> Result<Box<dyn Connection>, SqlError> {
+        match self.config.kind {
+            DriverKind::Mysql if self.config.mysql.dry_run => {
+                Ok(Box::new(dryrun::DryRunConnection::new(&self.config)))
+            }
+            DriverKind::Mysql => Ok(Box::new(mysql::MysqlConnection::connect(
+                self.config.clone(),
+                connection_index,
+            )?)),
+            DriverKind::Pgsql => Ok(Box::new(pgsql::PgConnection::connect(self.config.clone())?)),
+            DriverKind::Sqlite => Ok(Box::new(sqlite::SqliteConnection::connect(
+                self.config.clone(),
+            )?)),
+        }
+    }
+}
