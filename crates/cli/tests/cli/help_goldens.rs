@@ -27,7 +27,11 @@ fn command_lines() -> Vec<(String, &'static str, String)> {
             "--db-driver=help".to_string(),
         ));
         for test in ["cpu", "fileio", "memory", "threads", "mutex"] {
-            lines.push((format!("{program}-{test}-help"), program, format!("{test} help")));
+            lines.push((
+                format!("{program}-{test}-help"),
+                program,
+                format!("{test} help"),
+            ));
         }
         for workload in bmk_workloads::workload_names() {
             lines.push((
@@ -69,6 +73,11 @@ fn every_help_text_matches_its_golden() {
     if !bless {
         // Every golden on disk belongs to a command line still checked.
         let on_disk = std::fs::read_dir(golden_dir()).unwrap().count();
-        assert_eq!(on_disk, checked, "stale goldens in {}", golden_dir().display());
+        assert_eq!(
+            on_disk,
+            checked,
+            "stale goldens in {}",
+            golden_dir().display()
+        );
     }
 }

@@ -8,6 +8,7 @@
 mod errors;
 mod fileio;
 mod help_goldens;
+mod kit;
 mod legacy;
 mod limits;
 mod options;
