@@ -260,6 +260,9 @@ pub fn run(
             // start many clients look for why one did not run.
             out.flush()?;
             eprintln!("FATAL: {message}");
+            if let Some(level) = level {
+                level.finish(&outcome)?;
+            }
             return Ok(1);
         }
         RunStatus::InitTimeout => {

@@ -279,7 +279,7 @@ fn prepare(a: &KitArgs, ctx: &KitContext) -> Result<i32, KitError> {
     Ok(status.code().unwrap_or(1))
 }
 
-fn run_scenario(a: &KitArgs, ctx: &KitContext, what: &str) -> Result<Scenario, KitError> {
+fn run_scenario(a: &KitArgs, what: &str) -> Result<Scenario, KitError> {
     let s = scenario_of(a)?;
     if s.action != Action::Run {
         return Err(KitError::Usage(format!(
@@ -287,12 +287,11 @@ fn run_scenario(a: &KitArgs, ctx: &KitContext, what: &str) -> Result<Scenario, K
             s.name, s.name
         )));
     }
-    let _ = ctx;
     Ok(s)
 }
 
 fn run(a: &KitArgs, ctx: &KitContext) -> Result<i32, KitError> {
-    let s = run_scenario(a, ctx, "run")?;
+    let s = run_scenario(a, "run")?;
     let (Some(users), Some(secs)) = (a.positional.get(1), a.positional.get(2)) else {
         return Err(KitError::Usage(format!(
             "usage: bmk kit run {} USERS SECONDS [options]",
@@ -309,7 +308,7 @@ fn run(a: &KitArgs, ctx: &KitContext) -> Result<i32, KitError> {
 }
 
 fn sweep_cmd(a: &KitArgs, ctx: &KitContext) -> Result<i32, KitError> {
-    let s = run_scenario(a, ctx, "sweep")?;
+    let s = run_scenario(a, "sweep")?;
     if a.positional.len() > 1 {
         return Err(KitError::Usage(format!(
             "unexpected '{}': a sweep takes its levels as --users=1,2,4,...",

@@ -9,6 +9,7 @@ mod analysis;
 mod errors;
 mod fileio;
 mod help_goldens;
+mod kit;
 mod legacy;
 mod limits;
 mod options;
