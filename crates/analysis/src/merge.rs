@@ -561,9 +561,8 @@ fn add_lines(lines: &[&IntervalLine], earliest: u64) -> Result<IntervalLine, Err
                 .iter()
                 .filter(|l| l.record.events > 0)
                 .map(|l| l.record.latency.min_ms)
-                .fold(f64::INFINITY, f64::min)
-                .min(f64::MAX)
-                * (r.events > 0) as u8 as f64,
+                .reduce(f64::min)
+                .unwrap_or(0.0),
             avg_ms: if r.events > 0 {
                 lines
                     .iter()

@@ -149,21 +149,38 @@ pub fn level_metrics(level: &Level, clock_ticks: u64) -> Vec<MetricGroup> {
                 ],
             ),
         );
-        push(
-            &mut out,
-            "innodb_rows",
-            "InnoDB rows",
-            "/s",
-            rates(
-                &s,
-                &[
-                    "Innodb_rows_read",
-                    "Innodb_rows_inserted",
-                    "Innodb_rows_updated",
-                    "Innodb_rows_deleted",
-                ],
-            ),
+        let rows = rates(
+            &s,
+            &[
+                "Innodb_rows_read",
+                "Innodb_rows_inserted",
+                "Innodb_rows_updated",
+                "Innodb_rows_deleted",
+            ],
         );
+        if rows.is_empty() {
+            // MariaDB 10.6 and later dropped Innodb_rows_*; the handler counters count
+            // the same row operations for every engine.
+            push(
+                &mut out,
+                "handler_rows",
+                "Row operations (Handler_*)",
+                "/s",
+                rates(
+                    &s,
+                    &[
+                        "Handler_read_key",
+                        "Handler_read_next",
+                        "Handler_read_rnd_next",
+                        "Handler_write",
+                        "Handler_update",
+                        "Handler_delete",
+                    ],
+                ),
+            );
+        } else {
+            push(&mut out, "innodb_rows", "InnoDB rows", "/s", rows);
+        }
         push(
             &mut out,
             "innodb_io",

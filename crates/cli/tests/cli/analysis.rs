@@ -138,3 +138,120 @@ fn merge_refuses_bad_inputs_in_one_line() {
         .run()
         .fails_mentioning(&["unknown option --frobnicate"]);
 }
+
+#[test]
+fn report_writes_one_self_contained_page_and_prints_the_summary() {
+    let dir = Dir::new();
+    sweep(dir.path(), "sweep", &[1, 2, 4, 8], &[], false, |u, s| {
+        if u == 8 && (s == 4 || s == 5) {
+            300
+        } else {
+            400 * u as u64
+        }
+    });
+    let run = dir.bmk().args("report sweep").run().ok();
+    matches_golden("report.txt", &run.stdout);
+    let html = std::fs::read_to_string(dir.join("sweep/report.html")).unwrap();
+    assert!(html.starts_with("<!DOCTYPE html>"));
+    assert!(
+        html.matches("<svg").count() >= 3 + 4 * 3,
+        "charts per level and scalability"
+    );
+    assert!(!html.contains("<script"), "readable without JavaScript");
+    for reference in ["src=", "href=\"http", "url(", "@import"] {
+        assert!(
+            !html.contains(reference),
+            "the page must not load {reference}"
+        );
+    }
+    assert!(html.contains("stalls</span> — level-0004 (8 users)"));
+    assert!(
+        html.contains("InnoDB rows"),
+        "rates derived from the MariaDB capture"
+    );
+    assert!(html.contains("Client host CPU"), "rates derived from /proc");
+    dir.bmk()
+        .args("report nowhere")
+        .run()
+        .fails_mentioning(&["nowhere"]);
+    dir.bmk()
+        .args("report")
+        .run()
+        .fails_mentioning(&["give one results directory"]);
+}
+
+/// A side of a comparison: `users` levels, four repeats each, `gain` times the base
+/// throughput, with repeat-to-repeat variation.
+fn side(root: &Path, name: &str, gain: f64, buffer_pool: &str) {
+    let dir = root.join(name);
+    let mut options = default_options("10000");
+    options.insert("tables".into(), "4".into());
+    let mut rows = Vec::new();
+    let mut index = 0;
+    for u in [4u32, 8] {
+        for repeat in 1..=4u32 {
+            index += 1;
+            let jitter = [0.0, 9.0, -6.0, 4.0][repeat as usize - 1] + gain * 3.0;
+            let evs = events(u as usize, 10, index as u64, 2_000_000, |_| {
+                ((300.0 * u as f64 + jitter) * gain) as u64
+            });
+            let p = Process {
+                threads: u as usize,
+                seconds: 10,
+                start_ns: T0_NS + index as u64 * 20_000_000_000,
+                events: &evs,
+                options: options.clone(),
+                test: "oltp_read_write".into(),
+                query_counts: false,
+            };
+            rows.push(write_level(
+                &dir.join(format!("level-{index:04}")),
+                index,
+                repeat,
+                2.0,
+                &p,
+            ));
+        }
+    }
+    let mut vars = variables_of("mariadb");
+    vars.insert("innodb_buffer_pool_size".into(), buffer_pool.into());
+    write_run(&dir, "oltp_read_write", &options, &[4, 8], &rows, vars);
+}
+
+#[test]
+fn compare_gives_a_verdict_per_level_and_an_exit_status_for_ci() {
+    let dir = Dir::new();
+    side(dir.path(), "small-pool", 1.0, "134217728");
+    side(dir.path(), "big-pool", 1.1, "1073741824");
+    let run = dir
+        .bmk()
+        .args("compare small-pool big-pool --output cmp.html --fail-if-slower 5")
+        .run()
+        .ok();
+    matches_golden("compare.txt", &run.stdout);
+    let html = std::fs::read_to_string(dir.join("cmp.html")).unwrap();
+    assert!(html.contains("B is 10.") && html.matches("<svg").count() == 2);
+    // The other way round B is slower: the exit status says so.
+    let run = dir
+        .bmk()
+        .args("compare big-pool small-pool --fail-if-slower 5")
+        .run()
+        .code(2);
+    assert!(
+        run.stdout.contains("B is 9.") && run.stdout.contains("% slower than A at 4 users"),
+        "{}",
+        run.stdout
+    );
+    assert_eq!(
+        run.stderr,
+        "bmk compare: 2 level(s) significantly slower than A by more than 5 %\n"
+    );
+    dir.bmk()
+        .args("compare big-pool small-pool --fail-if-slower 50")
+        .run()
+        .ok();
+    dir.bmk()
+        .args("compare big-pool --fail-if-slower=x small-pool")
+        .run()
+        .fails_mentioning(&["invalid --fail-if-slower value 'x'"]);
+}
