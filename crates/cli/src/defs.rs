@@ -86,6 +86,7 @@ pub fn general_groups() -> Vec<OptionGroup> {
                 o("report-format", String, Some("text"), "format of intermediate and final reports")
                     .with_choices(&["text", "csv", "json"]),
                 o("results", File, None, "write the whole run (options, host, intervals, final statistics, histogram) to this JSON file"),
+                o("sysbench-compat", String, None, "sysbench release to reproduce, 1.1 or 1.0 (default: $BMK_SYSBENCH_COMPAT, else 1.1)"),
                 o("event-loops", String, Some("auto"), "threads that run the workers as coroutines, for tests that support it (built-in OLTP on MySQL): auto = one per CPU, off = a thread per worker"),
             ],
         },

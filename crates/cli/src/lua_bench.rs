@@ -15,20 +15,30 @@ use crate::runner::Bench;
 pub struct LuaBench<'a> {
     host: &'a mut ScriptHost,
     test: Arc<dyn Test>,
+    /// Native workers always query a database.
+    native: bool,
 }
 
 impl<'a> LuaBench<'a> {
     /// Wraps a script whose options are already set.
     pub fn new(host: &'a mut ScriptHost) -> LuaBench<'a> {
         let test = host.test();
-        LuaBench { host, test }
+        LuaBench {
+            host,
+            test,
+            native: false,
+        }
     }
 
     /// Wraps a script whose workers are `test` instead of its own Lua states (a
     /// built-in workload run natively): the main state still runs `init()`, `done()`
     /// and the report hooks.
     pub fn with_test(host: &'a mut ScriptHost, test: Arc<dyn Test>) -> LuaBench<'a> {
-        LuaBench { host, test }
+        LuaBench {
+            host,
+            test,
+            native: true,
+        }
     }
 }
 
@@ -41,8 +51,14 @@ impl Bench for LuaBench<'_> {
         Vec::new()
     }
 
+    /// As in sysbench, the SQL layout (tps/qps lines, `SQL statistics:`) is for
+    /// scripts that made a SQL driver; others report events like `threads` does.
     fn layout(&self) -> Layout {
-        Layout::Db
+        if self.native || bmk_lua::driver_made() {
+            Layout::Db
+        } else {
+            Layout::Events
+        }
     }
 
     fn before_run(&mut self) -> Result<()> {

@@ -2,6 +2,7 @@
 mod app;
 mod args;
 mod banner;
+mod compat;
 mod defs;
 mod help;
 mod lua_bench;

@@ -14,6 +14,7 @@ use bmk_engine::options::OptionSet;
 use bmk_engine::{CumulativeStats, IntervalStats, Observer, RunConfig, RunStatus, Test};
 use bmk_report::{Layout, ReportConfig, Reporter};
 
+use crate::compat::Compat;
 use crate::results::ResultsSink;
 use crate::settings::ReportOptions;
 use crate::signals;
@@ -72,6 +73,8 @@ pub struct RunSettings {
     pub seed: Option<u64>,
     /// Which of the run's messages are printed.
     pub verbosity: Verbosity,
+    /// The sysbench release whose wording and report layout to follow.
+    pub compat: Compat,
 }
 
 struct PrintingObserver<'a> {
@@ -92,6 +95,9 @@ impl PrintingObserver<'_> {
 
 impl Observer for PrintingObserver<'_> {
     fn threads_started(&mut self) {
+        // Every worker has run its thread_init now: a script's layout is known.
+        let layout = self.bench.layout();
+        self.reporter.set_layout(layout);
         let mut out = self.out();
         if self.verbosity.shows(Level::Debug) {
             for tid in 0..self.threads {
@@ -229,7 +235,11 @@ pub fn run(
     let test = bench.test();
     let mut observer = PrintingObserver {
         bench,
-        reporter: Reporter::new(&report_config),
+        reporter: {
+            let mut reporter = Reporter::new(&report_config);
+            reporter.set_sysbench_1_0(settings.compat.is_1_0());
+            reporter
+        },
         results: results.as_mut(),
         error: None,
         verbosity,
@@ -270,7 +280,13 @@ pub fn run(
         }
         RunStatus::InitFailed(messages) => {
             print_failures(&mut out, messages)?;
-            writeln!(out, "FATAL: Thread initialization failed!")?;
+            // 1.1 reworded the message.
+            let what = if settings.compat.is_1_0() {
+                "Thread"
+            } else {
+                "Threads"
+            };
+            writeln!(out, "FATAL: {what} initialization failed!")?;
             out.flush()?;
             return Ok(1);
         }

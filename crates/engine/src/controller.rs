@@ -28,7 +28,6 @@ pub(crate) fn drive(
     let config = &shared.config;
     let threads = shared.slots.len() as u32;
     let released = shared.now_ns();
-    observer.threads_started();
 
     let scheduler = shared.arrivals.as_ref().map(|_| {
         let s = shared.clone();

@@ -100,6 +100,21 @@ impl Cmd {
         self
     }
 
+    /// Sets an environment variable of the command.
+    pub fn env(mut self, name: &str, value: &str) -> Cmd {
+        self.cmd.env(name, value);
+        self.line = format!("{name}={value} {}", self.line);
+        self
+    }
+
+    /// Feeds the file `path` to the command's standard input.
+    pub fn stdin_file(mut self, path: &Path) -> Cmd {
+        let file = std::fs::File::open(path).expect("open the stdin file");
+        self.cmd.stdin(Stdio::from(file));
+        self.line.push_str(&format!(" < {}", path.display()));
+        self
+    }
+
     /// Runs to completion.
     pub fn run(mut self) -> Run {
         let output = self
