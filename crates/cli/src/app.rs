@@ -11,7 +11,7 @@ use std::sync::Arc;
 use anyhow::{Context, Result};
 use bmk_engine::options::{OptKind, OptSpec, OptionSet};
 use bmk_lua::{HostConfig, ScriptHost, ScriptSource};
-use bmk_systests::{BuildParams, SystemTest};
+use bmk_systests::{BuildParams, SystemTestKind};
 use bmk_workloads::BuiltinLibrary;
 
 use crate::args::{self, GivenOption, RawArgs};
@@ -19,11 +19,12 @@ use crate::banner;
 use crate::compat::{self, Compat};
 use crate::defs;
 use crate::help;
-use crate::lua_bench::LuaBench;
-use crate::runner::{self, RunSettings};
+use crate::run_settings::RunSettings;
+use crate::runner;
+use crate::script_benchmark::ScriptBenchmark;
 use crate::settings;
 use crate::signals;
-use crate::system_bench::SystemBench;
+use crate::system_test_benchmark::SystemTestBenchmark;
 use crate::verbosity::{Level, Verbosity};
 
 /// A failure already worded for the user; the edge prints it and exits with `code`.
@@ -83,7 +84,7 @@ impl Invocation {
 
 /// The test named on the command line.
 enum Target {
-    System(SystemTest),
+    System(SystemTestKind),
     Script(ScriptSource),
 }
 
@@ -99,7 +100,9 @@ fn base_options() -> OptionSet {
 fn driver_specs() -> Vec<OptSpec> {
     bmk_sql::option_specs()
         .iter()
-        .filter(|s| !s.name.starts_with("db-") || s.name == "db-connect-timeout")
+        .filter(|s| {
+            !s.name.starts_with("db-") || matches!(s.name, "db-connect-timeout" | "db-timeout")
+        })
         .map(|s| {
             let kind = match s.kind {
                 bmk_sql::OptKind::Bool => OptKind::Bool,
@@ -117,9 +120,17 @@ fn driver_specs() -> Vec<OptSpec> {
 /// Runs the program; `Ok(code)` for every outcome that was already reported.
 pub fn run(mut inv: Invocation) -> Result<i32> {
     signals::quiet_sigpipe_on_stdout();
+    if !inv.strict && inv.args.first().map(String::as_str) == Some("kit") {
+        return run_kit(&inv);
+    }
+    if !inv.strict {
+        if let Some(outcome) = crate::analysis_commands::dispatch(&inv.args) {
+            return outcome;
+        }
+    }
     let statics = {
         let mut set = base_options();
-        for t in SystemTest::ALL {
+        for t in SystemTestKind::ALL {
             set.declare(t.options());
         }
         set
@@ -129,6 +140,7 @@ pub fn run(mut inv: Invocation) -> Result<i32> {
     };
     // sysbench rejects a third positional word before it prints anything.
     let raw = args::parse(&inv.args, &takes_value).map_err(|e| user_error(e.to_string()))?;
+    let raw = crate::target_options::expand(raw).map_err(|e| user_error(e.to_string()))?;
     // Invoked as `sysbench`, only the environment picks the level: sysbench itself
     // takes no option of bmk's.
     let env_level = std::env::var(compat::ENV_VAR).ok();
@@ -170,6 +182,18 @@ pub fn run(mut inv: Invocation) -> Result<i32> {
         Target::System(test) => run_system(&inv, test, opts, &raw),
         Target::Script(src) => run_script(&inv, src, opts, &raw),
     }
+}
+
+/// `bmk kit ...`: the kit's own commands.
+fn run_kit(inv: &Invocation) -> Result<i32> {
+    let interrupt = signals::install().context("cannot install signal handlers")?;
+    let ctx = bmk_kit::command::KitContext {
+        program: std::env::current_exe().context("cannot find the bmk binary")?,
+        version: banner::bmk_version().to_string(),
+        argv: inv.argv.clone(),
+        interrupt,
+    };
+    bmk_kit::command::main(&inv.args[1..], &ctx).map_err(|e| user_error(e.to_string()))
 }
 
 fn is_on(o: &GivenOption, name: &str) -> bool {
@@ -220,14 +244,17 @@ fn reject_undeclared(opts: &OptionSet, given: &[GivenOption]) -> Result<()> {
         .iter()
         .find(|g| undeclared.contains(&bmk_engine::options::canonical(&g.name)))
     {
-        return Err(user_error(format!("invalid option: {}", first.original)));
+        return Err(user_error(format!(
+            "invalid option: {}",
+            bmk_report::redact::shown_argument(&first.original)
+        )));
     }
     opts.validate().map_err(|e| user_error(e.to_string()))
 }
 
 fn resolve_target(inv: &Invocation, test: Option<&str>) -> Result<Target> {
     let name = test.unwrap_or("-");
-    if let Some(t) = SystemTest::by_name(name) {
+    if let Some(t) = SystemTestKind::by_name(name) {
         return Ok(Target::System(t));
     }
     let src = ScriptSource::resolve(name, &BuiltinLibrary).map_err(|e| {
@@ -253,7 +280,7 @@ fn require_command<'a>(inv: &Invocation, raw: &'a RawArgs, test: &str) -> Result
 
 fn run_system(
     inv: &Invocation,
-    test: SystemTest,
+    test: SystemTestKind,
     mut opts: OptionSet,
     raw: &RawArgs,
 ) -> Result<i32> {
@@ -299,8 +326,8 @@ fn run_system(
         }
         _ => {
             drop(out);
-            let engine_test = bench.test().map_err(|e| user_error(e.to_string()))?;
-            let mut adapter = SystemBench::new(bench, engine_test);
+            let workload = bench.workload().map_err(|e| user_error(e.to_string()))?;
+            let mut adapter = SystemTestBenchmark::new(bench, workload);
             let settings = run_settings(inv, &opts, test.name(), command)?;
             let interrupt = signals::install().context("cannot install signal handlers")?;
             runner::run(&mut adapter, settings, &interrupt)
@@ -325,7 +352,13 @@ fn run_script(
     mut opts: OptionSet,
     raw: &RawArgs,
 ) -> Result<i32> {
-    let name = src.display_name();
+    // sysbench names a script test by its file name alone (`x.lua options:`).
+    let name = match &src.path {
+        Some(p) => p
+            .file_name()
+            .map_or_else(|| src.display_name(), |n| n.to_string_lossy().into_owned()),
+        None => src.display_name(),
+    };
     // A built-in workload by name (not a file that happens to share its name).
     let builtin = src.path.is_none().then(|| src.name.clone());
     let command = raw.command.clone().unwrap_or_default();
@@ -357,6 +390,12 @@ fn run_script(
         opts.validate().map_err(|e| user_error(e.to_string()))?;
     }
     let command = require_command(inv, raw, &name)?;
+    // `prepare` builds indexes and `cleanup` drops tables: single statements that may
+    // rightly take longer than any read timeout, so there it is off unless asked for.
+    if command != "run" && !opts.is_given("db-timeout") {
+        opts.set("db-timeout", "0")
+            .map_err(|e| user_error(e.to_string()))?;
+    }
     host.set_options(opts.clone()).map_err(lua_error)?;
     let not_implemented = || {
         user_error(format!(
@@ -388,15 +427,15 @@ fn run_script(
     let settings = run_settings(inv, &opts, &name, command)?;
     let interrupt = signals::install().context("cannot install signal handlers")?;
     let native = builtin.and_then(|w| {
-        let test = bmk_workloads::native::native_test(&w, &opts)?;
+        let workload = bmk_workloads::native::native_workload(&w, &opts)?;
         if verbosity_of(&opts).shows(Level::Debug) {
             println!("DEBUG: '{w}' runs on native workers");
         }
-        Some(test)
+        Some(workload)
     });
     let mut bench = match native {
-        Some(test) => LuaBench::with_test(&mut host, test),
-        None => LuaBench::new(&mut host),
+        Some(workload) => ScriptBenchmark::with_native_workload(&mut host, workload),
+        None => ScriptBenchmark::new(&mut host),
     };
     runner::run(&mut bench, settings, &interrupt)
 }
@@ -463,7 +502,7 @@ fn print_help(inv: &Invocation) {
         text.push('\n');
     }
     text.push_str("Compiled-in tests:\n");
-    for t in SystemTest::ALL {
+    for t in SystemTestKind::ALL {
         text.push_str(&format!("  {} - {}\n", t.name(), t.description()));
     }
     text.push_str("\nBuilt-in workloads (Lua, also usable with require):\n");

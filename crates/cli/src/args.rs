@@ -108,14 +108,28 @@ pub fn parse(argv: &[String], takes_value: &dyn Fn(&str) -> bool) -> Result<RawA
     Ok(out)
 }
 
+/// The largest config file read: option files are a few hundred bytes, and a path given
+/// by mistake (`/dev/zero`, a log) must not be read without end.
+pub const CONFIG_FILE_LIMIT: u64 = 1024 * 1024;
+
 /// Reads `name=value` lines (blank lines and `#` comments ignored).
+///
+/// A config file may be given by mistake (`--config-file=/etc/shadow`), so no message
+/// shows a line of it: a line that is not an option is named by its number, and an
+/// option it sets by its name and line ([`GivenOption::original`] `--NAME (line N of
+/// config file 'PATH')`), never its value.
 pub fn read_config_file(path: &Path) -> Result<Vec<GivenOption>, ArgsError> {
-    let text = std::fs::read_to_string(path).map_err(|e| {
+    let shown = path.display().to_string();
+    let text = read_limited(path).map_err(|e| {
         ArgsError::ConfigFile(format!(
-            "cannot read config file '{}': {e}; check the --config-file path",
-            path.display()
+            "cannot read config file '{shown}': {e}; check the --config-file path"
         ))
     })?;
+    parse_config(&text, &shown)
+}
+
+/// The options of a config file's `text`; `shown` names the file in messages.
+pub fn parse_config(text: &str, shown: &str) -> Result<Vec<GivenOption>, ArgsError> {
     let mut out = Vec::new();
     for (n, line) in text.lines().enumerate() {
         let line = line.trim();
@@ -127,20 +141,40 @@ pub fn read_config_file(path: &Path) -> Result<Vec<GivenOption>, ArgsError> {
             Some((k, v)) => (k.trim(), Some(v.trim().to_string())),
             None => (body, None),
         };
-        if name.is_empty() {
+        let is_name = !name.is_empty()
+            && name
+                .bytes()
+                .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_');
+        if !is_name {
             return Err(ArgsError::ConfigFile(format!(
-                "{}:{}: expected name=value, found '{line}'",
-                path.display(),
+                "config file '{shown}', line {}: not an option (expected name=value)",
                 n + 1
             )));
         }
         out.push(GivenOption {
             name: resolve_alias(name).to_string(),
             value,
-            original: format!("--{body}"),
+            original: format!("--{name} (line {} of config file '{shown}')", n + 1),
         });
     }
     Ok(out)
+}
+
+/// The file's text, at most [`CONFIG_FILE_LIMIT`] bytes of UTF-8.
+fn read_limited(path: &Path) -> Result<String, String> {
+    use std::io::Read as _;
+    let file = std::fs::File::open(path).map_err(|e| e.to_string())?;
+    let mut bytes = Vec::new();
+    file.take(CONFIG_FILE_LIMIT + 1)
+        .read_to_end(&mut bytes)
+        .map_err(|e| e.to_string())?;
+    if bytes.len() as u64 > CONFIG_FILE_LIMIT {
+        return Err(format!(
+            "larger than {} MiB, too large for an option file",
+            CONFIG_FILE_LIMIT >> 20
+        ));
+    }
+    String::from_utf8(bytes).map_err(|_| "not UTF-8 text".to_string())
 }
 
 #[cfg(test)]

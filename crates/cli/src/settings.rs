@@ -74,6 +74,7 @@ pub fn run_config(opts: &OptionSet, strict: bool) -> Result<RunConfig, SettingsE
         report_interval: (interval > 0.0).then(|| seconds(interval)),
         checkpoints,
         event_loops: parse_event_loops(&opts.string("event-loops").unwrap_or_default())?,
+        ..RunConfig::default()
     })
 }
 

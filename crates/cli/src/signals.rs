@@ -1,7 +1,9 @@
-//! SIGINT/SIGTERM: the first one asks the run to stop and report; a second one of the
-//! same kind terminates the process at once (for a run stuck in a server call).
+//! SIGINT/SIGTERM: the first one asks the run to stop and report, which it does within
+//! the engine's interrupt grace even with workers stuck in a server call; a second one
+//! is absorbed (an impatient Ctrl-C must not lose the report that is on its way); a
+//! third terminates the process at once.
 
-use std::sync::atomic::AtomicUsize;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 
 use signal_hook::consts::{SIGINT, SIGTERM};
@@ -9,12 +11,21 @@ use signal_hook::consts::{SIGINT, SIGTERM};
 /// Installs the handlers; the returned cell holds the number of the signal received.
 pub fn install() -> std::io::Result<Arc<AtomicUsize>> {
     let received = Arc::new(AtomicUsize::new(0));
-    let second = Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let deliveries = Arc::new(AtomicUsize::new(0));
+    let third = Arc::new(std::sync::atomic::AtomicBool::new(false));
     for sig in [SIGINT, SIGTERM] {
         // Order matters: the conditional default is registered first so it only fires
-        // once `second` has been set by an earlier delivery.
-        signal_hook::flag::register_conditional_default(sig, second.clone())?;
-        signal_hook::flag::register(sig, second.clone())?;
+        // once `third` has been set by the second delivery, i.e. on the third.
+        signal_hook::flag::register_conditional_default(sig, third.clone())?;
+        let (deliveries, third) = (deliveries.clone(), third.clone());
+        // SAFETY: the action only touches atomics, which is async-signal-safe.
+        unsafe {
+            signal_hook::low_level::register(sig, move || {
+                if deliveries.fetch_add(1, Ordering::SeqCst) >= 1 {
+                    third.store(true, Ordering::SeqCst);
+                }
+            })?;
+        }
         signal_hook::flag::register_usize(sig, received.clone(), sig as usize)?;
     }
     Ok(received)

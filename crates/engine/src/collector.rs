@@ -56,6 +56,8 @@ pub(crate) struct Collector {
     cumulative: Histogram<u64>,
     base_ns: u64,
     last_interval_ns: u64,
+    /// Arrivals dropped (rate mode) before the cumulative baseline.
+    base_dropped: u64,
     /// When the run ended, once it has: later statistics end there.
     end_ns: Option<u64>,
 }
@@ -77,6 +79,7 @@ impl Collector {
             base_ns: shared.now_ns(),
             last_interval_ns: shared.now_ns(),
             end_ns: None,
+            base_dropped: 0,
             shared,
         }
     }
@@ -221,7 +224,10 @@ impl Collector {
             lag_sum += mark.lag_sum - base.lag_sum;
             lag_max = lag_max.max(slot_lag_max);
         }
+        let dropped = self.shared.arrivals.as_ref().map_or(0, |q| q.dropped());
+        let span_dropped = dropped.saturating_sub(self.base_dropped);
         if restart {
+            self.base_dropped = dropped;
             self.pending.reset();
             self.cumulative.reset();
             self.base_drained.clone_from(&self.drained);
@@ -248,6 +254,7 @@ impl Collector {
                     0.0
                 },
                 max_ns: lag_max,
+                dropped: span_dropped,
             });
         }
         stats

@@ -4,6 +4,15 @@
 
 use std::time::Duration;
 
+/// The default [`RunConfig::stop_grace`]: an event in flight at the time limit has
+/// this long to end. Events of a benchmark take milliseconds; one still running after
+/// this is waiting for a server that will not answer.
+pub const STOP_GRACE: Duration = Duration::from_secs(10);
+
+/// The default [`RunConfig::interrupt_grace`]: after Ctrl-C the report comes within this
+/// long, whatever the workers are doing.
+pub const INTERRUPT_GRACE: Duration = Duration::from_secs(3);
+
 /// How a run is limited and reported.
 #[derive(Debug, Clone)]
 pub struct RunConfig {
@@ -26,11 +35,21 @@ pub struct RunConfig {
     /// Abort when the arrival queue reaches
     /// [`STRICT_QUEUE_LIMIT`](crate::STRICT_QUEUE_LIMIT) (sysbench behaviour).
     pub strict_queue_limit: bool,
+    /// The most `--rate` arrivals that wait for a worker; more are dropped and counted
+    /// ([`ARRIVAL_QUEUE_CAP`](crate::ARRIVAL_QUEUE_CAP) by default).
+    pub arrival_queue_cap: usize,
+    /// With `forced_shutdown` off: how long after the time limit the run waits for
+    /// workers still in an event (stuck in I/O to a server that stopped answering)
+    /// before it gives up on them and reports what was measured.
+    pub stop_grace: Duration,
+    /// How long after a stop signal the run waits for its workers before it reports
+    /// without them.
+    pub interrupt_grace: Duration,
     /// Intermediate report period.
     pub report_interval: Option<Duration>,
     /// Seconds (after the measured start) at which to report cumulatively and reset.
     pub checkpoints: Vec<Duration>,
-    /// Event-loop threads for a [`cooperative`](crate::Test::cooperative) test: `None`
+    /// Event-loop threads for a [`cooperative`](crate::Workload::cooperative) test: `None`
     /// = one per CPU, `Some(0)` = a thread per worker (see [`crate::coop`]).
     pub event_loops: Option<u32>,
 }
@@ -47,6 +66,9 @@ impl Default for RunConfig {
             thread_init_timeout: Duration::from_secs(30),
             rate: 0.0,
             strict_queue_limit: false,
+            arrival_queue_cap: crate::arrivals::ARRIVAL_QUEUE_CAP,
+            stop_grace: STOP_GRACE,
+            interrupt_grace: INTERRUPT_GRACE,
             report_interval: None,
             checkpoints: Vec::new(),
             event_loops: None,

@@ -4,6 +4,14 @@
 //! deadline — or until a worker finishes or fails, a signal arrives or the rate
 //! scheduler finds its queue full, and hands each report's statistics to the
 //! [`Observer`].
+//!
+//! A stopping run waits for its workers a bounded time only: a worker stuck in I/O to
+//! a server that stopped answering (a frozen server, a cut link) must not keep the run
+//! going for as long as TCP retries. After the time limit it waits `--forced-shutdown`,
+//! else [`RunConfig::stop_grace`](crate::RunConfig::stop_grace); after a signal
+//! [`RunConfig::interrupt_grace`](crate::RunConfig::interrupt_grace); after a failure
+//! `stop_grace` again. Then it returns with what was measured, and the workers still
+//! busy are counted as abandoned ([`RunOutcome::abandoned`](crate::RunOutcome)).
 
 use std::collections::VecDeque;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -17,17 +25,19 @@ use crate::outcome::RunStatus;
 use crate::shared::Shared;
 
 /// The controller loop, from the workers' release to the last worker's exit (or to a
-/// forced shutdown); `stats` collects what they measure, `handles` are their threads.
+/// forced shutdown); `stats` collects what they measure, `handles` are their threads,
+/// `released` is the run-clock time of their release, from which the warm-up, the
+/// reports' grid and the time limit are counted.
 pub(crate) fn drive(
     shared: &Arc<Shared>,
     stats: &mut Collector,
     observer: &mut dyn Observer,
     interrupt: &AtomicUsize,
     handles: &mut Vec<thread::JoinHandle<()>>,
+    released: u64,
 ) -> RunStatus {
     let config = &shared.config;
     let threads = shared.slots.len() as u32;
-    let released = shared.now_ns();
 
     let scheduler = shared.arrivals.as_ref().map(|_| {
         let s = shared.clone();
@@ -52,6 +62,8 @@ pub(crate) fn drive(
         c.into()
     };
     let mut forced_deadline: Option<u64> = None;
+    // When a run stopped for another reason than its time limit gives up waiting.
+    let mut stop_deadline: Option<u64> = None;
     // Workers' 32-bit buckets must be read well before one can wrap.
     let mut next_drain = released + 1_000_000_000;
     let mut status = RunStatus::Completed;
@@ -75,13 +87,33 @@ pub(crate) fn drive(
                 if sig != 0 {
                     status = RunStatus::Interrupted(sig as i32);
                     shared.stop();
+                    stop_deadline = Some(now + config.interrupt_grace.as_nanos() as u64);
                 }
             }
+        }
+        if stop_deadline.is_none()
+            && forced_deadline.is_none()
+            && shared.stop.load(Ordering::Relaxed)
+        {
+            stop_deadline = Some(now + config.stop_grace.as_nanos() as u64);
         }
         if let Some(deadline) = forced_deadline {
             if now >= deadline {
                 stats.end_at(now);
+                abandon(shared, threads - finished);
                 return RunStatus::ForcedShutdown;
+            }
+        }
+        if let Some(deadline) = stop_deadline {
+            if now >= deadline {
+                stats.end_at(now);
+                abandon(shared, threads - finished);
+                let fatal = std::mem::take(&mut shared.control().fatal);
+                return match status {
+                    _ if !fatal.is_empty() => RunStatus::Fatal(fatal),
+                    RunStatus::Fatal(_) => RunStatus::Completed,
+                    other => other,
+                };
             }
         }
         if warming && now >= measure_from {
@@ -110,7 +142,8 @@ pub(crate) fn drive(
                 time_limit = None;
                 shared.stop();
                 observer.time_limit_reached();
-                forced_deadline = config.forced_shutdown.map(|d| limit + d.as_nanos() as u64);
+                let grace = config.forced_shutdown.unwrap_or(config.stop_grace);
+                forced_deadline = Some(limit + grace.as_nanos() as u64);
             }
         }
 
@@ -128,6 +161,7 @@ pub(crate) fn drive(
             next_report.filter(|_| reporting),
             checkpoints.front().copied().filter(|_| reporting),
             forced_deadline,
+            stop_deadline,
         ]
         .into_iter()
         .flatten()
@@ -158,6 +192,13 @@ pub(crate) fn drive(
         return RunStatus::Completed;
     }
     status
+}
+
+/// Records that `workers` still busy are left to the process exit.
+fn abandon(shared: &Shared, workers: u32) {
+    shared
+        .abandoned
+        .store(workers, std::sync::atomic::Ordering::Relaxed);
 }
 
 /// The rate scheduler thread: arrivals until the run stops, or until the queue is full

@@ -14,7 +14,11 @@ pub enum RunStatus {
     /// A worker could not be created (`thread_init` failed, no connection): its
     /// messages. No worker was released, nothing was measured.
     InitFailed(Vec<String>),
-    /// Workers did not stop within `--forced-shutdown` after the time limit.
+    /// Every worker was initialised, but the [`StartGate`](crate::StartGate) refused
+    /// the start: its message. No worker was released, nothing was measured.
+    StartRefused(String),
+    /// Workers did not stop within `--forced-shutdown` (by default
+    /// [`RunConfig::stop_grace`](crate::RunConfig::stop_grace)) after the time limit.
     ForcedShutdown,
     /// Workers did not initialise within `--thread-init-timeout`.
     InitTimeout,
@@ -33,4 +37,8 @@ pub struct RunOutcome {
     /// Whether the whole `--events` budget was handed out (the event limit ended the
     /// run, unless something else ended it first).
     pub event_limit_reached: bool,
+    /// Workers still in an event when the run stopped waiting for them (a forced
+    /// shutdown, or the grace after a stop ran out); their threads are left to the
+    /// process exit.
+    pub abandoned: u32,
 }

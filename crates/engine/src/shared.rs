@@ -7,7 +7,7 @@
 //! the start barrier and the bookkeeping of workers that have started, finished or
 //! failed; its condition variable wakes whoever waits for one of those to change.
 
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
 use std::sync::{Condvar, Mutex, MutexGuard};
 use std::thread;
 
@@ -87,6 +87,9 @@ pub(crate) struct Shared {
     pub(crate) events_claimed: AtomicU64,
     pub(crate) arrivals: Option<ArrivalQueue>,
     pub(crate) concurrency: AtomicU64,
+    /// Workers the controller stopped waiting for (still in an event when the run's
+    /// grace after its stop ran out).
+    pub(crate) abandoned: AtomicU32,
     control: Mutex<Control>,
     changed: Condvar,
 }
@@ -118,7 +121,7 @@ impl Shared {
     /// The state of a run of `threads` workers under `config`, timed by `clock`.
     pub(crate) fn new(config: RunConfig, threads: u32, clock: RunClock) -> Shared {
         Shared {
-            arrivals: (config.rate > 0.0).then(ArrivalQueue::new),
+            arrivals: (config.rate > 0.0).then(|| ArrivalQueue::new(config.arrival_queue_cap)),
             config,
             clock,
             slots: (0..threads).map(|_| ThreadSlot::new()).collect(),
@@ -127,6 +130,7 @@ impl Shared {
             measuring: AtomicBool::new(false),
             events_claimed: AtomicU64::new(0),
             concurrency: AtomicU64::new(0),
+            abandoned: AtomicU32::new(0),
             control: Mutex::new(Control::default()),
             changed: Condvar::new(),
         }

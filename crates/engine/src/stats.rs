@@ -144,6 +144,9 @@ pub struct LagStats {
     pub mean_ns: f64,
     /// Largest lag, nanoseconds.
     pub max_ns: u64,
+    /// Arrivals dropped because the arrival queue was full: load that was asked for
+    /// and not offered.
+    pub dropped: u64,
 }
 
 /// The whole measured run, or the span since the last checkpoint.

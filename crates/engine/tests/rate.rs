@@ -7,8 +7,8 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use bmk_engine::{
-    run, EventFlow, IntervalStats, Observer, RunConfig, RunStatus, Test, Worker, WorkerContext,
-    WorkerError,
+    run, EventFlow, IntervalStats, Observer, RunConfig, RunStatus, Worker, WorkerContext,
+    WorkerError, Workload,
 };
 
 /// Events take 1 ms, except one that stalls for `stall`.
@@ -33,7 +33,7 @@ impl Worker for StallWorker {
 
 struct Shared(Arc<StallOnce>);
 
-impl Test for Shared {
+impl Workload for Shared {
     fn create_worker(&self, _tid: u32) -> Result<Box<dyn Worker>, WorkerError> {
         Ok(Box::new(StallWorker(self.0.clone())))
     }
@@ -112,4 +112,42 @@ fn closed_loop_counts_only_service_time() {
     // Exactly one event saw the stall.
     let slow = outcome.stats.histogram.count_between(100_000_000, u64::MAX);
     assert_eq!(slow, 1);
+}
+
+/// A rate far above what the workers can do fills the arrival queue to its cap and no
+/// further: the arrivals that found it full are dropped and counted, so the report can
+/// say how much of the asked-for load was never offered.
+#[test]
+fn an_unreachable_rate_is_capped_and_its_dropped_arrivals_counted() {
+    let test = Arc::new(Shared(Arc::new(StallOnce {
+        stall: Duration::from_millis(1),
+        done: AtomicU64::new(0),
+    })));
+    let config = RunConfig {
+        threads: 1,
+        time: Some(Duration::from_secs(1)),
+        rate: 1e8,
+        arrival_queue_cap: 1000,
+        report_interval: Some(Duration::from_millis(250)),
+        ..RunConfig::default()
+    };
+    let intervals = Arc::new(Mutex::new(Vec::new()));
+    let mut observer = Collect(intervals.clone());
+    let start = std::time::Instant::now();
+    let outcome = run(config, test, &mut observer, &AtomicUsize::new(0));
+    assert_eq!(outcome.status, RunStatus::Completed);
+    assert!(
+        start.elapsed() < Duration::from_secs(5),
+        "{:?}",
+        start.elapsed()
+    );
+    let max_queue = (intervals.lock().unwrap().iter())
+        .map(|i| i.queue_length)
+        .max()
+        .unwrap_or(0);
+    assert!(max_queue <= 1000, "queue grew past its cap: {max_queue}");
+    let lag = outcome.stats.lag.expect("rate mode reports lag");
+    // 1e8/s for a second, of which at most a thousand or so were served or queued.
+    assert!(lag.dropped > 10_000_000, "dropped {}", lag.dropped);
+    assert!(outcome.stats.events + lag.dropped <= 200_000_000);
 }

@@ -15,6 +15,8 @@ local cmdline = {
   PARALLEL_COMMAND = true,
   read_cmdline_options = host.api("read_cmdline_options"),
   print_test_options = host.api("print_test_options"),
+  -- bmk: the value an option dump shows for option `name` ("***" for a password).
+  shown_value = host.api("shown_value"),
 }
 
 local commands = core.commands()

@@ -112,7 +112,7 @@ pub(crate) fn print_text(stat: &Table, settings: &ReportSettings) -> mlua::Resul
         emit(&format!(
             "{}thds: {} tps: {:4.2} qps: {:4.2} (r/w/o: {:4.2}/{:4.2}/{:4.2}) \
              lat (ms,{}%): {:4.2} err/s {:4.2} reconn/s: {:4.2}\n",
-            bmk_report::text::time_prefix(s.time_total, settings.line.time_decimals),
+            bmk_report::printf::time_prefix(s.time_total, settings.line.time_decimals),
             s.threads_running,
             s.per_sec(s.events),
             s.per_sec(s.queries()),

@@ -35,8 +35,8 @@ use bmk_sql::{
 };
 use mlua::{LightUserData, Lua, Table, UserData, UserDataMethods, Value};
 
-use crate::generated::GeneratedRows;
-use crate::state::StateData;
+use crate::generated_rows::GeneratedRows;
+use crate::state_data::StateData;
 
 /// Connections made so far in the process: spreads them over hosts round-robin.
 static CONNECTIONS: AtomicUsize = AtomicUsize::new(0);
@@ -103,6 +103,26 @@ pub(crate) fn raw_api(lua: &Lua) -> mlua::Result<Table> {
     Ok(raw)
 }
 
+thread_local! {
+    /// Fatal errors of this worker not counted yet: one counts as an ignored error
+    /// only once the worker goes on after it (the script caught it, as sysbench 1.0.20
+    /// counts it then); the one that ends the worker is no ignored error.
+    static UNCOUNTED_FATAL: std::cell::Cell<u64> = const { std::cell::Cell::new(0) };
+}
+
+/// Counts the fatal errors the worker went on after.
+#[inline]
+fn count_caught_fatal() {
+    let n = UNCOUNTED_FATAL.with(|u| u.replace(0));
+    if n > 0 {
+        with_current(|ctx| {
+            for _ in 0..n {
+                ctx.count(Counter::Error);
+            }
+        });
+    }
+}
+
 #[inline]
 fn count(kind: QueryKind) {
     let c = match kind {
@@ -110,11 +130,18 @@ fn count(kind: QueryKind) {
         QueryKind::Write => Counter::Write,
         QueryKind::Other => Counter::Other,
     };
+    count_caught_fatal();
     with_current(|ctx| ctx.count(c));
 }
 
-/// Counts a failure where [`SqlError::counter`] says.
+/// Counts a failure where [`SqlError::counter`] says; a fatal one once the worker goes
+/// on after it.
 fn count_error(e: &SqlError) {
+    count_caught_fatal();
+    if matches!(e.kind, SqlErrorKind::Fatal) {
+        UNCOUNTED_FATAL.with(|u| u.set(u.get() + 1));
+        return;
+    }
     if let Some(c) = e.counter() {
         with_current(|ctx| ctx.count(c));
     }
@@ -512,7 +539,7 @@ pub unsafe extern "C" fn bmk_conn_load_text(
 
 /// `int bmk_conn_insert_generated(bmk_conn *, const char *table, size_t, const char
 /// *columns, size_t, uint64_t nrows, uint64_t *inserted)`: inserts `nrows` rows made
-/// from the column description `columns` (see [`crate::generated`]) the driver's
+/// from the column description `columns` (see [`crate::generated_rows`]) the driver's
 /// cheapest way ([`Connection::insert_rows`]); `1` with `*inserted` rows (counts one
 /// write), `-1` on error.
 ///

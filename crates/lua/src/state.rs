@@ -19,6 +19,7 @@ use crate::heap::OwnedState;
 use crate::histogram::UserHistogram;
 use crate::options;
 use crate::report::{self, ReportSettings};
+use crate::state_data::StateData;
 use crate::{ModuleLibrary, ScriptSource};
 
 const PRELUDE: &str = include_str!("../lua/prelude.lua");
@@ -67,6 +68,15 @@ fn api(lua: &Lua, name: &str, argv: &[String]) -> mlua::Result<Value> {
                 .collect();
             report::emit(&options::format_options_help(&specs));
             Ok(())
+        })?,
+        "shown_value" => lua.create_function(|lua, (name, value): (String, Value)| {
+            if bmk_report::redact::is_secret(&name) {
+                Ok(Value::String(
+                    lua.create_string(bmk_report::redact::REDACTED)?,
+                ))
+            } else {
+                Ok(value)
+            }
         })?,
         "histogram" => {
             let histogram = lua.create_table()?;
@@ -210,13 +220,6 @@ impl ScriptEnv {
             self.options.int("verbosity", 3) >= 3,
         )
     }
-}
-
-/// Per-state data reachable from Rust callbacks.
-pub(crate) struct StateData {
-    pub options: Arc<OptionSet>,
-    pub script_kinds: Arc<HashMap<String, OptKind>>,
-    pub reports: ReportSettings,
 }
 
 /// A Lua state with the API installed and the script loaded.

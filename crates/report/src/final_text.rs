@@ -19,9 +19,8 @@
 //! `Threads started!` banner) is the caller's.
 
 use crate::layout::{FinalOptions, Layout};
-use crate::printf::{decimals, fixed, label, left, percentile_label, right_aligned};
+use crate::printf::{decimals, fixed, label, left, percentile_label, right_aligned, time_prefix};
 use crate::summary::{FinalStats, MIB};
-use crate::text::time_prefix;
 
 /// Where values start in the SQL statistics and Throughput blocks.
 const VALUE_COLUMN: usize = 41;
@@ -90,6 +89,16 @@ pub fn render(stats: &FinalStats, opts: &FinalOptions) -> String {
         out.push_str("Schedule lag (ms):\n");
         latency_line(&mut out, "         mean lag:", lag.mean_ms);
         latency_line(&mut out, "         max lag:", lag.max_ms);
+        if lag.dropped_arrivals > 0 {
+            // Not latency but load: the arrivals the workers fell so far behind that
+            // the queue could hold no more of them.
+            out.push_str(&right_aligned(
+                "         dropped arrivals (queue full):",
+                &lag.dropped_arrivals.to_string(),
+                LATENCY_END,
+            ));
+            out.push('\n');
+        }
         out.push('\n');
     }
     if opts.layout != Layout::FileIo || opts.sysbench_1_0 {

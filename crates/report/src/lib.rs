@@ -38,6 +38,7 @@ pub mod capture;
 pub mod codec;
 pub mod csv;
 pub mod final_text;
+mod format;
 pub mod histogram;
 pub mod host;
 pub mod json;
@@ -50,9 +51,10 @@ pub mod results_dir;
 pub mod summary;
 pub mod text;
 
+pub use format::{Cumulative, Format};
 pub use json::JsonIntervalArray;
 pub use layout::{FinalOptions, Layout, LineOptions, ReportFormat};
-pub use reporter::{Cumulative, Format, ReportConfig, Reporter};
+pub use reporter::{ReportConfig, Reporter};
 pub use results::{ResultsFile, ResultsWriter, RunEnd, RunInfo};
 pub use summary::{
     CounterTotals, Fairness, FinalStats, LagSummary, LatencySummary, PercentileValue, ReportStat,

@@ -75,6 +75,12 @@ pub fn time_decimals(interval: f64) -> usize {
         .unwrap_or(3)
 }
 
+/// The `[ Ns ] ` prefix of intermediate lines and checkpoint reports (with its trailing
+/// space); `time_decimals` comes from [`time_decimals`].
+pub fn time_prefix(time: f64, time_decimals: usize) -> String {
+    format!("[ {}s ] ", decimals(time, time_decimals))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

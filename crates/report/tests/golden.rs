@@ -379,6 +379,7 @@ Threads fairness:
         s.lag = Some(LagSummary {
             mean_ms: 0.125,
             max_ms: 12_345.678,
+            dropped_arrivals: 4_194_304,
         });
         let o = FinalOptions {
             layout: Layout::Events,
@@ -408,6 +409,7 @@ Latency (ms):
 Schedule lag (ms):
          mean lag:                               0.12
          max lag:                            12345.68
+         dropped arrivals (queue full):       4194304
 
 Threads fairness:
     events (avg/stddev):           797893.5000/62053.50
@@ -585,6 +587,7 @@ Latency (ms):
         s.lag = Some(LagSummary {
             mean_ms: 0.5,
             max_ms: 2.0,
+            dropped_arrivals: 0,
         });
         same(
             &csv::cumulative(&Cumulative::Final, &s, &final_opts(Layout::Events)),
@@ -716,6 +719,7 @@ mod reporter {
             lag: Some(LagStats {
                 mean_ns: 1_500_000.0,
                 max_ns: 4_000_000,
+                dropped: 0,
             }),
         }
     }

@@ -134,6 +134,7 @@ fn cumulative(seed: u64) -> CumulativeStats {
         lag: Some(LagStats {
             mean_ns: 25_000.0,
             max_ns: 900_000,
+            dropped: 7,
         }),
     }
 }

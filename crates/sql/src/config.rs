@@ -128,11 +128,13 @@ static OPTION_SPECS: &[OptionSpec] = &[
     opt("db-ps-mode", Some("auto"), "prepared statements: auto (server-side) or disable (client-side substitution)", OptKind::String),
     opt("db-debug", Some("off"), "trace every database call", OptKind::Bool),
     opt("db-connect-timeout", Some("5"), "connect timeout in seconds, including the server handshake (all drivers)", OptKind::Int),
+    opt("db-timeout", Some("300"), "seconds a read or write on a server connection may wait before the connection counts as lost (MySQL, PostgreSQL; 0 = no limit; off by default in prepare and cleanup)", OptKind::Int),
     opt("mysql-host", Some("localhost"), "MySQL/MariaDB host name(s); connections rotate over them", OptKind::List),
     opt("mysql-port", Some("3306"), "MySQL/MariaDB TCP port(s)", OptKind::List),
     opt("mysql-socket", None, "UNIX socket path(s), used instead of TCP", OptKind::List),
     opt("mysql-user", Some("sbtest"), "user to connect as", OptKind::String),
-    opt("mysql-password", None, "password (never printed or stored in results)", OptKind::String),
+    opt("mysql-password", None, "password (never printed or stored in results); else --mysql-password-file, else env MYSQL_PWD", OptKind::String),
+    opt("mysql-password-file", None, "file whose first line is the password (keeps it off the command line)", OptKind::File),
     opt("mysql-db", Some("sbtest"), "database (schema) to use", OptKind::String),
     opt("mysql-ssl", Some("disabled"), "TLS mode: DISABLED, PREFERRED, REQUIRED, VERIFY_CA or VERIFY_IDENTITY (on/off as in 1.0)", OptKind::String),
     opt("mysql-ssl-key", None, "client private key file (PEM)", OptKind::File),
@@ -147,7 +149,8 @@ static OPTION_SPECS: &[OptionSpec] = &[
     opt("pgsql-host", Some("localhost"), "PostgreSQL host name (or socket directory)", OptKind::String),
     opt("pgsql-port", Some("5432"), "PostgreSQL TCP port", OptKind::Int),
     opt("pgsql-user", Some("sbtest"), "user to connect as", OptKind::String),
-    opt("pgsql-password", None, "password (never printed or stored in results)", OptKind::String),
+    opt("pgsql-password", None, "password (never printed or stored in results); else --pgsql-password-file, else env PGPASSWORD", OptKind::String),
+    opt("pgsql-password-file", None, "file whose first line is the password (keeps it off the command line)", OptKind::File),
     opt("pgsql-db", Some("sbtest"), "database to use", OptKind::String),
     opt("pgsql-sslmode", Some("prefer"), "TLS mode: disable, allow, prefer, require, verify-ca or verify-full", OptKind::String),
     opt("pgsql-ignore-errors", Some(PGSQL_IGNORED_BY_DEFAULT), "list of SQLSTATEs (5 characters) or SQLSTATE classes (2 characters) to ignore, or \"all\"; a lost connection (reported as its own SQLSTATE, e.g. 57P01, or 08006) that is listed (as itself, 08006 or class 08) triggers a reconnect", OptKind::List),
@@ -275,7 +278,15 @@ pub struct CommonOptions {
     pub debug: bool,
     /// `--db-connect-timeout` (seconds): connecting never hangs longer than this.
     pub connect_timeout: Duration,
+    /// `--db-timeout` (seconds): the longest one read or write on a connection waits
+    /// for the server (`None` = no limit). A server that stops answering, or a link
+    /// that goes down, then ends in a lost-connection error instead of a hang.
+    pub io_timeout: Option<Duration>,
 }
+
+/// The default `--db-timeout`: far above any statement of a benchmark run, far below
+/// the tens of minutes TCP retransmits for before it gives up on a dead peer.
+pub const DEFAULT_IO_TIMEOUT: Duration = Duration::from_secs(300);
 
 impl Default for CommonOptions {
     fn default() -> Self {
@@ -283,6 +294,7 @@ impl Default for CommonOptions {
             ps_mode: PsMode::Auto,
             debug: false,
             connect_timeout: Duration::from_secs(5),
+            io_timeout: Some(DEFAULT_IO_TIMEOUT),
         }
     }
 }
@@ -456,6 +468,31 @@ pub struct DriverConfig {
 }
 
 /// Parses one option value, turning failures into a config [`SqlError`].
+/// The longest password file read: a password is a line, and a path given by mistake
+/// (a log, `/dev/zero`) must not be read without end.
+const PASSWORD_FILE_LIMIT: u64 = 64 * 1024;
+
+/// The first line of the password file at `path`, without its line end. The message of
+/// an error names the file and the problem, never the file's content.
+fn read_password_file(path: &std::path::Path) -> Result<String, String> {
+    use std::io::Read as _;
+    let shown = path.display();
+    let file = std::fs::File::open(path).map_err(|e| format!("cannot read '{shown}': {e}"))?;
+    let mut bytes = Vec::new();
+    file.take(PASSWORD_FILE_LIMIT + 1)
+        .read_to_end(&mut bytes)
+        .map_err(|e| format!("cannot read '{shown}': {e}"))?;
+    if bytes.len() as u64 > PASSWORD_FILE_LIMIT {
+        return Err(format!(
+            "'{shown}' is larger than {} KiB; a password file holds one line",
+            PASSWORD_FILE_LIMIT / 1024
+        ));
+    }
+    let text = String::from_utf8(bytes).map_err(|_| format!("'{shown}' is not UTF-8 text"))?;
+    let line = text.lines().next().unwrap_or("");
+    Ok(line.trim_end_matches('\r').to_string())
+}
+
 struct Lookup<'a> {
     kind: DriverKind,
     get: &'a dyn Fn(&str) -> Option<String>,
@@ -472,6 +509,20 @@ impl Lookup<'_> {
 
     fn string(&self, name: &str, default: &str) -> String {
         self.raw(name).unwrap_or_else(|| default.to_string())
+    }
+
+    /// The password: option `name` if given, else the first line of the file option
+    /// `file` names, else environment variable `env` (what the servers' own clients
+    /// read), else empty. Errors name the file, never what it holds.
+    fn password(&self, name: &str, file: &str, env: &str) -> Result<String, SqlError> {
+        if let Some(p) = self.raw(name) {
+            return Ok(p);
+        }
+        if let Some(path) = self.opt_path(file) {
+            return read_password_file(&path)
+                .map_err(|e| SqlError::config(self.kind, format!("--{file}: {e}")));
+        }
+        Ok(std::env::var(env).unwrap_or_default())
     }
 
     fn opt_path(&self, name: &str) -> Option<PathBuf> {
@@ -590,6 +641,10 @@ impl DriverConfig {
             ps_mode,
             debug: l.bool("db-debug", false)?,
             connect_timeout: Duration::from_secs(l.int("db-connect-timeout", 5u64)?.max(1)),
+            io_timeout: match l.int("db-timeout", DEFAULT_IO_TIMEOUT.as_secs())? {
+                0 => None,
+                secs => Some(Duration::from_secs(secs)),
+            },
         };
         let mut cfg = DriverConfig {
             kind,
@@ -613,7 +668,7 @@ impl DriverConfig {
                     port_given: ports_raw.is_some(),
                     sockets: l.list("mysql-socket", ""),
                     user: l.string("mysql-user", "sbtest"),
-                    password: l.string("mysql-password", ""),
+                    password: l.password("mysql-password", "mysql-password-file", "MYSQL_PWD")?,
                     db: l.string("mysql-db", "sbtest"),
                     ssl: l.parsed("mysql-ssl", MysqlSslMode::Disabled)?,
                     ssl_key: l.opt_path("mysql-ssl-key"),
@@ -636,7 +691,7 @@ impl DriverConfig {
                     host: l.string("pgsql-host", "localhost"),
                     port: l.int("pgsql-port", 5432u16)?,
                     user: l.string("pgsql-user", "sbtest"),
-                    password: l.string("pgsql-password", ""),
+                    password: l.password("pgsql-password", "pgsql-password-file", "PGPASSWORD")?,
                     db: l.string("pgsql-db", "sbtest"),
                     sslmode: l.parsed("pgsql-sslmode", PgSslMode::Prefer)?,
                     ignore_errors: ignore_list(
@@ -760,5 +815,41 @@ mod tests {
         assert!(!format!("{c:?}").contains("s3cret"));
         let c = cfg(DriverKind::Pgsql, &[("pgsql-password", "s3cret")]).unwrap();
         assert!(!format!("{c:?}").contains("s3cret"));
+    }
+
+    /// The password comes from the option, else the file, else the environment; the
+    /// errors of a bad file never show what is in it.
+    #[test]
+    fn password_sources_in_order() {
+        let dir = std::env::temp_dir().join(format!("bmk-pwfile-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let file = dir.join("pw");
+        std::fs::write(&file, "from-file\r\nsecond line\n").unwrap();
+        let path = file.to_str().unwrap();
+        // SAFETY: nextest runs each test in a process of its own.
+        unsafe {
+            std::env::set_var("MYSQL_PWD", "from-env");
+            std::env::set_var("PGPASSWORD", "pg-env");
+        }
+        let m = |o: &[(&str, &str)]| cfg(DriverKind::Mysql, o).unwrap().mysql.password;
+        assert_eq!(m(&[]), "from-env");
+        assert_eq!(m(&[("mysql-password-file", path)]), "from-file");
+        assert_eq!(
+            m(&[("mysql-password-file", path), ("mysql-password", "opt")]),
+            "opt"
+        );
+        let p = cfg(DriverKind::Pgsql, &[]).unwrap().pgsql.password;
+        assert_eq!(p, "pg-env");
+        let p = cfg(DriverKind::Pgsql, &[("pgsql-password-file", path)]);
+        assert_eq!(p.unwrap().pgsql.password, "from-file");
+
+        let big = dir.join("big");
+        std::fs::write(&big, "SECRETLINE\n".repeat(10_000)).unwrap();
+        for bad in [big.to_str().unwrap(), "/dev/zero", "/nonexistent/pw"] {
+            let e = cfg(DriverKind::Mysql, &[("mysql-password-file", bad)]).unwrap_err();
+            assert!(e.message.contains(bad), "{}", e.message);
+            assert!(!e.message.contains("SECRETLINE"), "{}", e.message);
+        }
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 }

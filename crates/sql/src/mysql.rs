@@ -203,7 +203,11 @@ fn base_opts(cfg: &DriverConfig, ep: &Endpoint) -> Result<OptsBuilder, SqlError>
         .prefer_socket(false)
         .tcp_nodelay(true)
         .stmt_cache_size(0)
-        .tcp_connect_timeout(Some(cfg.common.connect_timeout));
+        .tcp_connect_timeout(Some(cfg.common.connect_timeout))
+        // The fast path reads and writes the same socket, so the timeouts (socket
+        // options) bound its blocking calls too.
+        .read_timeout(cfg.common.io_timeout)
+        .write_timeout(cfg.common.io_timeout);
     if let Some(s) = &ep.socket {
         b = b.socket(Some(s.clone()));
     } else {

@@ -395,6 +395,19 @@ impl PgConnection {
         if !p.password.is_empty() {
             c.password(&p.password);
         }
+        if let Some(t) = self.cfg.common.io_timeout {
+            // The crate has no read timeout: unacknowledged writes give up after `t`
+            // (TCP_USER_TIMEOUT), and keepalive probes unanswered for about two thirds
+            // of `t` end a connection whose answer is awaited over a dead link. A
+            // server process that stops answering while its kernel keeps the
+            // connection up is bounded by the run's stop grace instead.
+            let third = (t / 3).max(Duration::from_secs(1));
+            c.tcp_user_timeout(t)
+                .keepalives(true)
+                .keepalives_idle(third)
+                .keepalives_interval((t / 9).max(Duration::from_secs(1)))
+                .keepalives_retries(3);
+        }
         let limit = self.cfg.common.connect_timeout;
         let res = match make_tls(p.sslmode) {
             Ok(tls) => run_with_deadline(limit, move || {

@@ -189,7 +189,7 @@ function thread_init()
       end
       table.sort(names)
       for _, k in ipairs(names) do
-        print(fmt("   %-20s = %s", k, tostring(sysbench.opt[k])))
+        print(fmt("   %-20s = %s", k, tostring(sysbench.cmdline.shown_value(k, sysbench.opt[k]))))
       end
     end
   end

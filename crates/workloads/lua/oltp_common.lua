@@ -600,7 +600,7 @@ function print_startup()
     end
     table.sort(names)
     for _, k in ipairs(names) do
-      local v = sysbench.opt[k]
+      local v = sysbench.cmdline.shown_value(k, sysbench.opt[k])
       if type(v) == "table" then
         v = table.concat(v, ",")
       end

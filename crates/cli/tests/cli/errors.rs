@@ -195,12 +195,13 @@ fn config_file_missing_is_one_clear_line() {
         .args("--config-file=nosuch.cfg cpu run")
         .run()
         .fails_mentioning(&["nosuch.cfg", "--config-file"]);
-    // A bad option inside the file is reported like one on the command line.
+    // A bad option inside the file is named with its line, without its value (the
+    // file may hold secrets).
     dir.write("bad.cfg", "time=1\nfoo=1\n");
     dir.bmk()
         .args("--config-file=bad.cfg cpu run")
         .run()
-        .fails_with("invalid option: --foo=1");
+        .fails_with("invalid option: --foo (line 2 of config file 'bad.cfg')");
 }
 
 #[test]

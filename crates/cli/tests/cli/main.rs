@@ -5,9 +5,11 @@
 //! strict sysbench mode is reached through a `sysbench` symlink in that directory.
 //! Runs are kept short (`--events=N` or `--time=1`) so the whole suite stays fast.
 
+mod analysis;
 mod compat;
 mod errors;
 mod fileio;
+mod help_goldens;
 mod legacy;
 mod limits;
 mod options;

@@ -111,3 +111,46 @@ fn results_file_in_a_missing_directory_is_a_clear_error() {
     assert!(run.stderr.contains("no/such/dir/r.json"), "{}", run.stderr);
     assert_eq!(run.stderr.lines().count(), 1, "{}", run.stderr);
 }
+
+/// A run that dies of a fatal SQL error: the results file counts the transactions the
+/// text report shows, and neither calls the error that ended the run "ignored".
+#[test]
+fn a_fatal_run_counts_alike_in_text_and_json_and_ignores_no_error() {
+    let dir = Dir::new();
+    dir.write(
+        "dies.lua",
+        "local con\n\
+         local n = 0\n\
+         function thread_init() con = sysbench.sql.driver():connect() end\n\
+         function event()\n\
+           n = n + 1\n\
+           if n > 50 then con:query('SELECT * FROM no_such_table') end\n\
+           con:query('SELECT 1')\n\
+         end\n",
+    );
+    let run = dir
+        .bmk()
+        .args(
+            "dies.lua --db-driver=sqlite --sqlite-db=t.db --threads=2 --time=5 \
+             --results=r.json run",
+        )
+        .run()
+        .code(1);
+    assert!(run.stdout.contains("FATAL"), "{}", run.stdout);
+    let transactions: u64 = run
+        .value("transactions:")
+        .split_whitespace()
+        .next()
+        .unwrap()
+        .parse()
+        .unwrap();
+    assert_eq!(transactions, run.total_events());
+    assert!(transactions >= 100, "{}", run.stdout);
+    let ignored = run.value("ignored errors:");
+    assert!(ignored.starts_with("0 "), "{}", run.stdout);
+    let doc = validated(&dir.join("r.json"));
+    assert_eq!(doc["status"], "fatal");
+    assert_eq!(doc["final"]["counters"]["transactions"], transactions);
+    assert_eq!(doc["final"]["events"], transactions);
+    assert_eq!(doc["final"]["counters"]["errors"], 0);
+}

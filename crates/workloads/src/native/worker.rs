@@ -6,7 +6,7 @@ use std::io::Write;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 
-use bmk_engine::{rand, Counter, EventFlow, Test, Worker, WorkerContext, WorkerError};
+use bmk_engine::{rand, Counter, EventFlow, Worker, WorkerContext, WorkerError, Workload};
 use bmk_sql::{
     Connection, Driver, QueryKind, ResultSet, SqlError, SqlErrorKind, StatementId, Value,
 };
@@ -56,7 +56,7 @@ fn fill_text(v: &mut Value, template: &[u8]) {
     }
 }
 
-/// A natively run OLTP workload as an engine [`Test`].
+/// A natively run OLTP workload as an engine [`Workload`].
 pub(crate) struct NativeOltp {
     pub plan: Arc<OltpPlan>,
     pub driver: Driver,
@@ -64,7 +64,7 @@ pub(crate) struct NativeOltp {
     pub connections: AtomicUsize,
 }
 
-impl Test for NativeOltp {
+impl Workload for NativeOltp {
     fn cooperative(&self) -> bool {
         self.driver.waits_cooperatively()
     }
@@ -112,8 +112,13 @@ fn counter(kind: QueryKind) -> Counter {
     }
 }
 
-/// Counts a failed statement or reconnect, as the Lua SQL bridge does.
+/// Counts a failed statement or reconnect, as the Lua SQL bridge does; not a fatal
+/// error, which ends the worker: the report's "ignored errors" are the errors the run
+/// went on after.
 fn count_error(ctx: &WorkerContext, e: &SqlError) {
+    if matches!(e.kind, SqlErrorKind::Fatal) {
+        return;
+    }
     if let Some(c) = e.counter() {
         ctx.count(c);
     }
