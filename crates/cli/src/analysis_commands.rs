@@ -150,6 +150,7 @@ fn merge(args: &[String]) -> Result<i32> {
             },
             percentile: result.run.percentile,
             percentiles: result.run.percentiles.clone(),
+            sysbench_1_0: false,
         };
         print!("{}", bmk_report::final_text::render(f, &opts));
     }

@@ -16,6 +16,7 @@ use bmk_workloads::BuiltinLibrary;
 
 use crate::args::{self, GivenOption, RawArgs};
 use crate::banner;
+use crate::compat::{self, Compat};
 use crate::defs;
 use crate::help;
 use crate::run_settings::RunSettings;
@@ -35,6 +36,8 @@ pub struct Invocation {
     pub args: Vec<String>,
     /// The full argument vector (for `sysbench.cmdline.argv` and results files).
     pub argv: Vec<String>,
+    /// The sysbench release reproduced; known once the arguments are split.
+    pub compat: Compat,
 }
 
 impl Invocation {
@@ -48,6 +51,7 @@ impl Invocation {
             strict,
             args: argv.iter().skip(1).cloned().collect(),
             argv,
+            compat: Compat::default(),
         }
     }
 
@@ -97,7 +101,7 @@ fn driver_specs() -> Vec<OptSpec> {
 }
 
 /// Runs the program; `Ok(code)` for every outcome that was already reported.
-pub fn run(inv: Invocation) -> Result<i32> {
+pub fn run(mut inv: Invocation) -> Result<i32> {
     signals::quiet_sigpipe_on_stdout();
     if !inv.strict && inv.args.first().map(String::as_str) == Some("kit") {
         return run_kit(&inv);
@@ -117,13 +121,21 @@ pub fn run(inv: Invocation) -> Result<i32> {
     let takes_value = |name: &str| -> bool {
         !inv.strict && statics.spec(name).is_some_and(|s| s.kind != OptKind::Bool)
     };
-    let raw = args::parse(&inv.args, &takes_value).map_err(|e| {
-        print_banner(&inv, Verbosity::default());
-        user_error(e.to_string())
-    })?;
+    // sysbench rejects a third positional word before it prints anything.
+    let raw = args::parse(&inv.args, &takes_value).map_err(|e| user_error(e.to_string()))?;
     let raw = crate::target_options::expand(raw).map_err(|e| user_error(e.to_string()))?;
+    // Invoked as `sysbench`, only the environment picks the level: sysbench itself
+    // takes no option of bmk's.
+    let env_level = std::env::var(compat::ENV_VAR).ok();
+    let level_options: &[GivenOption] = if inv.strict { &[] } else { &raw.options };
+    inv.compat = Compat::select(level_options, env_level.as_deref()).map_err(user_error)?;
+    // As in sysbench, --help wins over --version, and neither prints the banner.
+    if raw.options.iter().any(|o| is_on(o, "help")) {
+        print_help(&inv);
+        return Ok(0);
+    }
     if raw.options.iter().any(|o| is_on(o, "version")) {
-        println!("{}", banner::version_line(inv.strict));
+        println!("{}", banner::version_line(inv.strict, inv.compat));
         return Ok(0);
     }
     let verbosity = Verbosity::given(&raw.options);
@@ -141,15 +153,14 @@ pub fn run(inv: Invocation) -> Result<i32> {
         print_drivers();
         return Ok(0);
     }
-    let wants_help = opts.flag("help");
-    if wants_help || (raw.test.is_none() && !inv.strict && std::io::stdin().is_terminal()) {
+    if raw.test.is_none() && !inv.strict && std::io::stdin().is_terminal() {
         print_help(&inv);
         return Ok(0);
     }
 
     // Scripts may draw random numbers at load time, so the generators are set first.
     bmk_engine::rand::configure(settings::rand_config(&opts));
-    let target = resolve_target(raw.test.as_deref())?;
+    let target = resolve_target(&inv, raw.test.as_deref())?;
     match target {
         Target::System(test) => run_system(&inv, test, opts, &raw),
         Target::Script(src) => run_script(&inv, src, opts, &raw),
@@ -177,7 +188,7 @@ fn is_on(o: &GivenOption, name: &str) -> bool {
 
 fn print_banner(inv: &Invocation, verbosity: Verbosity) {
     if verbosity.shows(Level::Notice) {
-        println!("{}\n", banner::banner(inv.strict));
+        println!("{}\n", banner::banner(inv.strict, inv.compat));
     }
 }
 
@@ -224,13 +235,20 @@ fn reject_undeclared(opts: &OptionSet, given: &[GivenOption]) -> Result<()> {
     opts.validate().map_err(|e| user_error(e.to_string()))
 }
 
-fn resolve_target(test: Option<&str>) -> Result<Target> {
+fn resolve_target(inv: &Invocation, test: Option<&str>) -> Result<Target> {
     let name = test.unwrap_or("-");
     if let Some(t) = SystemTestKind::by_name(name) {
         return Ok(Target::System(t));
     }
-    let src =
-        ScriptSource::resolve(name, &BuiltinLibrary).map_err(|e| user_error(e.to_string()))?;
+    let src = ScriptSource::resolve(name, &BuiltinLibrary).map_err(|e| {
+        if inv.strict && e.kind == bmk_lua::LuaErrorKind::NotFound && name != "-" {
+            user_error(format!(
+                "FATAL: Cannot find benchmark '{name}': no such built-in test, file or module"
+            ))
+        } else {
+            user_error(e.to_string())
+        }
+    })?;
     Ok(Target::Script(src))
 }
 
@@ -254,7 +272,7 @@ fn run_system(
     let command = require_command(inv, raw, test.name())?;
     if command == "help" {
         println!("{} options:", test.name());
-        print!("{}", help::option_lines(&test.options()));
+        println!("{}", help::option_lines(&test.options()));
         return Ok(0);
     }
     if !test.commands().contains(&command) && command != "prepare" && command != "cleanup" {
@@ -317,7 +335,13 @@ fn run_script(
     mut opts: OptionSet,
     raw: &RawArgs,
 ) -> Result<i32> {
-    let name = src.display_name();
+    // sysbench names a script test by its file name alone (`x.lua options:`).
+    let name = match &src.path {
+        Some(p) => p
+            .file_name()
+            .map_or_else(|| src.display_name(), |n| n.to_string_lossy().into_owned()),
+        None => src.display_name(),
+    };
     // A built-in workload by name (not a file that happens to share its name).
     let builtin = src.path.is_none().then(|| src.name.clone());
     let command = raw.command.clone().unwrap_or_default();
@@ -327,9 +351,19 @@ fn run_script(
         options: opts.clone(),
         library: Arc::new(BuiltinLibrary),
         threads: opts.int("threads", 1) as u32,
-        banner: Some(banner::banner(inv.strict)),
+        banner: Some(banner::version_line(inv.strict, inv.compat)),
+        api: match inv.compat {
+            Compat::V1_1 => bmk_lua::ApiLevel::V1_1,
+            Compat::V1_0 => bmk_lua::ApiLevel::V1_0,
+        },
     };
+    let from_stdin = src.path.is_none() && src.name == "stdin";
     let mut host = ScriptHost::load(src, config).map_err(lua_error)?;
+    // As in sysbench: a script read from standard input, or named without a command,
+    // is a plain Lua program: loading it ran its body, and there is nothing more to do.
+    if from_stdin || raw.command.is_none() {
+        return Ok(0);
+    }
     opts.declare(host.declared_options());
     if host.declares_options() {
         reject_undeclared(&opts, &raw.options)?;
@@ -346,20 +380,29 @@ fn run_script(
             .map_err(|e| user_error(e.to_string()))?;
     }
     host.set_options(opts.clone()).map_err(lua_error)?;
+    let not_implemented = || {
+        user_error(format!(
+            "'{name}' test does not implement the '{command}' command."
+        ))
+    };
     if command == "help" && !host.has_command("help") {
         let options = host.options_help();
-        if !options.is_empty() {
-            println!("{name} options:");
-            print!("{options}");
+        if options.is_empty() {
+            return Err(not_implemented());
         }
-        host.script_help().map_err(lua_error)?;
+        println!("{name} options:");
+        print!("{options}");
         return Ok(0);
     }
     if command != "run" || host.has_command("run") {
         if !host.has_command(command) {
-            return Err(user_error(format!(
-                "Unknown command: {command}. '{name}' does not implement it"
-            )));
+            return Err(match command {
+                "prepare" | "cleanup" | "help" => not_implemented(),
+                _ => user_error(format!("Unknown command: {command}")),
+            });
+        }
+        if host.command_is_parallel(command) && verbosity_of(&opts).shows(Level::Notice) {
+            println!("Initializing worker threads...\n");
         }
         host.run_command(command).map_err(lua_error)?;
         return Ok(0);
@@ -399,6 +442,7 @@ fn run_settings(
         command: command.to_string(),
         seed,
         verbosity: verbosity_of(opts),
+        compat: inv.compat,
     })
 }
 

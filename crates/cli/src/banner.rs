@@ -1,8 +1,8 @@
-//! Version strings: bmk's own, and the sysbench-compatible one strict mode prints.
+//! Version strings: bmk's own, and the sysbench ones strict mode prints.
 
-/// The sysbench version bmk is compatible with.
-pub const SYSBENCH_VERSION: &str = "1.1.0";
-/// The LuaJIT version embedded.
+use crate::compat::Compat;
+
+/// The LuaJIT version bmk embeds (what bmk's own banner names).
 pub const LUAJIT_VERSION: &str = "2.1.0-beta3";
 
 /// bmk's version.
@@ -10,39 +10,39 @@ pub fn bmk_version() -> &'static str {
     env!("CARGO_PKG_VERSION")
 }
 
-/// `sysbench 1.1.0` plus `-<hex revision>` when the build knows it.
-pub fn sysbench_version_string() -> String {
-    let rev = env!("BMK_GIT_REV");
-    if rev.is_empty() {
-        format!("sysbench {SYSBENCH_VERSION}")
-    } else {
-        format!("sysbench {SYSBENCH_VERSION}-{rev}")
-    }
+/// `sysbench 1.1.0` (or `sysbench 1.0.20`): what sysbench's `--version` prints and
+/// scripts read as `sysbench.version_string`. No revision suffix: scripts compare
+/// it with the release they expect.
+pub fn sysbench_version_string(compat: Compat) -> String {
+    format!("sysbench {}", compat.sysbench_version())
 }
 
 /// What `--version` prints.
-pub fn version_line(strict: bool) -> String {
+pub fn version_line(strict: bool, compat: Compat) -> String {
     if strict {
-        sysbench_version_string()
+        sysbench_version_string(compat)
     } else {
         format!(
-            "bmk {} (sysbench {SYSBENCH_VERSION} compatible)",
-            bmk_version()
+            "bmk {} (sysbench {} compatible)",
+            bmk_version(),
+            compat.sysbench_version()
         )
     }
 }
 
 /// The first line of every run's output.
-pub fn banner(strict: bool) -> String {
+pub fn banner(strict: bool, compat: Compat) -> String {
     if strict {
         format!(
-            "{} (using bundled LuaJIT {LUAJIT_VERSION})",
-            sysbench_version_string()
+            "{} (using bundled LuaJIT {})",
+            sysbench_version_string(compat),
+            compat.luajit_version()
         )
     } else {
         format!(
-            "bmk {} (sysbench {SYSBENCH_VERSION} compatible, using bundled LuaJIT {LUAJIT_VERSION})",
-            bmk_version()
+            "bmk {} (sysbench {} compatible, using bundled LuaJIT {LUAJIT_VERSION})",
+            bmk_version(),
+            compat.sysbench_version()
         )
     }
 }
@@ -52,11 +52,26 @@ mod tests {
     use super::*;
 
     #[test]
-    fn strict_version_matches_what_scripts_grep_for() {
-        let v = version_line(true);
-        let rest = v.strip_prefix("sysbench ").unwrap();
-        let (num, rev) = rest.split_once('-').unwrap_or((rest, ""));
-        assert!(num.chars().all(|c| c.is_ascii_digit() || c == '.'));
-        assert!(rev.chars().all(|c| c.is_ascii_hexdigit()));
+    fn strict_version_is_the_release_alone() {
+        assert_eq!(version_line(true, Compat::V1_1), "sysbench 1.1.0");
+        assert_eq!(version_line(true, Compat::V1_0), "sysbench 1.0.20");
+    }
+
+    #[test]
+    fn strict_banner_names_the_release_and_its_luajit() {
+        assert_eq!(
+            banner(true, Compat::V1_1),
+            "sysbench 1.1.0 (using bundled LuaJIT 2.1.0-beta3)"
+        );
+        assert_eq!(
+            banner(true, Compat::V1_0),
+            "sysbench 1.0.20 (using bundled LuaJIT 2.1.0-beta2)"
+        );
+    }
+
+    #[test]
+    fn bmk_banner_says_which_release_it_follows() {
+        assert!(banner(false, Compat::V1_0).contains("(sysbench 1.0.20 compatible,"));
+        assert!(version_line(false, Compat::V1_1).ends_with("(sysbench 1.1.0 compatible)"));
     }
 }

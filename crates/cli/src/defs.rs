@@ -86,6 +86,7 @@ pub fn general_groups() -> Vec<OptionGroup> {
                 o("report-format", String, Some("text"), "format of intermediate and final reports")
                     .with_choices(&["text", "csv", "json"]),
                 o("results", File, None, "write the whole run (options, host, intervals, final statistics, histogram) to this JSON file"),
+                o("sysbench-compat", String, None, "sysbench release to reproduce, 1.1 or 1.0 (default: $BMK_SYSBENCH_COMPAT, else 1.1)"),
                 o("results-dir", File, None, "write a results directory (run.json, the level's intervals with histograms, result.json, summary.csv, captured server and OS status) to this new directory"),
                 o("capture-interval", Double, Some("5"), "seconds between status samples written to --results-dir (0 = no capture); samples fall on multiples of it")
                     .with_range(0.0, 86400.0),

@@ -4,6 +4,7 @@ mod app;
 mod args;
 mod banner;
 mod benchmark;
+mod compat;
 mod defs;
 mod help;
 mod results;

@@ -4,6 +4,7 @@
 use bmk_engine::options::OptionSet;
 use bmk_engine::RunConfig;
 
+use crate::compat::Compat;
 use crate::settings::ReportOptions;
 use crate::verbosity::Verbosity;
 
@@ -25,4 +26,6 @@ pub struct RunSettings {
     pub seed: Option<u64>,
     /// Which of the run's messages are printed.
     pub verbosity: Verbosity,
+    /// The sysbench release whose wording and report layout to follow.
+    pub compat: Compat,
 }

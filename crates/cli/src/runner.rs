@@ -40,6 +40,9 @@ impl PrintingObserver<'_> {
 
 impl Observer for PrintingObserver<'_> {
     fn threads_started(&mut self) {
+        // Every worker has run its thread_init now: a script's layout is known.
+        let layout = self.bench.layout();
+        self.reporter.set_layout(layout);
         let mut out = self.out();
         if self.verbosity.shows(Level::Debug) {
             for tid in 0..self.threads {
@@ -195,7 +198,11 @@ pub fn run(
     let test = bench.workload();
     let mut observer = PrintingObserver {
         bench,
-        reporter: Reporter::new(&report_config),
+        reporter: {
+            let mut reporter = Reporter::new(&report_config);
+            reporter.set_sysbench_1_0(settings.compat.is_1_0());
+            reporter
+        },
         results: results.as_mut(),
         level: level.as_mut(),
         warmup: !settings.config.warmup.is_zero(),
@@ -248,7 +255,13 @@ pub fn run(
         }
         RunStatus::InitFailed(messages) => {
             print_failures(&mut out, messages)?;
-            writeln!(out, "FATAL: Thread initialization failed!")?;
+            // 1.1 reworded the message.
+            let what = if settings.compat.is_1_0() {
+                "Thread"
+            } else {
+                "Threads"
+            };
+            writeln!(out, "FATAL: {what} initialization failed!")?;
             out.flush()?;
             if let Some(level) = level {
                 level.finish(&outcome)?;

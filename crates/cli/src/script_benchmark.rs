@@ -15,13 +15,19 @@ use crate::benchmark::Benchmark;
 pub struct ScriptBenchmark<'a> {
     host: &'a mut ScriptHost,
     workload: Arc<dyn Workload>,
+    /// Native workers always query a database.
+    native: bool,
 }
 
 impl<'a> ScriptBenchmark<'a> {
     /// Wraps a script whose options are already set.
     pub fn new(host: &'a mut ScriptHost) -> ScriptBenchmark<'a> {
         let workload = host.workload();
-        ScriptBenchmark { host, workload }
+        ScriptBenchmark {
+            host,
+            workload,
+            native: false,
+        }
     }
 
     /// Wraps a script whose workers come from `workload` instead of its own Lua states
@@ -31,7 +37,11 @@ impl<'a> ScriptBenchmark<'a> {
         host: &'a mut ScriptHost,
         workload: Arc<dyn Workload>,
     ) -> ScriptBenchmark<'a> {
-        ScriptBenchmark { host, workload }
+        ScriptBenchmark {
+            host,
+            workload,
+            native: true,
+        }
     }
 }
 
@@ -44,8 +54,14 @@ impl Benchmark for ScriptBenchmark<'_> {
         Vec::new()
     }
 
+    /// As in sysbench, the SQL layout (tps/qps lines, `SQL statistics:`) is for
+    /// scripts that made a SQL driver; others report events like `threads` does.
     fn layout(&self) -> Layout {
-        Layout::Db
+        if self.native || bmk_lua::driver_made() {
+            Layout::Db
+        } else {
+            Layout::Events
+        }
     }
 
     fn before_run(&mut self) -> Result<()> {

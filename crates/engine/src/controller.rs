@@ -38,7 +38,6 @@ pub(crate) fn drive(
 ) -> RunStatus {
     let config = &shared.config;
     let threads = shared.slots.len() as u32;
-    observer.threads_started();
 
     let scheduler = shared.arrivals.as_ref().map(|_| {
         let s = shared.clone();

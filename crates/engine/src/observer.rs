@@ -5,7 +5,7 @@ use crate::stats::{CumulativeStats, IntervalStats};
 
 /// Receives the run's progress on the controlling thread.
 pub trait Observer {
-    /// All workers initialised and released.
+    /// All workers initialised; called just before they are released.
     fn threads_started(&mut self) {}
     /// Warm-up is over; measuring starts now.
     fn warmup_finished(&mut self) {}

@@ -222,6 +222,9 @@ fn run_on(
             stats.rebase();
             shared.measuring.store(true, Ordering::SeqCst);
         }
+        // Announced before the release, as sysbench does from its start barrier, so
+        // that "Threads started!" comes before anything the first events print.
+        observer.threads_started();
         shared.release(ctl);
     }
     let status = controller::drive(

@@ -371,7 +371,7 @@ end
 -- event it interrupted runs again until it completes.
 local function default_thread_run(tid)
   if type(rawget(_G, "event")) ~= "function" then
-    error({ __bmk_failure = "the script does not define the event() function" }, 0)
+    error({ __bmk_failure = "cannot find the event() function in " .. tostring(host.script_path) }, 0)
   end
   while true do
     local ok, err = xpcall(run_events, event_error, tid)

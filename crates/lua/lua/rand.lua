@@ -1,6 +1,7 @@
 -- sysbench.rand, made by the prelude when a state first reads it: the random number
 -- functions over the engine's per-thread generator (FFI calls LuaJIT compiles inline).
 
+local core = ...
 local ffi = require("ffi")
 local C = ffi.C
 
@@ -21,13 +22,12 @@ local function scratch(n)
   return strbuf
 end
 
-return {
+local rand = {
   uniform = function(a, b) return C.sb_rand_uniform(a, b) end,
   default = function(a, b) return C.sb_rand_default(a, b) end,
   gaussian = function(a, b) return C.sb_rand_gaussian(a, b) end,
   pareto = function(a, b) return C.sb_rand_pareto(a, b) end,
   zipfian = function(a, b) return C.sb_rand_zipfian(a, b) end,
-  special = function(a, b) return C.sb_rand_special(a, b) end,
   unique = function() return C.sb_rand_unique() end,
   uniform_uint64 = function() return C.sb_rand_uniform_uint64() end,
   uniform_double = function() return C.sb_rand_uniform_double() end,
@@ -47,3 +47,10 @@ return {
     return ffi.string(buf, n)
   end,
 }
+
+-- sysbench 1.1 removed the "special" distribution from the API; 1.0 scripts call it.
+if core.host.api_1_0 then
+  rand.special = function(a, b) return C.sb_rand_special(a, b) end
+end
+
+return rand

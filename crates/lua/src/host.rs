@@ -50,6 +50,8 @@ impl ScriptHost {
             command: cfg.command,
             library: cfg.library,
             version_string,
+            api: cfg.api,
+            script_kinds: Default::default(),
             options: Arc::new(cfg.options),
             threads: cfg.threads.max(1),
             legacy_options: false,
@@ -91,6 +93,12 @@ impl ScriptHost {
             .map(|d| d.spec.clone())
             .collect();
         opts.declare(missing);
+        self.env.script_kinds = Arc::new(
+            declared
+                .iter()
+                .map(|d| (d.spec.key(), d.spec.kind))
+                .collect(),
+        );
         opts.validate()
             .map_err(|e| LuaError::new(LuaErrorKind::Option, e.to_string()))?;
         self.env.options = Arc::new(opts);
@@ -197,9 +205,20 @@ impl ScriptHost {
         }
     }
 
-    /// Calls the script's `init()` in the main state (before workers start).
+    /// Calls the script's `init()` in the main state (before workers start), then
+    /// checks, as sysbench does at this point, that the script defines `event()`.
     pub fn init(&mut self) -> Result<(), LuaError> {
-        self.main.call_global("init", ()).map(|_| ())
+        self.main.call_global("init", ())?;
+        if self.main.global_function("event").is_none() {
+            return Err(LuaError::new(
+                LuaErrorKind::Runtime,
+                format!(
+                    "cannot find the event() function in {}",
+                    self.env.src.display_name()
+                ),
+            ));
+        }
+        Ok(())
     }
 
     /// Calls the script's `done()` in the main state (after workers end) and closes a

@@ -86,9 +86,32 @@ pub use ffi::{
 };
 pub use host::ScriptHost;
 pub use options::format_options_help;
+pub use sql::driver_made;
 
-/// The sysbench version scripts see as `sysbench.version`.
+/// The sysbench version scripts see as `sysbench.version` by default.
 pub const SYSBENCH_VERSION: &str = "1.1.0";
+
+/// Which sysbench release's Lua API scripts see. They differ in a few values and
+/// errors that scripts and their tests observe: `sysbench.version`, and
+/// `sysbench.rand.special`, which 1.1 removed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum ApiLevel {
+    /// sysbench 1.1.
+    #[default]
+    V1_1,
+    /// sysbench 1.0.20.
+    V1_0,
+}
+
+impl ApiLevel {
+    /// `sysbench.version` at this level.
+    pub fn version(self) -> &'static str {
+        match self {
+            ApiLevel::V1_1 => SYSBENCH_VERSION,
+            ApiLevel::V1_0 => "1.0.20",
+        }
+    }
+}
 
 fn default_banner() -> String {
     format!(
@@ -174,6 +197,11 @@ impl ScriptSource {
         if path.is_file() {
             return ScriptSource::from_file(path);
         }
+        // A module name found through LUA_PATH, as sysbench finds its scripts; the
+        // path found is the script's name in messages.
+        if let Some(found) = find_in_lua_path(name) {
+            return ScriptSource::from_file(&found);
+        }
         let with_ext = PathBuf::from(format!("{name}.lua"));
         if !name.ends_with(".lua") && with_ext.is_file() {
             return ScriptSource::from_file(&with_ext);
@@ -201,6 +229,21 @@ impl ScriptSource {
     }
 }
 
+/// The first file that a `LUA_PATH` template (`dir/?.lua;...`) names for module
+/// `name`; `;;` (Lua's default path) and templates without `?` name nothing.
+fn find_in_lua_path(name: &str) -> Option<PathBuf> {
+    if name.is_empty() || name.contains('/') {
+        return None;
+    }
+    let lua_path = std::env::var("LUA_PATH").ok()?;
+    let module = name.replace('.', "/");
+    lua_path
+        .split(';')
+        .filter(|t| t.contains('?'))
+        .map(|t| PathBuf::from(t.replace('?', &module)))
+        .find(|p| p.is_file())
+}
+
 /// What the CLI tells a script host.
 #[derive(Clone)]
 pub struct HostConfig {
@@ -218,6 +261,8 @@ pub struct HostConfig {
     /// `sysbench.version_string`; defaults to `bmk <version> (sysbench 1.1.0
     /// compatible)`.
     pub banner: Option<String>,
+    /// The sysbench release whose API the script sees.
+    pub api: ApiLevel,
 }
 
 impl HostConfig {
@@ -230,6 +275,7 @@ impl HostConfig {
             library,
             threads: 1,
             banner: None,
+            api: ApiLevel::V1_1,
         }
     }
 }

@@ -4,6 +4,8 @@
 //! Parsing command-line syntax is the CLI's job; this module only turns a script's
 //! declarations into [`OptSpec`]s and [`OptValue`]s into Lua values.
 
+use std::collections::HashMap;
+
 use bmk_engine::options::{OptKind, OptSpec, OptValue, OptionSet};
 use mlua::{Function, Lua, Table, Value};
 
@@ -152,8 +154,9 @@ pub(crate) fn declared(lua: &Lua) -> Result<Vec<Declared>, LuaError> {
     Ok(out)
 }
 
-/// Formats option help the sysbench way: `  --name=N   description [default]`, sorted
-/// by name, descriptions aligned in one column.
+/// Formats option help the sysbench way: `  --name=N description [default]`, sorted
+/// by name, descriptions aligned one column after the longest option, and a blank line
+/// after the list (none when there are no options).
 pub fn format_options_help(specs: &[OptSpec]) -> String {
     let mut specs: Vec<&OptSpec> = specs.iter().collect();
     specs.sort_by(|a, b| a.name.cmp(&b.name));
@@ -161,7 +164,7 @@ pub fn format_options_help(specs: &[OptSpec]) -> String {
         .iter()
         .map(|s| format!("  --{}{}", s.name, s.kind.placeholder()))
         .collect();
-    let width = lefts.iter().map(String::len).max().unwrap_or(0) + 3;
+    let width = lefts.iter().map(String::len).max().unwrap_or(0) + 1;
     let mut out = String::new();
     for (spec, left) in specs.iter().zip(&lefts) {
         out.push_str(&format!("{left:<width$}{}", spec.help));
@@ -170,7 +173,23 @@ pub fn format_options_help(specs: &[OptSpec]) -> String {
         }
         out.push('\n');
     }
+    // sysbench ends the list with a blank line.
+    if !out.is_empty() {
+        out.push('\n');
+    }
     out
+}
+
+/// What a script option declared without a default reads as when not given, as in
+/// sysbench: the empty string, 0, an empty list, and for a boolean `true` (sysbench
+/// takes a boolean given no value as switched on).
+fn empty_value(lua: &Lua, kind: OptKind) -> mlua::Result<Value> {
+    Ok(match kind {
+        OptKind::Bool => Value::Boolean(true),
+        OptKind::Int | OptKind::Size | OptKind::Double => Value::Number(0.0),
+        OptKind::List => Value::Table(lua.create_table()?),
+        OptKind::String | OptKind::File => Value::String(lua.create_string("")?),
+    })
 }
 
 /// The Lua value of an option value: booleans, numbers, strings, arrays of strings.
@@ -190,14 +209,20 @@ pub(crate) fn lua_value(lua: &Lua, v: &OptValue) -> mlua::Result<Value> {
 /// The value `sysbench.opt[key]` reads: the typed value of a declared option, the raw
 /// string of a given option nothing declared, or nil. Keys are the underscore
 /// spelling only, as in sysbench.
-pub(crate) fn opt_value(lua: &Lua, options: &OptionSet, key: &str) -> mlua::Result<Value> {
+pub(crate) fn opt_value(
+    lua: &Lua,
+    options: &OptionSet,
+    script_kinds: &HashMap<String, OptKind>,
+    key: &str,
+) -> mlua::Result<Value> {
     if key.contains('-') {
         return Ok(Value::Nil);
     }
     if options.is_declared(key) {
-        return match options.get(key) {
-            Some(v) => lua_value(lua, &v),
-            None => Ok(Value::Nil),
+        return match (options.get(key), script_kinds.get(key)) {
+            (Some(v), _) => lua_value(lua, &v),
+            (None, Some(kind)) => empty_value(lua, *kind),
+            (None, None) => Ok(Value::Nil),
         };
     }
     match options.raw(key) {

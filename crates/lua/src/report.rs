@@ -102,11 +102,28 @@ fn read_stat(t: &Table) -> mlua::Result<ReportStat> {
     })
 }
 
-/// `sysbench.report_default(stat)`: sysbench's intermediate text line(s).
+/// `sysbench.report_default(stat)`: the SQL report line as sysbench's Lua printer
+/// words it, which differs from the built-in one: `err/s` without a colon, the
+/// percentile as an integer, and no `queue length` line in rate mode. (The time has
+/// decimals only with a sub-second `--report-interval`, a bmk extension.)
 pub(crate) fn print_text(stat: &Table, settings: &ReportSettings) -> mlua::Result<()> {
-    let stat = read_stat(stat)?;
+    let s = read_stat(stat)?;
     if settings.default_line_shown {
-        emit(&bmk_report::text::intermediate(&stat, &settings.line));
+        emit(&format!(
+            "{}thds: {} tps: {:4.2} qps: {:4.2} (r/w/o: {:4.2}/{:4.2}/{:4.2}) \
+             lat (ms,{}%): {:4.2} err/s {:4.2} reconn/s: {:4.2}\n",
+            bmk_report::printf::time_prefix(s.time_total, settings.line.time_decimals),
+            s.threads_running,
+            s.per_sec(s.events),
+            s.per_sec(s.queries()),
+            s.per_sec(s.reads),
+            s.per_sec(s.writes),
+            s.per_sec(s.other),
+            settings.line.percentile as u32,
+            s.latency_pct * 1e3,
+            s.per_sec(s.errors),
+            s.per_sec(s.reconnects),
+        ));
     }
     Ok(())
 }

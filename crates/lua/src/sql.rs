@@ -46,6 +46,16 @@ thread_local! {
     static LAST_ERROR: RefCell<Option<SqlError>> = const { RefCell::new(None) };
 }
 
+/// Whether any state of this process has made a SQL driver: sysbench prints the SQL
+/// statistics (and the `tps`/`qps` report lines) only for scripts that did.
+static DRIVER_MADE: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+/// Whether a script of this process made a SQL driver (`sysbench.sql.driver()`, or
+/// the 1.0 API's implicit connection).
+pub fn driver_made() -> bool {
+    DRIVER_MADE.load(std::sync::atomic::Ordering::Relaxed)
+}
+
 /// The Rust side of `sysbench.sql` that `sql.lua` builds on: `driver(name)` and
 /// `take_error()`.
 pub(crate) fn raw_api(lua: &Lua) -> mlua::Result<Table> {
@@ -66,12 +76,15 @@ pub(crate) fn raw_api(lua: &Lua) -> mlua::Result<Table> {
             };
             let get = |n: &str| options.raw(n);
             match DriverConfig::from_options(kind, &get) {
-                Ok(cfg) => Ok((
-                    Value::UserData(lua.create_userdata(LuaDriver {
-                        driver: Driver::new(cfg),
-                    })?),
-                    None,
-                )),
+                Ok(cfg) => {
+                    DRIVER_MADE.store(true, std::sync::atomic::Ordering::Relaxed);
+                    Ok((
+                        Value::UserData(lua.create_userdata(LuaDriver {
+                            driver: Driver::new(cfg),
+                        })?),
+                        None,
+                    ))
+                }
                 Err(e) => Ok((Value::Nil, Some(e.message))),
             }
         })?,

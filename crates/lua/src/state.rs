@@ -10,7 +10,7 @@ use std::collections::HashMap;
 use std::path::Path;
 use std::sync::{Arc, Mutex, OnceLock};
 
-use bmk_engine::options::OptionSet;
+use bmk_engine::options::{OptKind, OptionSet};
 use mlua::chunk::ChunkMode;
 use mlua::{Function, Lua, MultiValue, StdLib, Table, Value};
 
@@ -191,6 +191,10 @@ pub(crate) struct ScriptEnv {
     pub command: String,
     pub library: Arc<dyn ModuleLibrary>,
     pub version_string: String,
+    pub api: crate::ApiLevel,
+    /// The kinds of the options the script declares, by `sysbench.opt` key: one
+    /// declared without a default reads as its type's empty value.
+    pub script_kinds: Arc<HashMap<String, OptKind>>,
     pub options: Arc<OptionSet>,
     pub threads: u32,
     /// The script declares no `sysbench.cmdline.options` (a sysbench 0.5/1.0 style
@@ -349,6 +353,7 @@ impl ScriptState {
     pub(crate) fn set_options(&self, env: &ScriptEnv) -> Result<(), LuaError> {
         if let Some(mut data) = self.lua.app_data_mut::<StateData>() {
             data.options = env.options.clone();
+            data.script_kinds = env.script_kinds.clone();
             let json = data.reports.json.take();
             data.reports = env.report_settings();
             data.reports.json.replace(json);
@@ -412,6 +417,7 @@ fn strip_shebang(text: &str) -> std::borrow::Cow<'_, str> {
 fn install(lua: &Lua, env: &ScriptEnv, tid: u32) -> Result<Table, LuaError> {
     lua.set_app_data(StateData {
         options: env.options.clone(),
+        script_kinds: env.script_kinds.clone(),
         reports: env.report_settings(),
     });
     set_package_path(lua, env.src.path.as_deref())?;
@@ -421,10 +427,14 @@ fn install(lua: &Lua, env: &ScriptEnv, tid: u32) -> Result<Table, LuaError> {
         .set("print", lua.create_function(report::print)?)?;
 
     let host = lua.create_table()?;
-    host.set("version", crate::SYSBENCH_VERSION)?;
+    host.set("version", env.api.version())?;
+    host.set("api_1_0", env.api == crate::ApiLevel::V1_0)?;
     host.set("version_string", env.version_string.as_str())?;
     host.set("tid", tid)?;
-    host.set("command", env.command.as_str())?;
+    // No command (a script run as a plain program) reads as nil.
+    if !env.command.is_empty() {
+        host.set("command", env.command.as_str())?;
+    }
     host.set("script_path", env.src.display_name())?;
     // `sysbench.opt` holds a value once a script reads it (the prelude's __index asks
     // `opt_source`): every option of the command line as a Lua value in every worker
@@ -433,12 +443,12 @@ fn install(lua: &Lua, env: &ScriptEnv, tid: u32) -> Result<Table, LuaError> {
     host.set(
         "opt_source",
         lua.create_function(|lua, key: Option<String>| {
-            let options = lua
+            let (options, kinds) = lua
                 .app_data_ref::<StateData>()
-                .map(|d| d.options.clone())
+                .map(|d| (d.options.clone(), d.script_kinds.clone()))
                 .unwrap_or_default();
             match key {
-                Some(key) => options::opt_value(lua, &options, &key),
+                Some(key) => options::opt_value(lua, &options, &kinds, &key),
                 None => Ok(Value::Table(
                     lua.create_sequence_from(options::opt_keys(&options))?,
                 )),

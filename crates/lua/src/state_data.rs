@@ -13,6 +13,8 @@ use crate::report::ReportSettings;
 pub(crate) struct StateData {
     /// The validated options of the run, shared by every state.
     pub options: Arc<OptionSet>,
+    /// The kinds of the options the script declares, by `sysbench.opt` key.
+    pub script_kinds: Arc<std::collections::HashMap<String, bmk_engine::options::OptKind>>,
     /// How the `sysbench.report_*` printers format their lines.
     pub reports: ReportSettings,
 }

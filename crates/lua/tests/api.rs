@@ -126,15 +126,16 @@ fn declared_options_infer_their_types() {
 fn options_help_is_sorted_and_aligned() {
     let host = load("options.lua", Arc::new(NoModules)).unwrap();
     let expected = concat!(
-        "  --block=SIZE         A size [16K]\n",
-        "  --count=N            An inferred number [10]\n",
-        "  --even=N             An even number [2]\n",
-        "  --flag[=on|off]      A boolean flag [off]\n",
-        "  --hosts=[LIST,...]   A list [a,b]\n",
-        "  --name=STRING        A string [sbtest]\n",
-        "  --path=FILENAME      A file [data.txt]\n",
-        "  --ratio=N            An explicit double [0.5]\n",
-        "  --rows=N             An explicit integer [100]\n",
+        "  --block=SIZE       A size [16K]\n",
+        "  --count=N          An inferred number [10]\n",
+        "  --even=N           An even number [2]\n",
+        "  --flag[=on|off]    A boolean flag [off]\n",
+        "  --hosts=[LIST,...] A list [a,b]\n",
+        "  --name=STRING      A string [sbtest]\n",
+        "  --path=FILENAME    A file [data.txt]\n",
+        "  --ratio=N          An explicit double [0.5]\n",
+        "  --rows=N           An explicit integer [100]\n",
+        "\n",
     );
     assert_eq!(host.options_help(), expected);
     // The same text from the script side, and from `help` without a help() function.
@@ -403,7 +404,8 @@ fn default_report_line() {
         line.contains(" qps: 0.00 (r/w/o: 0.00/0.00/0.00) lat (ms,95%): "),
         "{out}"
     );
-    assert!(line.ends_with(" err/s: 0.00 reconn/s: 0.00"), "{out}");
+    // sysbench's Lua printer writes `err/s` without the colon the built-in line has.
+    assert!(line.ends_with(" err/s 0.00 reconn/s: 0.00"), "{out}");
 
     // Below --verbosity=3 the default line is not printed (a notice in sysbench); the
     // CSV printer is a plain print and still is.

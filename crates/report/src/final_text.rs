@@ -68,9 +68,20 @@ pub fn render(stats: &FinalStats, opts: &FinalOptions) -> String {
         }
         _ => {}
     }
-    if opts.layout == Layout::FileIo {
+    if opts.layout == Layout::FileIo && opts.sysbench_1_0 {
+        fileio_operations_1_0(&mut out, stats);
+    } else if opts.layout == Layout::FileIo {
         fileio_throughput(&mut out, stats);
-    } else {
+    }
+    // sysbench opens its own part of the report with a blank line, which the SQL and
+    // cpu blocks' closing blank lines stand for; after nothing (threads, mutex) or after
+    // memory's lines, which end with their own, it shows.
+    if matches!(opts.layout, Layout::Events | Layout::Memory { .. }) {
+        out.push('\n');
+    }
+    if opts.sysbench_1_0 {
+        general_statistics(&mut out, stats);
+    } else if opts.layout != Layout::FileIo {
         throughput(&mut out, stats);
     }
     latency(&mut out, stats, opts);
@@ -90,7 +101,7 @@ pub fn render(stats: &FinalStats, opts: &FinalOptions) -> String {
         }
         out.push('\n');
     }
-    if opts.layout != Layout::FileIo {
+    if opts.layout != Layout::FileIo || opts.sysbench_1_0 {
         let f = &stats.fairness;
         out.push_str("Threads fairness:\n");
         out.push_str(&format!(
@@ -172,6 +183,37 @@ fn throughput(out: &mut String, s: &FinalStats) {
     value_line(
         out,
         "    time elapsed:",
+        &format!("{}s", decimals(s.time_total_s, 4)),
+    );
+    value_line(out, "    total number of events:", &s.events.to_string());
+    out.push('\n');
+}
+
+/// sysbench 1.0.20's fileio blocks: rates of operations and of bytes.
+fn fileio_operations_1_0(out: &mut String, s: &FinalStats) {
+    const COLUMN: usize = 34;
+    let c = &s.counters;
+    let line = |out: &mut String, name: &str, v: f64| {
+        out.push_str(&label(name, COLUMN));
+        out.push_str(&fixed(v, 4, 2));
+        out.push('\n');
+    };
+    out.push_str("File operations:\n");
+    line(out, "    reads/s:", s.per_sec(c.reads));
+    line(out, "    writes/s:", s.per_sec(c.writes));
+    line(out, "    fsyncs/s:", s.per_sec(c.other));
+    out.push_str("\nThroughput:\n");
+    line(out, "    read, MiB/s:", s.per_sec(c.bytes_read) / MIB);
+    line(out, "    written, MiB/s:", s.per_sec(c.bytes_written) / MIB);
+    out.push('\n');
+}
+
+/// sysbench 1.0.20's block in place of `Throughput:` (for fileio, after it).
+fn general_statistics(out: &mut String, s: &FinalStats) {
+    out.push_str("General statistics:\n");
+    value_line(
+        out,
+        "    total time:",
         &format!("{}s", decimals(s.time_total_s, 4)),
     );
     value_line(out, "    total number of events:", &s.events.to_string());

@@ -117,6 +117,9 @@ pub struct FinalOptions {
     pub percentile: f64,
     /// `--percentiles` (bmk extension): more percentile lines.
     pub percentiles: Vec<f64>,
+    /// sysbench 1.0.20's layout: a `General statistics:` block (total time, events)
+    /// where 1.1 has `Throughput:`.
+    pub sysbench_1_0: bool,
 }
 
 impl Default for FinalOptions {
@@ -125,6 +128,7 @@ impl Default for FinalOptions {
             layout: Layout::Events,
             percentile: 95.0,
             percentiles: Vec::new(),
+            sysbench_1_0: false,
         }
     }
 }
@@ -157,6 +161,7 @@ mod tests {
             layout: Layout::Db,
             percentile: 95.0,
             percentiles: vec![99.9, 50.0, 95.0],
+            sysbench_1_0: false,
         };
         assert_eq!(o.shown_percentiles(), vec![50.0, 95.0, 99.9]);
         let o = FinalOptions {

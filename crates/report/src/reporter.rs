@@ -81,9 +81,23 @@ impl Reporter {
                 layout: config.layout,
                 percentile: config.percentile,
                 percentiles: config.percentiles.clone(),
+                sysbench_1_0: false,
             },
             format: config.format.printer(),
         }
+    }
+
+    /// Changes the layout of the reports still to come: a script's is known only once
+    /// its workers have started (whether they made a SQL driver).
+    pub fn set_layout(&mut self, layout: Layout) {
+        self.line.layout = layout;
+        self.fin.layout = layout;
+    }
+
+    /// Prints final and checkpoint reports in sysbench 1.0.20's layout
+    /// (`General statistics:` instead of `Throughput:`).
+    pub fn set_sysbench_1_0(&mut self, on: bool) {
+        self.fin.sysbench_1_0 = on;
     }
 
     /// The intermediate-line settings.

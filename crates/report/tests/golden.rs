@@ -83,6 +83,7 @@ fn final_opts(layout: Layout) -> FinalOptions {
         layout,
         percentile: 95.0,
         percentiles: Vec::new(),
+        sysbench_1_0: false,
     }
 }
 
@@ -384,10 +385,11 @@ Threads fairness:
             layout: Layout::Events,
             percentile: 95.0,
             percentiles: vec![50.0, 99.0, 99.9, 100.0],
+            sysbench_1_0: false,
         };
         same(
             &final_text::render(&s, &o),
-            "\
+            "\n\
 Throughput:
     events/s (eps):                      797534.1251
     time elapsed:                        2.0009s
@@ -501,7 +503,7 @@ Threads fairness:
     fn threads_and_mutex_are_plain() {
         same(
             &final_text::render(&small(), &final_opts(Layout::Events)),
-            SMALL_TAIL,
+            &format!("\n{SMALL_TAIL}"),
         );
     }
 
@@ -514,7 +516,7 @@ Threads fairness:
         same(
             &final_text::render(&small(), &final_opts(layout)),
             &format!(
-                "Total operations: 42620 ( 4261.70 per second)\n\n41.62 MiB transferred (4.16 MiB/sec)\n\n{SMALL_TAIL}"
+                "Total operations: 42620 ( 4261.70 per second)\n\n41.62 MiB transferred (4.16 MiB/sec)\n\n\n{SMALL_TAIL}"
             ),
         );
         let layout = Layout::Memory {
@@ -523,7 +525,7 @@ Threads fairness:
         };
         same(
             &final_text::render(&small(), &final_opts(layout)),
-            &format!("Total operations: 42620 ( 4261.70 per second)\n\n{SMALL_TAIL}"),
+            &format!("Total operations: 42620 ( 4261.70 per second)\n\n\n{SMALL_TAIL}"),
         );
     }
 
@@ -576,7 +578,7 @@ Latency (ms):
     #[test]
     fn checkpoint_is_prefixed() {
         let out = final_text::checkpoint(10.0003, 0, &small(), &final_opts(Layout::Events));
-        same(&out, &format!("[ 10s ] Checkpoint report:\n{SMALL_TAIL}"));
+        same(&out, &format!("[ 10s ] Checkpoint report:\n\n{SMALL_TAIL}"));
     }
 
     #[test]

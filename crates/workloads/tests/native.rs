@@ -302,7 +302,7 @@ fn missing_tables_say_to_run_prepare() {
             );
             assert!(
                 out.stdout
-                    .ends_with("FATAL: Thread initialization failed!\n")
+                    .ends_with("FATAL: Threads initialization failed!\n")
                     && !out.stdout.contains("SQL statistics"),
                 "{kind:?} {extra:?}: {}",
                 out.stdout

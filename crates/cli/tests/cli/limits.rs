@@ -161,7 +161,7 @@ fn thread_init_timeout_exits_2() {
 
 #[test]
 fn failed_thread_init_releases_nobody_and_reports_nothing() {
-    // Like sysbench: the failure, then "Thread initialization failed!", exit 1, and no
+    // Like sysbench: the failure, then "Threads initialization failed!" (1.1's wording), exit 1, and no
     // report of a run that never started — also when other workers started fine, whose
     // thread_done does not run either.
     let dir = Dir::new();
@@ -178,7 +178,7 @@ fn failed_thread_init_releases_nobody_and_reports_nothing() {
         .code(1);
     assert!(
         run.stdout
-            .ends_with("\nFATAL: worker 2 cannot start\nFATAL: Thread initialization failed!\n"),
+            .ends_with("\nFATAL: worker 2 cannot start\nFATAL: Threads initialization failed!\n"),
         "{}",
         run.stdout
     );

@@ -100,9 +100,18 @@ impl Cmd {
         self
     }
 
-    /// Sets an environment variable.
-    pub fn env(mut self, key: &str, value: &str) -> Cmd {
-        self.cmd.env(key, value);
+    /// Sets an environment variable of the command.
+    pub fn env(mut self, name: &str, value: &str) -> Cmd {
+        self.cmd.env(name, value);
+        self.line = format!("{name}={value} {}", self.line);
+        self
+    }
+
+    /// Feeds the file `path` to the command's standard input.
+    pub fn stdin_file(mut self, path: &Path) -> Cmd {
+        let file = std::fs::File::open(path).expect("open the stdin file");
+        self.cmd.stdin(Stdio::from(file));
+        self.line.push_str(&format!(" < {}", path.display()));
         self
     }
 

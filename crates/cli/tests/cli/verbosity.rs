@@ -92,7 +92,7 @@ fn verbosity_four_says_what_runs_and_why_it_ended() {
     );
     assert!(
         run.stdout.contains(
-            "Threads started!\n\nTime limit exceeded, exiting...\nDone.\n\nThroughput:\n"
+            "Threads started!\n\nTime limit exceeded, exiting...\nDone.\n\n\nThroughput:\n"
         ),
         "{}",
         run.stdout
