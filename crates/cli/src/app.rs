@@ -11,18 +11,19 @@ use std::sync::Arc;
 use anyhow::{Context, Result};
 use bmk_engine::options::{OptKind, OptSpec, OptionSet};
 use bmk_lua::{HostConfig, ScriptHost, ScriptSource};
-use bmk_systests::{BuildParams, SystemTest};
+use bmk_systests::{BuildParams, SystemTestKind};
 use bmk_workloads::BuiltinLibrary;
 
 use crate::args::{self, GivenOption, RawArgs};
 use crate::banner;
 use crate::defs;
 use crate::help;
-use crate::lua_bench::LuaBench;
-use crate::runner::{self, RunSettings};
+use crate::run_settings::RunSettings;
+use crate::runner;
+use crate::script_benchmark::ScriptBenchmark;
 use crate::settings;
 use crate::signals;
-use crate::system_bench::SystemBench;
+use crate::system_test_benchmark::SystemTestBenchmark;
 use crate::verbosity::{Level, Verbosity};
 
 /// A failure already worded for the user; the edge prints it and exits with `code`.
@@ -79,7 +80,7 @@ impl Invocation {
 
 /// The test named on the command line.
 enum Target {
-    System(SystemTest),
+    System(SystemTestKind),
     Script(ScriptSource),
 }
 
@@ -115,9 +116,17 @@ fn driver_specs() -> Vec<OptSpec> {
 /// Runs the program; `Ok(code)` for every outcome that was already reported.
 pub fn run(inv: Invocation) -> Result<i32> {
     signals::quiet_sigpipe_on_stdout();
+    if !inv.strict && inv.args.first().map(String::as_str) == Some("kit") {
+        return run_kit(&inv);
+    }
+    if !inv.strict {
+        if let Some(outcome) = crate::analysis_commands::dispatch(&inv.args) {
+            return outcome;
+        }
+    }
     let statics = {
         let mut set = base_options();
-        for t in SystemTest::ALL {
+        for t in SystemTestKind::ALL {
             set.declare(t.options());
         }
         set
@@ -129,6 +138,7 @@ pub fn run(inv: Invocation) -> Result<i32> {
         print_banner(&inv, Verbosity::default());
         user_error(e.to_string())
     })?;
+    let raw = crate::target_options::expand(raw).map_err(|e| user_error(e.to_string()))?;
     if raw.options.iter().any(|o| is_on(o, "version")) {
         println!("{}", banner::version_line(inv.strict));
         return Ok(0);
@@ -161,6 +171,18 @@ pub fn run(inv: Invocation) -> Result<i32> {
         Target::System(test) => run_system(&inv, test, opts, &raw),
         Target::Script(src) => run_script(&inv, src, opts, &raw),
     }
+}
+
+/// `bmk kit ...`: the kit's own commands.
+fn run_kit(inv: &Invocation) -> Result<i32> {
+    let interrupt = signals::install().context("cannot install signal handlers")?;
+    let ctx = bmk_kit::command::KitContext {
+        program: std::env::current_exe().context("cannot find the bmk binary")?,
+        version: banner::bmk_version().to_string(),
+        argv: inv.argv.clone(),
+        interrupt,
+    };
+    bmk_kit::command::main(&inv.args[1..], &ctx).map_err(|e| user_error(e.to_string()))
 }
 
 fn is_on(o: &GivenOption, name: &str) -> bool {
@@ -221,7 +243,7 @@ fn reject_undeclared(opts: &OptionSet, given: &[GivenOption]) -> Result<()> {
 
 fn resolve_target(test: Option<&str>) -> Result<Target> {
     let name = test.unwrap_or("-");
-    if let Some(t) = SystemTest::by_name(name) {
+    if let Some(t) = SystemTestKind::by_name(name) {
         return Ok(Target::System(t));
     }
     let src =
@@ -240,7 +262,7 @@ fn require_command<'a>(inv: &Invocation, raw: &'a RawArgs, test: &str) -> Result
 
 fn run_system(
     inv: &Invocation,
-    test: SystemTest,
+    test: SystemTestKind,
     mut opts: OptionSet,
     raw: &RawArgs,
 ) -> Result<i32> {
@@ -286,8 +308,8 @@ fn run_system(
         }
         _ => {
             drop(out);
-            let engine_test = bench.test().map_err(|e| user_error(e.to_string()))?;
-            let mut adapter = SystemBench::new(bench, engine_test);
+            let workload = bench.workload().map_err(|e| user_error(e.to_string()))?;
+            let mut adapter = SystemTestBenchmark::new(bench, workload);
             let settings = run_settings(inv, &opts, test.name(), command)?;
             let interrupt = signals::install().context("cannot install signal handlers")?;
             runner::run(&mut adapter, settings, &interrupt)
@@ -362,15 +384,15 @@ fn run_script(
     let settings = run_settings(inv, &opts, &name, command)?;
     let interrupt = signals::install().context("cannot install signal handlers")?;
     let native = builtin.and_then(|w| {
-        let test = bmk_workloads::native::native_test(&w, &opts)?;
+        let workload = bmk_workloads::native::native_workload(&w, &opts)?;
         if verbosity_of(&opts).shows(Level::Debug) {
             println!("DEBUG: '{w}' runs on native workers");
         }
-        Some(test)
+        Some(workload)
     });
     let mut bench = match native {
-        Some(test) => LuaBench::with_test(&mut host, test),
-        None => LuaBench::new(&mut host),
+        Some(workload) => ScriptBenchmark::with_native_workload(&mut host, workload),
+        None => ScriptBenchmark::new(&mut host),
     };
     runner::run(&mut bench, settings, &interrupt)
 }
@@ -436,7 +458,7 @@ fn print_help(inv: &Invocation) {
         text.push('\n');
     }
     text.push_str("Compiled-in tests:\n");
-    for t in SystemTest::ALL {
+    for t in SystemTestKind::ALL {
         text.push_str(&format!("  {} - {}\n", t.name(), t.description()));
     }
     text.push_str("\nBuilt-in workloads (Lua, also usable with require):\n");

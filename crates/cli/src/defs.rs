@@ -1,4 +1,4 @@
-//! The general options every test understands (spec 1 §2) and bmk's extensions, as
+//! The general options every test understands (sysbench's) and bmk's extensions, as
 //! one table: it drives validation, `--help`, and the typed run settings.
 
 use bmk_engine::options::{OptKind, OptSpec};
@@ -86,6 +86,11 @@ pub fn general_groups() -> Vec<OptionGroup> {
                 o("report-format", String, Some("text"), "format of intermediate and final reports")
                     .with_choices(&["text", "csv", "json"]),
                 o("results", File, None, "write the whole run (options, host, intervals, final statistics, histogram) to this JSON file"),
+                o("results-dir", File, None, "write a results directory (run.json, the level's intervals with histograms, result.json, summary.csv, captured server and OS status) to this new directory"),
+                o("capture-interval", Double, Some("5"), "seconds between status samples written to --results-dir (0 = no capture); samples fall on multiples of it")
+                    .with_range(0.0, 86400.0),
+                o("target", String, None, "connect as the named target of bmk.toml (plain options still override it)"),
+                o("config", File, None, "the bmk.toml holding targets (default: $BMK_HOME/bmk.toml, else ./bmk.toml)"),
                 o("event-loops", String, Some("auto"), "threads that run the workers as coroutines, for tests that support it (built-in OLTP on MySQL): auto = one per CPU, off = a thread per worker"),
             ],
         },

@@ -1,15 +1,20 @@
 //! The `bmk` binary: a thin edge that maps the application's result to an exit code.
+mod analysis_commands;
 mod app;
 mod args;
 mod banner;
+mod benchmark;
 mod defs;
 mod help;
-mod lua_bench;
 mod results;
+mod results_dir;
+mod run_settings;
 mod runner;
+mod script_benchmark;
 mod settings;
 mod signals;
-mod system_bench;
+mod system_test_benchmark;
+mod target_options;
 mod verbosity;
 
 fn main() {

@@ -9,7 +9,7 @@ use bmk_report::results::{ResultsWriter, RunEnd, RunInfo};
 use bmk_report::ReportConfig;
 
 use crate::banner;
-use crate::runner::RunSettings;
+use crate::run_settings::RunSettings;
 
 /// An open results file.
 pub struct ResultsSink {
@@ -70,17 +70,23 @@ impl ResultsSink {
             self.writer.abort();
             anyhow::bail!("results file not written: {e}");
         }
-        let status = match &outcome.status {
-            RunStatus::Completed => "completed",
-            RunStatus::Interrupted(_) => "interrupted",
-            RunStatus::Fatal(_) | RunStatus::InitFailed(_) => "fatal",
-            RunStatus::QueueFull => "queue_full",
-            RunStatus::ForcedShutdown => "forced_shutdown",
-            RunStatus::InitTimeout => "init_timeout",
-        };
+        let status = status_name(&outcome.status);
         self.writer
             .finish(&outcome.stats, &RunEnd::new(status))
             .context("cannot finish the results file")?;
         Ok(())
+    }
+}
+
+/// The results files' name of how a run ended.
+pub fn status_name(status: &RunStatus) -> &'static str {
+    match status {
+        RunStatus::Completed => "completed",
+        RunStatus::Interrupted(_) => "interrupted",
+        RunStatus::Fatal(_) | RunStatus::InitFailed(_) => "fatal",
+        RunStatus::QueueFull => "queue_full",
+        RunStatus::ForcedShutdown => "forced_shutdown",
+        RunStatus::InitTimeout => "init_timeout",
+        RunStatus::StartRefused(_) => "start_refused",
     }
 }

@@ -1,8 +1,8 @@
 //! The `run` command: print the header, drive the engine, print what it measured.
 //!
 //! Whatever the benchmark (a built-in system test or a Lua script), the sequence is the
-//! same; a [`Bench`] adapts each kind to it. Reports go through `bmk-report` unless the
-//! benchmark replaces them (Lua report hooks).
+//! same; each kind implements [`Benchmark`] to fit it. Reports go through `bmk-report`
+//! unless the benchmark replaces them (Lua report hooks).
 
 use std::collections::HashMap;
 use std::io::Write;
@@ -10,74 +10,22 @@ use std::sync::atomic::AtomicUsize;
 use std::sync::Arc;
 
 use anyhow::Result;
-use bmk_engine::options::OptionSet;
-use bmk_engine::{CumulativeStats, IntervalStats, Observer, RunConfig, RunStatus, Test};
-use bmk_report::{Layout, ReportConfig, Reporter};
+use bmk_engine::{CumulativeStats, IntervalStats, Observer, RunStatus};
+use bmk_report::{ReportConfig, Reporter};
 
+use crate::benchmark::Benchmark;
 use crate::results::ResultsSink;
-use crate::settings::ReportOptions;
+use crate::results_dir::LevelSink;
+use crate::run_settings::RunSettings;
 use crate::signals;
 use crate::verbosity::{Level, Verbosity};
 
-/// A benchmark as the `run` command sees it.
-pub trait Bench {
-    /// The engine-facing test.
-    fn test(&self) -> Arc<dyn Test>;
-    /// Lines printed between the RNG line and `Initializing worker threads...`.
-    fn header_lines(&self) -> Vec<String>;
-    /// Lines printed before those with `--verbosity` 4 and up (`Doing CPU performance
-    /// benchmark`).
-    fn info_lines(&self) -> Vec<String> {
-        Vec::new()
-    }
-    /// The report layout.
-    fn layout(&self) -> Layout;
-    /// An event limit the test implies when the user set none (memory, seq fileio).
-    fn implied_event_limit(&self) -> Option<u64> {
-        None
-    }
-    /// Before workers start (Lua `init()`).
-    fn before_run(&mut self) -> Result<()> {
-        Ok(())
-    }
-    /// After workers end (Lua `done()`).
-    fn after_run(&mut self) -> Result<()> {
-        Ok(())
-    }
-    /// Replaces the intermediate report; returns false to use the default one.
-    fn report_interval(&mut self, _stats: &IntervalStats) -> Result<bool> {
-        Ok(false)
-    }
-    /// Replaces the cumulative report; returns false to use the default one.
-    fn report_cumulative(&mut self, _stats: &CumulativeStats) -> Result<bool> {
-        Ok(false)
-    }
-}
-
-/// Everything `run` needs besides the benchmark.
-pub struct RunSettings {
-    /// Engine limits.
-    pub config: RunConfig,
-    /// Report look.
-    pub report: ReportOptions,
-    /// Validated options (for the results file).
-    pub options: OptionSet,
-    /// The original argument vector (for the results file).
-    pub argv: Vec<String>,
-    /// Test name or script path.
-    pub test_name: String,
-    /// The command being run.
-    pub command: String,
-    /// Whether the seed came from the user.
-    pub seed: Option<u64>,
-    /// Which of the run's messages are printed.
-    pub verbosity: Verbosity,
-}
-
 struct PrintingObserver<'a> {
-    bench: &'a mut dyn Bench,
+    bench: &'a mut dyn Benchmark,
     reporter: Reporter,
     results: Option<&'a mut ResultsSink>,
+    level: Option<&'a mut LevelSink>,
+    warmup: bool,
     error: Option<anyhow::Error>,
     verbosity: Verbosity,
     threads: u32,
@@ -103,6 +51,17 @@ impl Observer for PrintingObserver<'_> {
             let _ = writeln!(out, "Threads started!\n");
         }
         let _ = out.flush();
+        if !self.warmup {
+            if let Some(level) = self.level.as_deref_mut() {
+                level.measuring();
+            }
+        }
+    }
+
+    fn warmup_finished(&mut self) {
+        if let Some(level) = self.level.as_deref_mut() {
+            level.measuring();
+        }
     }
 
     fn time_limit_reached(&mut self) {
@@ -117,6 +76,9 @@ impl Observer for PrintingObserver<'_> {
     fn interval(&mut self, stats: &IntervalStats) {
         if let Some(results) = self.results.as_deref_mut() {
             results.interval(stats);
+        }
+        if let Some(level) = self.level.as_deref_mut() {
+            level.interval(stats);
         }
         match self.bench.report_interval(stats) {
             Ok(true) => {}
@@ -135,6 +97,9 @@ impl Observer for PrintingObserver<'_> {
     fn checkpoint(&mut self, at: f64, stats: &CumulativeStats) {
         if let Some(results) = self.results.as_deref_mut() {
             results.checkpoint(at, stats);
+        }
+        if let Some(level) = self.level.as_deref_mut() {
+            level.checkpoint(at, stats);
         }
         if !self.verbosity.shows(Level::Notice) {
             return;
@@ -194,7 +159,7 @@ fn print_fatal_now(error: &anyhow::Error) -> std::io::Result<()> {
 
 /// Prints the run header, runs, prints the final report; returns the exit code.
 pub fn run(
-    bench: &mut dyn Bench,
+    bench: &mut dyn Benchmark,
     mut settings: RunSettings,
     interrupt: &Arc<AtomicUsize>,
 ) -> Result<i32> {
@@ -226,11 +191,14 @@ pub fn run(
         Some(path) => Some(ResultsSink::create(path, &settings, &report_config)?),
         None => None,
     };
-    let test = bench.test();
+    let mut level = LevelSink::create(&settings, &report_config)?;
+    let test = bench.workload();
     let mut observer = PrintingObserver {
         bench,
         reporter: Reporter::new(&report_config),
         results: results.as_mut(),
+        level: level.as_mut(),
+        warmup: !settings.config.warmup.is_zero(),
         error: None,
         verbosity,
         threads: settings.config.threads,
@@ -282,6 +250,16 @@ pub fn run(
             print_failures(&mut out, messages)?;
             writeln!(out, "FATAL: Thread initialization failed!")?;
             out.flush()?;
+            if let Some(level) = level {
+                level.finish(&outcome)?;
+            }
+            return Ok(1);
+        }
+        RunStatus::StartRefused(message) => {
+            // bmk's own failure, not a sysbench one: on stderr, where scripts that
+            // start many clients look for why one did not run.
+            out.flush()?;
+            eprintln!("FATAL: {message}");
             return Ok(1);
         }
         RunStatus::InitTimeout => {
@@ -291,6 +269,9 @@ pub fn run(
                 settings.config.thread_init_timeout.as_secs()
             )?;
             out.flush()?;
+            if let Some(level) = level {
+                level.finish(&outcome)?;
+            }
             return Ok(2);
         }
         RunStatus::QueueFull => {
@@ -340,10 +321,13 @@ pub fn run(
     if let Some(results) = results {
         results.finish(&outcome)?;
     }
+    if let Some(level) = level {
+        level.finish(&outcome)?;
+    }
     Ok(code)
 }
 
-fn print_header(bench: &dyn Bench, settings: &RunSettings) {
+fn print_header(bench: &dyn Benchmark, settings: &RunSettings) {
     let c = &settings.config;
     let mut h = String::from("Running the test with following options:\n");
     h.push_str(&format!("Number of threads: {}\n", c.threads));

@@ -14,7 +14,9 @@ use std::sync::atomic::AtomicUsize;
 use std::sync::Arc;
 use std::time::Duration;
 
-use bmk_engine::{run, EventFlow, Observer, RunConfig, Test, Worker, WorkerContext, WorkerError};
+use bmk_engine::{
+    run, EventFlow, Observer, RunConfig, Worker, WorkerContext, WorkerError, Workload,
+};
 
 struct Noop;
 
@@ -26,7 +28,7 @@ impl Worker for Noop {
 
 struct NoopTest;
 
-impl Test for NoopTest {
+impl Workload for NoopTest {
     fn create_worker(&self, _tid: u32) -> Result<Box<dyn Worker>, WorkerError> {
         Ok(Box::new(Noop))
     }

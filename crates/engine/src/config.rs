@@ -49,7 +49,7 @@ pub struct RunConfig {
     pub report_interval: Option<Duration>,
     /// Seconds (after the measured start) at which to report cumulatively and reset.
     pub checkpoints: Vec<Duration>,
-    /// Event-loop threads for a [`cooperative`](crate::Test::cooperative) test: `None`
+    /// Event-loop threads for a [`cooperative`](crate::Workload::cooperative) test: `None`
     /// = one per CPU, `Some(0)` = a thread per worker (see [`crate::coop`]).
     pub event_loops: Option<u32>,
 }

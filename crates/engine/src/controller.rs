@@ -25,17 +25,19 @@ use crate::outcome::RunStatus;
 use crate::shared::Shared;
 
 /// The controller loop, from the workers' release to the last worker's exit (or to a
-/// forced shutdown); `stats` collects what they measure, `handles` are their threads.
+/// forced shutdown); `stats` collects what they measure, `handles` are their threads,
+/// `released` is the run-clock time of their release, from which the warm-up, the
+/// reports' grid and the time limit are counted.
 pub(crate) fn drive(
     shared: &Arc<Shared>,
     stats: &mut Collector,
     observer: &mut dyn Observer,
     interrupt: &AtomicUsize,
     handles: &mut Vec<thread::JoinHandle<()>>,
+    released: u64,
 ) -> RunStatus {
     let config = &shared.config;
     let threads = shared.slots.len() as u32;
-    let released = shared.now_ns();
     observer.threads_started();
 
     let scheduler = shared.arrivals.as_ref().map(|_| {

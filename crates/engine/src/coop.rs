@@ -3,8 +3,8 @@
 //! A worker that waits for a database answers in a blocking `read`: with one OS thread
 //! per worker every query costs the client two context switches (sleep, wake-up),
 //! which is most of a thin client's CPU per query and all of its memory per worker
-//! beyond the connection. A [`Test`] that says so
-//! ([`Test::cooperative`](crate::Test::cooperative)) instead gets a few loop threads,
+//! beyond the connection. A [`Workload`] that says so
+//! ([`Workload::cooperative`](crate::Workload::cooperative)) instead gets a few loop threads,
 //! each running its share of the workers as stackful coroutines: a worker whose socket
 //! has no data yet calls [`wait_readable`], which suspends it until `epoll` reports
 //! the descriptor readable, and the thread meanwhile runs the workers whose answers
@@ -33,7 +33,7 @@ use corosensei::stack::DefaultStack;
 use corosensei::{Coroutine, CoroutineResult, Yielder};
 
 use crate::shared::Shared;
-use crate::worker::{Test, Worker, WorkerContext, WorkerError};
+use crate::worker::{Worker, WorkerContext, WorkerError, Workload};
 
 /// Stack of one coroutine: events run here, connections are opened on the loop
 /// thread's own stack before. Virtual memory; only touched pages are resident.
@@ -111,7 +111,7 @@ pub(crate) struct LoopTally {
 
 /// Body of a loop thread: creates the workers `tids` (sequentially, on this stack),
 /// waits for the start, then runs them until all have finished.
-pub(crate) fn loop_main(tids: Vec<u32>, shared: Arc<Shared>, test: Arc<dyn Test>) -> LoopTally {
+pub(crate) fn loop_main(tids: Vec<u32>, shared: Arc<Shared>, test: Arc<dyn Workload>) -> LoopTally {
     crate::rand::seed_thread(tids[0]);
     let contexts: Vec<Rc<WorkerContext>> = tids
         .iter()
@@ -342,7 +342,7 @@ mod tests {
     use crate::config::RunConfig;
     use crate::shared::Shared;
     use crate::stats::Counter;
-    use crate::worker::{EventFlow, Test, Worker, WorkerContext, WorkerError};
+    use crate::worker::{EventFlow, Worker, WorkerContext, WorkerError, Workload};
 
     const WORKERS: u32 = 4;
     const EVENTS: u32 = 25;
@@ -398,7 +398,7 @@ mod tests {
 
     struct EchoTest(Mutex<Vec<Option<EchoWorker>>>);
 
-    impl Test for EchoTest {
+    impl Workload for EchoTest {
         fn create_worker(&self, tid: u32) -> Result<Box<dyn Worker>, WorkerError> {
             let worker = self.0.lock().unwrap()[tid as usize].take();
             Ok(Box::new(worker.expect("one worker per tid")))

@@ -5,7 +5,7 @@
 //! statistics (lock-free per-thread latency recorders merged into HdrHistograms,
 //! counters, fairness, schedule lag) — plus the typed option values and the per-thread
 //! random generators that benchmarks draw from. It knows nothing about SQL, Lua, or
-//! output formats: a benchmark implements [`Test`] and [`Worker`], a front end
+//! output formats: a benchmark implements [`Workload`] and [`Worker`], a front end
 //! implements [`Observer`] and prints the [`IntervalStats`] and [`CumulativeStats`] it
 //! receives. A run reads the system's monotonic clock unless it is given a [`Clock`]
 //! ([`run_with_clock`]): [`virtual_clock`] runs a whole test in virtual time, exactly
@@ -13,7 +13,7 @@
 //!
 //! ```
 //! use std::sync::{atomic::AtomicUsize, Arc};
-//! use bmk_engine::{run, EventFlow, RunConfig, Test, Worker, WorkerContext, WorkerError};
+//! use bmk_engine::{run, EventFlow, RunConfig, Workload, Worker, WorkerContext, WorkerError};
 //!
 //! struct Spin;
 //! impl Worker for Spin {
@@ -22,7 +22,7 @@
 //!     }
 //! }
 //! struct SpinTest;
-//! impl Test for SpinTest {
+//! impl Workload for SpinTest {
 //!     fn create_worker(&self, _tid: u32) -> Result<Box<dyn Worker>, WorkerError> {
 //!         Ok(Box::new(Spin))
 //!     }
@@ -49,6 +49,7 @@ pub mod rand;
 mod run;
 mod shared;
 mod stack;
+mod start_gate;
 pub mod stats;
 pub mod virtual_clock;
 mod worker;
@@ -59,6 +60,7 @@ pub use clock::Clock;
 pub use config::{RunConfig, INTERRUPT_GRACE, STOP_GRACE};
 pub use observer::Observer;
 pub use outcome::{RunOutcome, RunStatus};
-pub use run::{run, run_with_clock};
+pub use run::{run, run_gated, run_with_clock};
+pub use start_gate::{StartAt, StartGate};
 pub use stats::{Counter, Counters, CumulativeStats, IntervalStats, LagStats, ThreadTotals};
-pub use worker::{with_current, EventFlow, Test, Worker, WorkerContext, WorkerError};
+pub use worker::{with_current, EventFlow, Worker, WorkerContext, WorkerError, Workload};

@@ -14,6 +14,9 @@ pub enum RunStatus {
     /// A worker could not be created (`thread_init` failed, no connection): its
     /// messages. No worker was released, nothing was measured.
     InitFailed(Vec<String>),
+    /// Every worker was initialised, but the [`StartGate`](crate::StartGate) refused
+    /// the start: its message. No worker was released, nothing was measured.
+    StartRefused(String),
     /// Workers did not stop within `--forced-shutdown` (by default
     /// [`RunConfig::stop_grace`](crate::RunConfig::stop_grace)) after the time limit.
     ForcedShutdown,

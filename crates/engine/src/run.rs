@@ -3,14 +3,14 @@
 //! the run ended with what it measured.
 //!
 //! The calling thread is the run's controller: it spawns one OS thread per worker (or
-//! one event-loop thread per CPU for a [cooperative](Test::cooperative) test), waits
+//! one event-loop thread per CPU for a [cooperative](Workload::cooperative) test), waits
 //! for every `thread_init` (with `--thread-init-timeout`), and releases them together.
 //! Printing is the [`Observer`]'s job; nothing here formats output.
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::thread;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use crate::clock::{Clock, RunClock};
 use crate::collector::Collector;
@@ -19,7 +19,8 @@ use crate::controller;
 use crate::observer::Observer;
 use crate::outcome::{RunOutcome, RunStatus};
 use crate::shared::Shared;
-use crate::worker::Test;
+use crate::start_gate::{StartAt, StartGate};
+use crate::worker::Workload;
 use crate::worker_thread::worker_main;
 
 /// Runs `test` under `config`, reporting progress to `observer`.
@@ -33,11 +34,32 @@ use crate::worker_thread::worker_main;
 /// is still starting after a short grace period.
 pub fn run(
     config: RunConfig,
-    test: Arc<dyn Test>,
+    test: Arc<dyn Workload>,
     observer: &mut dyn Observer,
     interrupt: &AtomicUsize,
 ) -> RunOutcome {
-    run_on(config, test, observer, interrupt, RunClock::system())
+    run_on(config, test, observer, interrupt, RunClock::system(), None)
+}
+
+/// [`run`], with the workers released when `gate` says (see [`StartGate`]) instead of
+/// as soon as all are initialised. When the gate refuses, nobody is released and the
+/// run ends as [`RunStatus::StartRefused`]; when a signal arrives while it waits, as
+/// [`RunStatus::Interrupted`].
+pub fn run_gated(
+    config: RunConfig,
+    test: Arc<dyn Workload>,
+    observer: &mut dyn Observer,
+    interrupt: &AtomicUsize,
+    gate: &mut dyn StartGate,
+) -> RunOutcome {
+    run_on(
+        config,
+        test,
+        observer,
+        interrupt,
+        RunClock::system(),
+        Some(gate),
+    )
 }
 
 /// [`run`] on an injected `clock` instead of the system's: every thread of the run is
@@ -46,20 +68,28 @@ pub fn run(
 /// used), since an event loop waits for sockets, which no injected clock can.
 pub fn run_with_clock(
     config: RunConfig,
-    test: Arc<dyn Test>,
+    test: Arc<dyn Workload>,
     observer: &mut dyn Observer,
     interrupt: &AtomicUsize,
     clock: Arc<dyn Clock>,
 ) -> RunOutcome {
-    run_on(config, test, observer, interrupt, RunClock::Injected(clock))
+    run_on(
+        config,
+        test,
+        observer,
+        interrupt,
+        RunClock::Injected(clock),
+        None,
+    )
 }
 
 fn run_on(
     config: RunConfig,
-    test: Arc<dyn Test>,
+    test: Arc<dyn Workload>,
     observer: &mut dyn Observer,
     interrupt: &AtomicUsize,
     clock: RunClock,
+    gate: Option<&mut dyn StartGate>,
 ) -> RunOutcome {
     let threads = config.threads.max(1);
     let shared = Arc::new(Shared::new(config, threads, clock));
@@ -155,6 +185,37 @@ fn run_on(
             join_stopped(&shared, handles, spawned_workers, INIT_FAILED_GRACE);
             return outcome(&shared, &mut stats, RunStatus::InitFailed(fatal));
         }
+        drop(ctl);
+    }
+    // The gate may wait long (for other processes): the lock is not held meanwhile,
+    // and the workers wait for the release as they would for a slow controller.
+    // A run interrupted while starting goes on to the controller, which reports it.
+    let gate = gate.filter(|_| interrupt.load(Ordering::Relaxed) == 0);
+    let released = match gate.map(|g| g.open(interrupt)) {
+        None | Some(Ok(StartAt::Now)) => shared.now_ns(),
+        Some(Ok(StartAt::At(instant))) => {
+            // The instant becomes a time on the run's clock: the difference is taken
+            // right away, so the mapping costs one pair of clock reads of error.
+            let ahead = instant.saturating_duration_since(Instant::now()).as_nanos() as u64;
+            let behind = Instant::now().saturating_duration_since(instant).as_nanos() as u64;
+            let at = (shared.now_ns() + ahead).saturating_sub(behind);
+            shared.clock.sleep_until(at);
+            at
+        }
+        Some(Err(message)) => {
+            shared.stop();
+            join_stopped(&shared, handles, spawned_workers, INIT_FAILED_GRACE);
+            let sig = interrupt.load(Ordering::Relaxed);
+            let status = if sig != 0 {
+                RunStatus::Interrupted(sig as i32)
+            } else {
+                RunStatus::StartRefused(message)
+            };
+            return outcome(&shared, &mut stats, status);
+        }
+    };
+    {
+        let ctl = shared.control();
         // Without warm-up, measuring starts at the release itself, so no event can
         // slip in unclaimed between the release and the start of the event limit.
         if shared.config.warmup.is_zero() {
@@ -163,7 +224,14 @@ fn run_on(
         }
         shared.release(ctl);
     }
-    let status = controller::drive(&shared, &mut stats, observer, interrupt, &mut handles);
+    let status = controller::drive(
+        &shared,
+        &mut stats,
+        observer,
+        interrupt,
+        &mut handles,
+        released,
+    );
     outcome(&shared, &mut stats, status)
 }
 

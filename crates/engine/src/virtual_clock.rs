@@ -20,7 +20,7 @@
 //! use std::sync::Arc;
 //! use std::time::Duration;
 //! use bmk_engine::virtual_clock::VirtualClock;
-//! use bmk_engine::{EventFlow, Observer, RunConfig, Test, Worker, WorkerContext, WorkerError};
+//! use bmk_engine::{EventFlow, Observer, RunConfig, Workload, Worker, WorkerContext, WorkerError};
 //!
 //! /// Each event takes 10 ms of virtual time.
 //! struct Sleeper(Arc<VirtualClock>);
@@ -31,7 +31,7 @@
 //!     }
 //! }
 //! struct SleeperTest(Arc<VirtualClock>);
-//! impl Test for SleeperTest {
+//! impl Workload for SleeperTest {
 //!     fn create_worker(&self, _tid: u32) -> Result<Box<dyn Worker>, WorkerError> {
 //!         Ok(Box::new(Sleeper(self.0.clone())))
 //!     }
@@ -60,7 +60,7 @@ use crate::clock::Clock;
 use crate::config::RunConfig;
 use crate::observer::Observer;
 use crate::outcome::RunOutcome;
-use crate::worker::Test;
+use crate::worker::Workload;
 
 /// How long a thread waits for its turn, in real time, before it concludes that the
 /// thread holding the turn blocks on something other than the clock.
@@ -148,7 +148,7 @@ impl VirtualClock {
     pub fn run(
         &self,
         config: RunConfig,
-        test: Arc<dyn Test>,
+        test: Arc<dyn Workload>,
         observer: &mut dyn Observer,
         interrupt: &AtomicUsize,
     ) -> RunOutcome {

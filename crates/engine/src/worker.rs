@@ -1,4 +1,4 @@
-//! What a benchmark plugs into the engine: a [`Test`] that makes one [`Worker`] per
+//! What a benchmark plugs into the engine: a [`Workload`] that makes one [`Worker`] per
 //! thread, and the [`WorkerContext`] through which a worker asks for events, marks
 //! their start and end, and bumps counters.
 //!
@@ -15,7 +15,7 @@ use crate::shared::Shared;
 use crate::stats::Counter;
 
 /// A benchmark the engine can run: the built-in tests, Lua scripts, native workloads.
-pub trait Test: Send + Sync {
+pub trait Workload: Send + Sync {
     /// Creates the worker for thread `tid`, on that thread (sysbench's `thread_init`).
     /// Runs before the start barrier; an error aborts the run.
     fn create_worker(&self, tid: u32) -> Result<Box<dyn Worker>, WorkerError>;

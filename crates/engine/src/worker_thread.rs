@@ -7,10 +7,10 @@ use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::Arc;
 
 use crate::shared::Shared;
-use crate::worker::{Test, WorkerContext, WorkerError};
+use crate::worker::{WorkerContext, WorkerError, Workload};
 
 /// Runs worker `tid` of `test` on the calling thread, from creation to finish.
-pub(crate) fn worker_main(tid: u32, shared: Arc<Shared>, test: Arc<dyn Test>) {
+pub(crate) fn worker_main(tid: u32, shared: Arc<Shared>, test: Arc<dyn Workload>) {
     crate::rand::seed_thread(tid);
     let ctx = WorkerContext::new(tid, shared.clone());
     let _installed = ctx.install();

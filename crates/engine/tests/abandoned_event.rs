@@ -7,7 +7,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use bmk_engine::{
-    run, EventFlow, Observer, RunConfig, RunStatus, Test, Worker, WorkerContext, WorkerError,
+    run, EventFlow, Observer, RunConfig, RunStatus, Worker, WorkerContext, WorkerError, Workload,
 };
 
 /// Completes `complete` events, then restarts the next one until the run stops.
@@ -33,7 +33,7 @@ impl Worker for Stuck {
 
 struct StuckTest;
 
-impl Test for StuckTest {
+impl Workload for StuckTest {
     fn create_worker(&self, _tid: u32) -> Result<Box<dyn Worker>, WorkerError> {
         Ok(Box::new(Stuck { complete: 5 }))
     }

@@ -7,8 +7,8 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use bmk_engine::{
-    run, Counter, CumulativeStats, EventFlow, Observer, RunConfig, RunStatus, Test, Worker,
-    WorkerContext, WorkerError,
+    run, Counter, CumulativeStats, EventFlow, Observer, RunConfig, RunStatus, Worker,
+    WorkerContext, WorkerError, Workload,
 };
 
 /// Each event takes about 100 µs and counts one read.
@@ -24,7 +24,7 @@ impl Worker for Busy {
 
 struct BusyTest;
 
-impl Test for BusyTest {
+impl Workload for BusyTest {
     fn create_worker(&self, _tid: u32) -> Result<Box<dyn Worker>, WorkerError> {
         Ok(Box::new(Busy))
     }

@@ -7,7 +7,7 @@ use std::sync::atomic::{AtomicU32, AtomicUsize, Ordering};
 use std::sync::Arc;
 
 use bmk_engine::{
-    run, EventFlow, Observer, RunConfig, RunStatus, Test, Worker, WorkerContext, WorkerError,
+    run, EventFlow, Observer, RunConfig, RunStatus, Worker, WorkerContext, WorkerError, Workload,
 };
 
 #[derive(Default)]
@@ -47,7 +47,7 @@ struct FailingStart {
     cooperative: bool,
 }
 
-impl Test for FailingStart {
+impl Workload for FailingStart {
     fn create_worker(&self, tid: u32) -> Result<Box<dyn Worker>, WorkerError> {
         if tid == self.failing {
             return Err(WorkerError::new(format!("worker {tid} cannot start")));

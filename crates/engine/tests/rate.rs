@@ -7,8 +7,8 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use bmk_engine::{
-    run, EventFlow, IntervalStats, Observer, RunConfig, RunStatus, Test, Worker, WorkerContext,
-    WorkerError,
+    run, EventFlow, IntervalStats, Observer, RunConfig, RunStatus, Worker, WorkerContext,
+    WorkerError, Workload,
 };
 
 /// Events take 1 ms, except one that stalls for `stall`.
@@ -33,7 +33,7 @@ impl Worker for StallWorker {
 
 struct Shared(Arc<StallOnce>);
 
-impl Test for Shared {
+impl Workload for Shared {
     fn create_worker(&self, _tid: u32) -> Result<Box<dyn Worker>, WorkerError> {
         Ok(Box::new(StallWorker(self.0.clone())))
     }

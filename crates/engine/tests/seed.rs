@@ -7,7 +7,7 @@ use std::sync::{Arc, Mutex};
 
 use bmk_engine::rand::{self, Distribution, RandConfig};
 use bmk_engine::{
-    run, EventFlow, Observer, RunConfig, RunStatus, Test, Worker, WorkerContext, WorkerError,
+    run, EventFlow, Observer, RunConfig, RunStatus, Worker, WorkerContext, WorkerError, Workload,
 };
 
 /// Records, per thread, the numbers drawn in `thread_init` and in the thread's events.
@@ -31,7 +31,7 @@ impl Worker for Drawing {
 
 struct DrawTest(Arc<Recorder>);
 
-impl Test for DrawTest {
+impl Workload for DrawTest {
     fn create_worker(&self, tid: u32) -> Result<Box<dyn Worker>, WorkerError> {
         let first: Vec<u32> = (0..50).map(|_| rand::uniform(1, 1_000_000)).collect();
         self.0.draws.lock().unwrap()[tid as usize].extend(first);

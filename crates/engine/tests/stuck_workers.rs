@@ -8,7 +8,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use bmk_engine::{
-    run, EventFlow, Observer, RunConfig, RunStatus, Test, Worker, WorkerContext, WorkerError,
+    run, EventFlow, Observer, RunConfig, RunStatus, Worker, WorkerContext, WorkerError, Workload,
 };
 
 /// Worker 0 fails after a few events when `fail` is set; the others do `free` quick
@@ -40,7 +40,7 @@ struct FreezeTest {
     fail: bool,
 }
 
-impl Test for FreezeTest {
+impl Workload for FreezeTest {
     fn create_worker(&self, tid: u32) -> Result<Box<dyn Worker>, WorkerError> {
         // The failing worker fails once the others are stuck.
         let free = if self.fail && tid == 0 { 200 } else { 20 };

@@ -13,7 +13,7 @@ use std::time::Duration;
 use bmk_engine::virtual_clock::VirtualClock;
 use bmk_engine::{
     Counter, CumulativeStats, EventFlow, IntervalStats, Observer, RunConfig, RunOutcome, RunStatus,
-    Test, Worker, WorkerContext, WorkerError,
+    Worker, WorkerContext, WorkerError, Workload,
 };
 
 /// The latency of event `n` (0-based) of worker `tid`.
@@ -43,7 +43,7 @@ impl Worker for TimedWorker {
     }
 }
 
-impl Test for Timed {
+impl Workload for Timed {
     fn create_worker(&self, tid: u32) -> Result<Box<dyn Worker>, WorkerError> {
         self.clock.sleep(self.init);
         Ok(Box::new(TimedWorker {

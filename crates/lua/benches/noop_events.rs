@@ -36,7 +36,7 @@ fn bmk_eps(threads: u32, secs: u64) -> f64 {
         time: Some(Duration::from_secs(secs)),
         ..RunConfig::default()
     };
-    let outcome = bmk_engine::run(config, host.test(), &mut Quiet, &AtomicUsize::new(0));
+    let outcome = bmk_engine::run(config, host.workload(), &mut Quiet, &AtomicUsize::new(0));
     host.done().unwrap();
     outcome.stats.events as f64 / outcome.stats.time_total
 }

@@ -2,7 +2,7 @@
 --
 -- Loaded into every Lua state (main and workers) before the script, with `host`, the
 -- table of values and Rust functions that `state.rs` prepared. It declares the FFI
--- entry points of spec 2 §6, sets up what every state needs (the event loop, error
+-- entry points sysbench scripts call (`ffi.C.sb_*`), sets up what every state needs (the event loop, error
 -- handling, sysbench.opt, sysbench.hooks) and returns the internal functions the Rust
 -- side calls: `call` (a protected call with traceback), `thread_run` (the event loop),
 -- `command_info`, `call_command` and `reset_opt`. Hot paths (event start/stop,
@@ -248,7 +248,7 @@ raw_setmetatable(sb, {
   end,
 })
 
--- The FFI entry points of spec 2 §6. The event loop's are declared now; the rest when
+-- The FFI entry points scripts may call (`sb_*`, as sysbench exports them). The event loop's are declared now; the rest when
 -- the state first requires "ffi" (a script, or a part of the API made on first use),
 -- which is the only way a script reaches ffi.C. Every declaration grows LuaJIT's type
 -- table, and the whole set doubles it.

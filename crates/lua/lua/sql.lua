@@ -1,4 +1,4 @@
--- sysbench.sql (spec 2 §5), made by the prelude when a state first reads it:
+-- sysbench.sql (the API sysbench scripts use to talk to databases), made by the prelude when a state first reads it:
 -- connections, statements, bind parameters and result sets over the `bmk_*` FFI entry
 -- points of sql.rs.
 

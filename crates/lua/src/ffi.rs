@@ -1,4 +1,5 @@
-//! The C entry points that Lua code reaches through LuaJIT's `ffi.C` (spec 2 §6).
+//! The C entry points that Lua code reaches through LuaJIT's `ffi.C`, with the names
+//! and signatures sysbench exports (`sb_*`), so scripts that declare them run unchanged.
 //!
 //! Each function acts on the calling thread: the engine's current [`WorkerContext`]
 //! (event start/stop, counters) and the thread's random generator. Called outside a

@@ -1,24 +1,25 @@
 //! [`ScriptHost`]: the main Lua state of a run and everything the CLI asks of a script
-//! — its options, commands, `init`/`done`, report hooks — plus the [`Test`] that gives
+//! — its options, commands, `init`/`done`, report hooks — plus the [`Workload`] that gives
 //! each worker its own state.
 
 use std::sync::{Arc, Once};
 
 use bmk_engine::options::{OptSpec, OptionSet};
-use bmk_engine::{CumulativeStats, IntervalStats, Test};
+use bmk_engine::{CumulativeStats, IntervalStats, Workload};
 use mlua::{Table, Value};
 
 use crate::error::{LuaError, LuaErrorKind};
 use crate::options;
 use crate::report;
-use crate::state::{ScriptEnv, ScriptState, StateData};
-use crate::worker::LuaTest;
+use crate::state::{ScriptEnv, ScriptState};
+use crate::state_data::StateData;
+use crate::worker::ScriptWorkload;
 use crate::{HostConfig, ScriptSource};
 
 /// The main Lua state of a script and the configuration its workers are built from.
 ///
 /// Not `Send`: it stays on the thread that loaded it (the CLI's main thread). Worker
-/// states are made by the [`Test`] from [`ScriptHost::test`] on their own threads.
+/// states are made by the [`Workload`] from [`ScriptHost::workload`] on their own threads.
 pub struct ScriptHost {
     env: ScriptEnv,
     main: ScriptState,
@@ -81,7 +82,7 @@ impl ScriptHost {
     /// and runs the scripts' option validators. Workers made later by [`test`] see
     /// the same values. Script options missing from `opts` are declared into it.
     ///
-    /// [`test`]: ScriptHost::test
+    /// [`test`]: ScriptHost::workload
     pub fn set_options(&mut self, mut opts: OptionSet) -> Result<(), LuaError> {
         let declared = options::declared(&self.main.lua)?;
         let missing: Vec<OptSpec> = declared
@@ -209,11 +210,11 @@ impl ScriptHost {
         r
     }
 
-    /// The script as an engine test: each worker gets its own state with the script
+    /// The script as the engine's workload: each worker gets its own state with the script
     /// loaded and `thread_init(tid)` called, runs `thread_run` (the script's or the
     /// default event loop) and then `thread_done(tid)`.
-    pub fn test(&self) -> Arc<dyn Test> {
-        Arc::new(LuaTest {
+    pub fn workload(&self) -> Arc<dyn Workload> {
+        Arc::new(ScriptWorkload {
             env: Arc::new(self.env.clone()),
         })
     }

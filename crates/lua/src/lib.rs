@@ -1,6 +1,6 @@
 //! bmk's sysbench-compatible Lua runtime.
 //!
-//! This crate runs sysbench Lua scripts unchanged on LuaJIT 2.1 (spec 2). It owns the
+//! This crate runs sysbench Lua scripts unchanged on LuaJIT 2.1. It owns the
 //! Lua states (one main state for `init`/`done`, commands and report hooks; one per
 //! worker thread), the whole `sysbench` table (`opt`, `cmdline`, `hooks`, `rand`,
 //! `histogram`, `sql`, the report printers), the event loop (written in Lua over
@@ -21,7 +21,7 @@
 //! 3. `help`: print [`ScriptHost::options_help`] / call [`ScriptHost::script_help`].
 //!    A command the script defines ([`ScriptHost::has_command`]) wins over a built-in
 //!    one: [`ScriptHost::run_command`].
-//! 4. `run`: [`ScriptHost::init`], `bmk_engine::run` with [`ScriptHost::test`] (an
+//! 4. `run`: [`ScriptHost::init`], `bmk_engine::run` with [`ScriptHost::workload`] (an
 //!    observer that calls [`ScriptHost::report_intermediate`] /
 //!    [`ScriptHost::report_cumulative`] instead of its own printing when
 //!    [`ScriptHost::has_report_hook`]), [`ScriptHost::close_reports`], then
@@ -53,14 +53,14 @@
 //! let mut host = ScriptHost::load(src, cfg).unwrap();
 //! host.set_options(Default::default()).unwrap();
 //! host.init().unwrap();
-//! // `host.test()` goes to `bmk_engine::run` (in an executable linked with -rdynamic).
+//! // `host.workload()` goes to `bmk_engine::run` (in an executable linked with -rdynamic).
 //! host.done().unwrap();
 //! ```
 #![deny(missing_docs)]
 
 mod error;
 mod ffi;
-mod generated;
+mod generated_rows;
 mod heap;
 mod histogram;
 mod host;
@@ -68,6 +68,7 @@ mod options;
 mod report;
 mod sql;
 mod state;
+mod state_data;
 mod worker;
 
 use std::path::{Path, PathBuf};

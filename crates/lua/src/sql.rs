@@ -1,4 +1,4 @@
-//! The Rust half of `sysbench.sql` (spec 2 §5) over `bmk-sql`.
+//! The Rust half of `sysbench.sql` (connections, statements, result sets) over `bmk-sql`.
 //!
 //! Connections, prepared statements and result sets are plain Rust objects that Lua
 //! holds as FFI cdata pointers (`bmk_conn *`, `bmk_stmt *`, freed by `ffi.gc`); the hot
@@ -35,8 +35,8 @@ use bmk_sql::{
 };
 use mlua::{LightUserData, Lua, Table, UserData, UserDataMethods, Value};
 
-use crate::generated::GeneratedRows;
-use crate::state::StateData;
+use crate::generated_rows::GeneratedRows;
+use crate::state_data::StateData;
 
 /// Connections made so far in the process: spreads them over hosts round-robin.
 static CONNECTIONS: AtomicUsize = AtomicUsize::new(0);
@@ -526,7 +526,7 @@ pub unsafe extern "C" fn bmk_conn_load_text(
 
 /// `int bmk_conn_insert_generated(bmk_conn *, const char *table, size_t, const char
 /// *columns, size_t, uint64_t nrows, uint64_t *inserted)`: inserts `nrows` rows made
-/// from the column description `columns` (see [`crate::generated`]) the driver's
+/// from the column description `columns` (see [`crate::generated_rows`]) the driver's
 /// cheapest way ([`Connection::insert_rows`]); `1` with `*inserted` rows (counts one
 /// write), `-1` on error.
 ///

@@ -19,6 +19,7 @@ use crate::heap::OwnedState;
 use crate::histogram::UserHistogram;
 use crate::options;
 use crate::report::{self, ReportSettings};
+use crate::state_data::StateData;
 use crate::{ModuleLibrary, ScriptSource};
 
 const PRELUDE: &str = include_str!("../lua/prelude.lua");
@@ -217,12 +218,6 @@ impl ScriptEnv {
     }
 }
 
-/// Per-state data reachable from Rust callbacks.
-pub(crate) struct StateData {
-    pub options: Arc<OptionSet>,
-    pub reports: ReportSettings,
-}
-
 /// A Lua state with the API installed and the script loaded.
 pub(crate) struct ScriptState {
     pub lua: Lua,
@@ -387,7 +382,8 @@ fn new_lua() -> Result<(OwnedState, Lua), LuaError> {
         mlua::ffi::lua_pop(raw.as_ptr(), 1);
         Lua::get_or_init_from_ptr(raw.as_ptr()).clone()
     };
-    // Scripts need `ffi` and `debug` (spec 2); they are trusted code, as in sysbench.
+    // Scripts need `ffi` and `debug` (sysbench's own scripts use both); they are
+    // trusted code, as in sysbench.
     // The libraries of LAZY_LIBS open on first use; `jit` is opened here once because
     // opening it is what switches the compiler on, and its table dropped until used.
     lua.load_std_libs(StdLib::PACKAGE | StdLib::STRING | StdLib::FFI | StdLib::JIT)?;

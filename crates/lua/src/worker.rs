@@ -1,19 +1,19 @@
-//! The engine side of a script: [`LuaTest`] builds one Lua state per worker thread
+//! The engine side of a script: [`ScriptWorkload`] builds one Lua state per worker thread
 //! (script loaded, `thread_init` called) and [`LuaWorker`] runs the event loop in it.
 
 use std::sync::{Arc, Condvar, Mutex, OnceLock};
 
-use bmk_engine::{EventFlow, Test, Worker, WorkerContext, WorkerError};
+use bmk_engine::{EventFlow, Worker, WorkerContext, WorkerError, Workload};
 use mlua::Value;
 
 use crate::state::{ScriptEnv, ScriptState};
 
-/// A script as an engine [`Test`].
-pub(crate) struct LuaTest {
+/// A script as an engine [`Workload`].
+pub(crate) struct ScriptWorkload {
     pub env: Arc<ScriptEnv>,
 }
 
-impl Test for LuaTest {
+impl Workload for ScriptWorkload {
     fn create_worker(&self, tid: u32) -> Result<Box<dyn Worker>, WorkerError> {
         let state = {
             let _turn = LOAD_GATE.enter();

@@ -20,6 +20,7 @@
 
 pub mod faults;
 pub mod floor;
+pub mod flow;
 pub mod mysql;
 pub mod options;
 pub mod pgsql;

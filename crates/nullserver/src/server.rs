@@ -24,10 +24,11 @@ use mio::{Events, Interest, Poll, Token};
 use socket2::{Domain, Socket, Type};
 
 use crate::faults::Action;
+use crate::flow::Flow;
 use crate::mysql::MysqlSession;
 use crate::options::Config;
 use crate::pgsql::PgSession;
-use crate::session::{Flow, Protocol};
+use crate::session::Protocol;
 
 /// Answers waiting to be written beyond which a connection's requests are left unread
 /// until the client has read some (a client that pipelines without reading).

@@ -2,28 +2,9 @@
 //! interface the event loop drives (split the input into requests, answer each one,
 //! tell which requests are queries for the faults).
 
+use crate::flow::{Flow, ProtocolError};
 use crate::mysql::MysqlSession;
 use crate::pgsql::PgSession;
-
-/// What the connection does after an answer.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Flow {
-    /// Keep serving it.
-    Continue,
-    /// Close it once what is written so far has been sent.
-    Close,
-}
-
-/// Input that cannot be framed: the connection is closed.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
-pub enum ProtocolError {
-    /// A request larger than the null server takes.
-    #[error("request too large")]
-    TooLarge,
-    /// Framing that no client sends.
-    #[error("{0}")]
-    Malformed(&'static str),
-}
 
 /// The session of one connection.
 #[derive(Debug)]

@@ -17,10 +17,10 @@
 //! outside rate mode). Rates and seconds have 4 decimals, milliseconds 6 (nanoseconds).
 //! The histogram is `value_ms,count` rows under that header.
 
+use crate::format::{Cumulative, Format};
 use crate::histogram::Bucket;
 use crate::layout::{FinalOptions, LineOptions};
 use crate::printf::{decimals, fixed, percentile_label};
-use crate::reporter::{Cumulative, Format};
 use crate::summary::{FinalStats, ReportStat};
 
 /// The `sysbench.report_csv` line for one sample (ends in `\n`).

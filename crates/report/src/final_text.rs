@@ -1,4 +1,4 @@
-//! The final (and checkpoint) report in sysbench's text layout (spec 1 §5).
+//! The final (and checkpoint) report in sysbench's text layout.
 //!
 //! Column positions are part of the contract — people parse these lines with awk:
 //! values of the SQL statistics and Throughput blocks start at column 41, latency values
@@ -19,9 +19,8 @@
 //! `Threads started!` banner) is the caller's.
 
 use crate::layout::{FinalOptions, Layout};
-use crate::printf::{decimals, fixed, label, left, percentile_label, right_aligned};
+use crate::printf::{decimals, fixed, label, left, percentile_label, right_aligned, time_prefix};
 use crate::summary::{FinalStats, MIB};
-use crate::text::time_prefix;
 
 /// Where values start in the SQL statistics and Throughput blocks.
 const VALUE_COLUMN: usize = 41;

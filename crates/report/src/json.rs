@@ -21,10 +21,10 @@
 
 use serde::Serialize;
 
+use crate::format::{Cumulative, Format};
 use crate::histogram::Bucket;
 use crate::layout::{FinalOptions, LineOptions};
 use crate::printf::{decimals, fixed};
-use crate::reporter::{Cumulative, Format};
 use crate::summary::{FinalStats, ReportStat};
 
 /// One sample as a JSON object (no newline).

@@ -1,6 +1,6 @@
 //! Which report a test gets, and how the user asked for it.
 //!
-//! A [`Layout`] is the shape of a test's text report (spec 1 §5): the DB layout of SQL
+//! A [`Layout`] is the shape of a test's text report: the DB layout of SQL
 //! workloads, the plain event layout of `threads`/`mutex` and non-DB scripts, and the
 //! variants `cpu`, `memory` and `fileio` add. [`ReportFormat`] is `--report-format`.
 //! [`LineOptions`] and [`FinalOptions`] carry the settings the printers need. No

@@ -1,8 +1,8 @@
 //! bmk's reports: every output format of a run, and the results file.
 //!
 //! This crate owns how measured numbers become bytes: the intermediate lines, the final
-//! and checkpoint reports and the `--histogram` text in sysbench's layouts (spec 1 §5,
-//! byte for byte), their CSV and JSON variants (`--report-format`), and the
+//! and checkpoint reports and the `--histogram` text in sysbench's layouts (byte for
+//! byte), their CSV and JSON variants (`--report-format`), and the
 //! `--results=FILE.json` writer with its versioned schema (`docs/results-schema.md`), and
 //! the records and file names of a results directory and its raw capture files
 //! (`docs/results-dir.md`), shared by the kit that writes them and the analysis that
@@ -38,6 +38,7 @@ pub mod capture;
 pub mod codec;
 pub mod csv;
 pub mod final_text;
+mod format;
 pub mod histogram;
 pub mod host;
 pub mod json;
@@ -88,9 +89,10 @@ pub mod results_dir;
 pub mod summary;
 pub mod text;
 
+pub use format::{Cumulative, Format};
 pub use json::JsonIntervalArray;
 pub use layout::{FinalOptions, Layout, LineOptions, ReportFormat};
-pub use reporter::{Cumulative, Format, ReportConfig, Reporter};
+pub use reporter::{ReportConfig, Reporter};
 pub use results::{ResultsFile, ResultsWriter, RunEnd, RunInfo};
 pub use summary::{
     CounterTotals, Fairness, FinalStats, LagSummary, LatencySummary, PercentileValue, ReportStat,

@@ -1,6 +1,6 @@
-//! C `printf` number conversions, as the sysbench report formats are specified.
+//! C `printf` number conversions, as sysbench formats its reports.
 //!
-//! The spec writes formats the C way (`%4.2f`, `%-6llu`, `%.0f`). Rust's `{:W.P}`
+//! sysbench writes its formats the C way (`%4.2f`, `%-6llu`, `%.0f`). Rust's `{:W.P}`
 //! formats a finite `f64` exactly like glibc's `%W.Pf` (shortest-exact decimal, ties to
 //! even, right-aligned in at least `W` columns), so these helpers only pin down the
 //! cases where the two differ: NaN and infinities (a rate over an empty interval) print
@@ -73,6 +73,12 @@ pub fn time_decimals(interval: f64) -> usize {
             (scaled - scaled.round()).abs() < 1e-6 * scaled.max(1.0)
         })
         .unwrap_or(3)
+}
+
+/// The `[ Ns ] ` prefix of intermediate lines and checkpoint reports (with its trailing
+/// space); `time_decimals` comes from [`time_decimals`].
+pub fn time_prefix(time: f64, time_decimals: usize) -> String {
+    format!("[ {}s ] ", decimals(time, time_decimals))
 }
 
 #[cfg(test)]

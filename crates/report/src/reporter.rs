@@ -11,45 +11,13 @@ use bmk_engine::{CumulativeStats, IntervalStats};
 use hdrhistogram::Histogram;
 
 use crate::csv::CsvFormat;
-use crate::histogram::{buckets, Bucket};
+use crate::format::{Cumulative, Format};
+use crate::histogram::buckets;
 use crate::json::JsonFormat;
 use crate::layout::{FinalOptions, Layout, LineOptions, ReportFormat};
 use crate::printf::time_decimals;
 use crate::summary::{FinalStats, ReportStat};
 use crate::text::TextFormat;
-
-/// Which cumulative report is being printed.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub enum Cumulative {
-    /// The report at the end of the run.
-    Final,
-    /// A `--report-checkpoints` report.
-    Checkpoint {
-        /// Seconds since the measured start.
-        at: f64,
-        /// Decimals of `at` in the `[ Ns ]` prefix.
-        time_decimals: usize,
-    },
-}
-
-/// One output format: turns report data into text.
-pub trait Format {
-    /// One intermediate sample.
-    fn interval(&mut self, stat: &ReportStat, opts: &LineOptions) -> String;
-    /// Anything that must follow the last sample before other output (JSON's `]`).
-    fn end_intervals(&mut self) -> String {
-        String::new()
-    }
-    /// A final or checkpoint report.
-    fn cumulative(
-        &mut self,
-        report: &Cumulative,
-        stats: &FinalStats,
-        opts: &FinalOptions,
-    ) -> String;
-    /// The `--histogram` output.
-    fn histogram(&mut self, rows: &[Bucket]) -> String;
-}
 
 impl ReportFormat {
     /// A fresh printer for this format.

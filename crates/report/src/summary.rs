@@ -1,7 +1,7 @@
 //! The numbers a report prints, detached from the engine's live types.
 //!
 //! [`ReportStat`] is one intermediate (or Lua `report_cumulative`) sample with exactly
-//! the fields of the Lua `stat` table (spec 2 §3), so the Lua runtime and the CLI feed
+//! the fields of the `stat` table sysbench hands Lua report hooks, so the Lua runtime and the CLI feed
 //! the same printers. [`FinalStats`] is the serialisable summary of a whole run (or of
 //! the span up to a checkpoint): counters, latency, fairness and schedule lag, computed
 //! once from a [`CumulativeStats`] and then rendered by every format and stored in the

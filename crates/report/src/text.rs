@@ -1,4 +1,4 @@
-//! Intermediate report lines in sysbench's text layout (spec 1 §5).
+//! Intermediate report lines in sysbench's text layout.
 //!
 //! One call renders one `--report-interval` sample as complete lines (each ending in
 //! `\n`): the DB line (`tps`/`qps`), the event line (`eps`) or the fileio line (MiB/s),
@@ -9,16 +9,11 @@
 //! ([`crate::printf::time_decimals`]). Final reports live in [`crate::final_text`].
 
 use crate::final_text;
+use crate::format::{Cumulative, Format};
 use crate::histogram::{self, Bucket};
 use crate::layout::{FinalOptions, Layout, LineOptions};
-use crate::printf::{decimals, fixed, percentile_label};
-use crate::reporter::{Cumulative, Format};
+use crate::printf::{fixed, percentile_label, time_prefix};
 use crate::summary::{FinalStats, ReportStat, MIB};
-
-/// The `[ Ns ] ` prefix (with its trailing space).
-pub fn time_prefix(time: f64, time_decimals: usize) -> String {
-    format!("[ {}s ] ", decimals(time, time_decimals))
-}
 
 /// The intermediate text report for one sample: one line, plus the rate-mode line.
 pub fn intermediate(stat: &ReportStat, opts: &LineOptions) -> String {

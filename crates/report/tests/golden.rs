@@ -1,5 +1,5 @@
 //! Golden tests: every report format compared byte for byte with expected text, the
-//! spec 1 §5 examples reproduced from numbers that yield them.
+//! sysbench's documented example reports reproduced from numbers that yield them.
 
 use bmk_engine::latency::new_histogram;
 use bmk_engine::{Counter, Counters, CumulativeStats, IntervalStats, LagStats, ThreadTotals};
@@ -33,7 +33,7 @@ fn line_opts(layout: Layout) -> LineOptions {
     }
 }
 
-/// The spec's DB intermediate sample: 100 s worth of counts so rates have 2 decimals.
+/// The example DB intermediate sample: 100 s worth of counts so rates have 2 decimals.
 fn spec_db_stat() -> ReportStat {
     ReportStat {
         threads_running: 2,
@@ -46,7 +46,7 @@ fn spec_db_stat() -> ReportStat {
     }
 }
 
-/// The spec's DB final report numbers.
+/// The example DB final report's numbers.
 fn spec_db_final() -> FinalStats {
     let eps = 797_534.125_1;
     FinalStats {

@@ -26,7 +26,7 @@ use bmk_engine::rand::RandConfig;
 use bmk_engine::virtual_clock::VirtualClock;
 use bmk_engine::{
     Counter, CumulativeStats, EventFlow, IntervalStats, Observer, RunConfig, RunOutcome, RunStatus,
-    Test, Worker, WorkerContext, WorkerError,
+    Worker, WorkerContext, WorkerError, Workload,
 };
 use bmk_report::{Layout, ReportConfig, Reporter};
 
@@ -59,7 +59,7 @@ impl Worker for ScriptedWorker {
     }
 }
 
-impl Test for ScriptedTest {
+impl Workload for ScriptedTest {
     fn create_worker(&self, tid: u32) -> Result<Box<dyn Worker>, WorkerError> {
         Ok(Box::new(ScriptedWorker {
             tid,

@@ -7,14 +7,14 @@ use std::time::Duration;
 
 use bmk_engine::options::OptionSet;
 use bmk_engine::{run, Counter, Observer, RunConfig};
-use bmk_systests::{build, BuildParams, SystemTest};
+use bmk_systests::{build, BuildParams, SystemTestKind};
 
 struct Quiet;
 impl Observer for Quiet {}
 
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
-    let test = SystemTest::by_name(&args[0]).expect("test name");
+    let test = SystemTestKind::by_name(&args[0]).expect("test name");
     let threads: u32 = args[1].parse().expect("threads");
     let seconds: u64 = args[2].parse().expect("seconds");
     let mut opts = OptionSet::new();
@@ -37,7 +37,7 @@ fn main() {
         time: (seconds > 0).then(|| Duration::from_secs(seconds)),
         ..RunConfig::default()
     };
-    let test = bench.test().unwrap_or_else(|e| panic!("{e}"));
+    let test = bench.workload().unwrap_or_else(|e| panic!("{e}"));
     let stats = run(config, test, &mut Quiet, &AtomicUsize::new(0)).stats;
     let t = stats.time_total;
     println!(

@@ -7,7 +7,7 @@
 use std::hint::black_box;
 
 use bmk_engine::options::{OptKind, OptSpec, OptionSet};
-use bmk_engine::{EventFlow, Test, Worker, WorkerContext, WorkerError};
+use bmk_engine::{EventFlow, Worker, WorkerContext, WorkerError, Workload};
 
 use crate::SystemTestError;
 
@@ -43,7 +43,7 @@ impl CpuTest {
     }
 }
 
-impl Test for CpuTest {
+impl Workload for CpuTest {
     fn create_worker(&self, _tid: u32) -> Result<Box<dyn Worker>, WorkerError> {
         Ok(Box::new(CpuWorker {
             max_prime: self.max_prime,

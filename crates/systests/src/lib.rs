@@ -3,19 +3,19 @@
 //! This crate owns what those five tests do per event, the options they declare (with
 //! sysbench's names and defaults), the test-specific header lines, and `fileio`'s
 //! `prepare` and `cleanup` commands. It does not parse the command line, run the event
-//! loop or format final reports: the CLI declares [`SystemTest::options`] in its option
-//! set, calls [`build`], and hands [`SystemBenchmark::test`] to [`bmk_engine::run`].
+//! loop or format final reports: the CLI declares [`SystemTestKind::options`] in its option
+//! set, calls [`build`], and hands [`ConfiguredSystemTest::workload`] to [`bmk_engine::run`].
 //!
-//! Main types: [`SystemTest`] names a test; [`SystemBenchmark`] is one configured test,
+//! Main types: [`SystemTestKind`] names a test; [`ConfiguredSystemTest`] is one configured test,
 //! ready to prepare, run or clean up; [`SystemTestError`] is every failure, worded for
 //! the user (the CLI prints it after `FATAL: `).
 //!
 //! ```
 //! use std::sync::{atomic::AtomicUsize, Arc};
 //! use bmk_engine::{options::OptionSet, run, Observer, RunConfig};
-//! use bmk_systests::{build, BuildParams, SystemTest};
+//! use bmk_systests::{build, BuildParams, SystemTestKind};
 //!
-//! let test = SystemTest::by_name("cpu").unwrap();
+//! let test = SystemTestKind::by_name("cpu").unwrap();
 //! let mut opts = OptionSet::new();
 //! opts.declare(test.options());
 //! opts.set("cpu-max-prime", "1000").unwrap();
@@ -25,19 +25,19 @@
 //! struct Quiet;
 //! impl Observer for Quiet {}
 //! let config = RunConfig { threads: 1, events: 10, time: None, ..RunConfig::default() };
-//! let outcome = run(config, bench.test().unwrap(), &mut Quiet, &AtomicUsize::new(0));
+//! let outcome = run(config, bench.workload().unwrap(), &mut Quiet, &AtomicUsize::new(0));
 //! assert_eq!(outcome.stats.events, 10);
 //! ```
 #![deny(missing_docs)]
 
 use std::io::Write;
-use std::path::PathBuf;
 use std::sync::Arc;
 
 use bmk_engine::options::{OptSpec, OptionSet};
-use bmk_engine::Test;
+use bmk_engine::Workload;
 
 mod aligned;
+mod build_params;
 mod cpu;
 mod error;
 mod fileio;
@@ -46,12 +46,13 @@ mod mutex;
 mod sizes;
 mod threads;
 
+pub use build_params::BuildParams;
 pub use error::SystemTestError;
 pub use fileio::FileIoMode;
 
 /// One of the five built-in tests.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum SystemTest {
+pub enum SystemTestKind {
     /// Prime counting by trial division.
     Cpu,
     /// Memory block reads and writes.
@@ -64,41 +65,41 @@ pub enum SystemTest {
     FileIo,
 }
 
-impl SystemTest {
+impl SystemTestKind {
     /// Every built-in test, in the order sysbench lists them.
-    pub const ALL: [SystemTest; 5] = [
-        SystemTest::FileIo,
-        SystemTest::Cpu,
-        SystemTest::Memory,
-        SystemTest::Threads,
-        SystemTest::Mutex,
+    pub const ALL: [SystemTestKind; 5] = [
+        SystemTestKind::FileIo,
+        SystemTestKind::Cpu,
+        SystemTestKind::Memory,
+        SystemTestKind::Threads,
+        SystemTestKind::Mutex,
     ];
 
     /// The test with this command-line name (`cpu`, `memory`, `threads`, `mutex`,
     /// `fileio`).
-    pub fn by_name(name: &str) -> Option<SystemTest> {
-        SystemTest::ALL.into_iter().find(|t| t.name() == name)
+    pub fn by_name(name: &str) -> Option<SystemTestKind> {
+        SystemTestKind::ALL.into_iter().find(|t| t.name() == name)
     }
 
     /// The command-line name.
     pub fn name(&self) -> &'static str {
         match self {
-            SystemTest::Cpu => "cpu",
-            SystemTest::Memory => "memory",
-            SystemTest::Threads => "threads",
-            SystemTest::Mutex => "mutex",
-            SystemTest::FileIo => "fileio",
+            SystemTestKind::Cpu => "cpu",
+            SystemTestKind::Memory => "memory",
+            SystemTestKind::Threads => "threads",
+            SystemTestKind::Mutex => "mutex",
+            SystemTestKind::FileIo => "fileio",
         }
     }
 
     /// A one-line description for the list of built-in tests in `--help`.
     pub fn description(&self) -> &'static str {
         match self {
-            SystemTest::Cpu => "CPU performance test",
-            SystemTest::Memory => "Memory functions speed test",
-            SystemTest::Threads => "Threads subsystem performance test",
-            SystemTest::Mutex => "Mutex performance test",
-            SystemTest::FileIo => "File I/O test",
+            SystemTestKind::Cpu => "CPU performance test",
+            SystemTestKind::Memory => "Memory functions speed test",
+            SystemTestKind::Threads => "Threads subsystem performance test",
+            SystemTestKind::Mutex => "Mutex performance test",
+            SystemTestKind::FileIo => "File I/O test",
         }
     }
 
@@ -106,11 +107,11 @@ impl SystemTest {
     /// the order `bmk <test> help` lists them.
     pub fn options(&self) -> Vec<OptSpec> {
         match self {
-            SystemTest::Cpu => cpu::options(),
-            SystemTest::Memory => memory::options(),
-            SystemTest::Threads => threads::options(),
-            SystemTest::Mutex => mutex::options(),
-            SystemTest::FileIo => fileio::options(),
+            SystemTestKind::Cpu => cpu::options(),
+            SystemTestKind::Memory => memory::options(),
+            SystemTestKind::Threads => threads::options(),
+            SystemTestKind::Mutex => mutex::options(),
+            SystemTestKind::FileIo => fileio::options(),
         }
     }
 
@@ -119,63 +120,43 @@ impl SystemTest {
     /// `'<test>' test does not implement the '<command>' command.` and exit 1).
     pub fn commands(&self) -> &'static [&'static str] {
         match self {
-            SystemTest::FileIo => &["prepare", "run", "cleanup"],
+            SystemTestKind::FileIo => &["prepare", "run", "cleanup"],
             _ => &["run"],
         }
     }
 }
 
-/// General run settings a test needs to know when it is built.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct BuildParams {
-    /// `--threads`.
-    pub threads: u32,
-    /// `--events` (0 = no limit); `fileio` shows it as "Number of IO requests".
-    pub events: u64,
-    /// Where `fileio` keeps its files; `None` (the default, and sysbench's behaviour)
-    /// is the current directory. Tests and embedders point it elsewhere.
-    pub file_dir: Option<PathBuf>,
-}
-
-impl Default for BuildParams {
-    fn default() -> Self {
-        BuildParams {
-            threads: 1,
-            events: 0,
-            file_dir: None,
-        }
-    }
-}
-
 /// Builds `test` from option values the CLI has already parsed and checked against
-/// [`SystemTest::options`]. Checks the constraints that span options or go beyond a
+/// [`SystemTestKind::options`]. Checks the constraints that span options or go beyond a
 /// range (a power-of-two memory block, direct-I/O alignment, ...) and allocates shared
 /// state such as the global memory buffer.
 ///
 /// A missing `--file-test-mode` is not an error here (`prepare` and `cleanup` do not
-/// need it); [`SystemBenchmark::test`] reports it.
+/// need it); [`ConfiguredSystemTest::workload`] reports it.
 pub fn build(
-    test: SystemTest,
+    test: SystemTestKind,
     opts: &OptionSet,
     params: &BuildParams,
-) -> Result<SystemBenchmark, SystemTestError> {
+) -> Result<ConfiguredSystemTest, SystemTestError> {
     let kind = match test {
-        SystemTest::Cpu => Kind::Cpu(Arc::new(cpu::CpuTest::from_options(opts)?)),
-        SystemTest::Memory => {
+        SystemTestKind::Cpu => Kind::Cpu(Arc::new(cpu::CpuTest::from_options(opts)?)),
+        SystemTestKind::Memory => {
             Kind::Memory(Arc::new(memory::MemoryTest::from_options(opts, params)?))
         }
-        SystemTest::Threads => Kind::Threads(Arc::new(threads::ThreadsTest::from_options(opts)?)),
-        SystemTest::Mutex => Kind::Mutex(Arc::new(mutex::MutexTest::from_options(opts)?)),
-        SystemTest::FileIo => {
+        SystemTestKind::Threads => {
+            Kind::Threads(Arc::new(threads::ThreadsTest::from_options(opts)?))
+        }
+        SystemTestKind::Mutex => Kind::Mutex(Arc::new(mutex::MutexTest::from_options(opts)?)),
+        SystemTestKind::FileIo => {
             Kind::FileIo(Arc::new(fileio::FileIoTest::from_options(opts, params)?))
         }
     };
-    Ok(SystemBenchmark { kind })
+    Ok(ConfiguredSystemTest { kind })
 }
 
 /// A built-in test configured from its options: what the CLI prepares, runs and
 /// cleans up.
-pub struct SystemBenchmark {
+pub struct ConfiguredSystemTest {
     kind: Kind,
 }
 
@@ -187,15 +168,15 @@ enum Kind {
     FileIo(Arc<fileio::FileIoTest>),
 }
 
-impl SystemBenchmark {
+impl ConfiguredSystemTest {
     /// Which test this is.
-    pub fn system_test(&self) -> SystemTest {
+    pub fn kind(&self) -> SystemTestKind {
         match &self.kind {
-            Kind::Cpu(_) => SystemTest::Cpu,
-            Kind::Memory(_) => SystemTest::Memory,
-            Kind::Threads(_) => SystemTest::Threads,
-            Kind::Mutex(_) => SystemTest::Mutex,
-            Kind::FileIo(_) => SystemTest::FileIo,
+            Kind::Cpu(_) => SystemTestKind::Cpu,
+            Kind::Memory(_) => SystemTestKind::Memory,
+            Kind::Threads(_) => SystemTestKind::Threads,
+            Kind::Mutex(_) => SystemTestKind::Mutex,
+            Kind::FileIo(_) => SystemTestKind::FileIo,
         }
     }
 
@@ -272,7 +253,7 @@ impl SystemBenchmark {
     }
 
     /// `prepare`: `fileio` creates its files in the current directory and prints its
-    /// progress to `out`. Other tests have no `prepare` (see [`SystemTest::commands`])
+    /// progress to `out`. Other tests have no `prepare` (see [`SystemTestKind::commands`])
     /// and return [`SystemTestError::NoCommand`].
     pub fn prepare(&self, out: &mut dyn Write) -> Result<(), SystemTestError> {
         match &self.kind {
@@ -290,10 +271,10 @@ impl SystemBenchmark {
         }
     }
 
-    /// The benchmark to hand to [`bmk_engine::run`] for `run`. Checks what `run` needs
+    /// The workload to hand to [`bmk_engine::run`] for `run`. Checks what `run` needs
     /// before any header is printed: `fileio` fails without `--file-test-mode` or when
     /// its files are missing or too small (run `prepare` first).
-    pub fn test(&self) -> Result<Arc<dyn Test>, SystemTestError> {
+    pub fn workload(&self) -> Result<Arc<dyn Workload>, SystemTestError> {
         Ok(match &self.kind {
             Kind::Cpu(t) => t.clone(),
             Kind::Memory(t) => t.clone(),
@@ -308,7 +289,7 @@ impl SystemBenchmark {
 
     fn no_command(&self, command: &str) -> SystemTestError {
         SystemTestError::NoCommand {
-            test: self.system_test().name(),
+            test: self.kind().name(),
             command: command.to_string(),
         }
     }

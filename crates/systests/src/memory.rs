@@ -13,10 +13,12 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
 use bmk_engine::options::{OptKind, OptSpec, OptionSet};
-use bmk_engine::{EventFlow, Test, Worker, WorkerContext, WorkerError};
+use bmk_engine::{EventFlow, Worker, WorkerContext, WorkerError, Workload};
 
 use crate::aligned::{AlignedBuf, FrozenBuf};
-use crate::{sizes, BuildParams, SystemTestError};
+use crate::build_params::BuildParams;
+use crate::error::SystemTestError;
+use crate::sizes;
 
 pub(crate) fn options() -> Vec<OptSpec> {
     vec![
@@ -180,7 +182,7 @@ impl MemoryTest {
     }
 }
 
-impl Test for MemoryTest {
+impl Workload for MemoryTest {
     fn create_worker(&self, _tid: u32) -> Result<Box<dyn Worker>, WorkerError> {
         let buffer = match &self.global {
             Some(Shared::Written(buf)) => Buffer::SharedWritten(buf.clone()),

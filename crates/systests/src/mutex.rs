@@ -9,7 +9,7 @@ use std::hint::black_box;
 use std::sync::{Arc, Mutex};
 
 use bmk_engine::options::{OptKind, OptSpec, OptionSet};
-use bmk_engine::{EventFlow, Test, Worker, WorkerContext, WorkerError};
+use bmk_engine::{EventFlow, Worker, WorkerContext, WorkerError, Workload};
 
 use crate::SystemTestError;
 
@@ -69,7 +69,7 @@ impl MutexTest {
     }
 }
 
-impl Test for MutexTest {
+impl Workload for MutexTest {
     fn create_worker(&self, _tid: u32) -> Result<Box<dyn Worker>, WorkerError> {
         Ok(Box::new(MutexWorker {
             locks: self.locks,

@@ -11,7 +11,7 @@
 use std::sync::{Arc, Mutex};
 
 use bmk_engine::options::{OptKind, OptSpec, OptionSet};
-use bmk_engine::{EventFlow, Test, Worker, WorkerContext, WorkerError};
+use bmk_engine::{EventFlow, Worker, WorkerContext, WorkerError, Workload};
 
 use crate::SystemTestError;
 
@@ -81,7 +81,7 @@ impl ThreadsTest {
     }
 }
 
-impl Test for ThreadsTest {
+impl Workload for ThreadsTest {
     fn create_worker(&self, tid: u32) -> Result<Box<dyn Worker>, WorkerError> {
         Ok(Box::new(ThreadsWorker {
             yields: self.yields,

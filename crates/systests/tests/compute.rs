@@ -3,153 +3,173 @@
 mod common;
 
 use bmk_engine::options::{OptKind, OptValue};
-use bmk_systests::SystemTest;
+use bmk_systests::SystemTestKind;
 use common::{bench, run_events, try_bench};
 
 #[test]
 fn every_test_is_found_by_name_with_its_commands() {
-    for t in SystemTest::ALL {
-        assert_eq!(SystemTest::by_name(t.name()), Some(t));
+    for t in SystemTestKind::ALL {
+        assert_eq!(SystemTestKind::by_name(t.name()), Some(t));
         assert!(t.commands().contains(&"run"));
         assert!(!t.description().is_empty());
     }
-    assert_eq!(SystemTest::by_name("oltp_read_write"), None);
+    assert_eq!(SystemTestKind::by_name("oltp_read_write"), None);
     assert_eq!(
-        SystemTest::FileIo.commands(),
+        SystemTestKind::FileIo.commands(),
         ["prepare", "run", "cleanup"].as_slice()
     );
-    assert_eq!(SystemTest::Cpu.commands(), ["run"].as_slice());
+    assert_eq!(SystemTestKind::Cpu.commands(), ["run"].as_slice());
 }
 
 #[test]
 fn option_defaults_follow_the_spec() {
-    let expect: &[(SystemTest, &str, OptKind, Option<&str>)] = &[
+    let expect: &[(SystemTestKind, &str, OptKind, Option<&str>)] = &[
         (
-            SystemTest::Cpu,
+            SystemTestKind::Cpu,
             "cpu-max-prime",
             OptKind::Int,
             Some("10000"),
         ),
         (
-            SystemTest::Memory,
+            SystemTestKind::Memory,
             "memory-block-size",
             OptKind::Size,
             Some("1K"),
         ),
         (
-            SystemTest::Memory,
+            SystemTestKind::Memory,
             "memory-total-size",
             OptKind::Size,
             Some("100G"),
         ),
         (
-            SystemTest::Memory,
+            SystemTestKind::Memory,
             "memory-scope",
             OptKind::String,
             Some("global"),
         ),
         (
-            SystemTest::Memory,
+            SystemTestKind::Memory,
             "memory-hugetlb",
             OptKind::Bool,
             Some("off"),
         ),
         (
-            SystemTest::Memory,
+            SystemTestKind::Memory,
             "memory-oper",
             OptKind::String,
             Some("write"),
         ),
         (
-            SystemTest::Memory,
+            SystemTestKind::Memory,
             "memory-access-mode",
             OptKind::String,
             Some("seq"),
         ),
         (
-            SystemTest::Threads,
+            SystemTestKind::Threads,
             "thread-yields",
             OptKind::Int,
             Some("1000"),
         ),
-        (SystemTest::Threads, "thread-locks", OptKind::Int, Some("8")),
-        (SystemTest::Mutex, "mutex-num", OptKind::Int, Some("4096")),
         (
-            SystemTest::Mutex,
+            SystemTestKind::Threads,
+            "thread-locks",
+            OptKind::Int,
+            Some("8"),
+        ),
+        (
+            SystemTestKind::Mutex,
+            "mutex-num",
+            OptKind::Int,
+            Some("4096"),
+        ),
+        (
+            SystemTestKind::Mutex,
             "mutex-locks",
             OptKind::Int,
             Some("50000"),
         ),
         (
-            SystemTest::Mutex,
+            SystemTestKind::Mutex,
             "mutex-loops",
             OptKind::Int,
             Some("10000"),
         ),
-        (SystemTest::FileIo, "file-num", OptKind::Int, Some("128")),
         (
-            SystemTest::FileIo,
+            SystemTestKind::FileIo,
+            "file-num",
+            OptKind::Int,
+            Some("128"),
+        ),
+        (
+            SystemTestKind::FileIo,
             "file-block-size",
             OptKind::Int,
             Some("16384"),
         ),
         (
-            SystemTest::FileIo,
+            SystemTestKind::FileIo,
             "file-total-size",
             OptKind::Size,
             Some("2G"),
         ),
-        (SystemTest::FileIo, "file-test-mode", OptKind::String, None),
         (
-            SystemTest::FileIo,
+            SystemTestKind::FileIo,
+            "file-test-mode",
+            OptKind::String,
+            None,
+        ),
+        (
+            SystemTestKind::FileIo,
             "file-io-mode",
             OptKind::String,
             Some("sync"),
         ),
         (
-            SystemTest::FileIo,
+            SystemTestKind::FileIo,
             "file-async-backlog",
             OptKind::Int,
             Some("128"),
         ),
         (
-            SystemTest::FileIo,
+            SystemTestKind::FileIo,
             "file-extra-flags",
             OptKind::List,
             Some(""),
         ),
         (
-            SystemTest::FileIo,
+            SystemTestKind::FileIo,
             "file-fsync-freq",
             OptKind::Int,
             Some("100"),
         ),
         (
-            SystemTest::FileIo,
+            SystemTestKind::FileIo,
             "file-fsync-all",
             OptKind::Bool,
             Some("off"),
         ),
         (
-            SystemTest::FileIo,
+            SystemTestKind::FileIo,
             "file-fsync-end",
             OptKind::Bool,
             Some("on"),
         ),
         (
-            SystemTest::FileIo,
+            SystemTestKind::FileIo,
             "file-fsync-mode",
             OptKind::String,
             Some("fsync"),
         ),
         (
-            SystemTest::FileIo,
+            SystemTestKind::FileIo,
             "file-merged-requests",
             OptKind::Int,
             Some("0"),
         ),
         (
-            SystemTest::FileIo,
+            SystemTestKind::FileIo,
             "file-rw-ratio",
             OptKind::Double,
             Some("1.5"),
@@ -169,9 +189,9 @@ fn option_defaults_follow_the_spec() {
                 .unwrap_or_else(|e| panic!("default of {name}: {e}"));
         }
     }
-    let total: usize = SystemTest::ALL.iter().map(|t| t.options().len()).sum();
+    let total: usize = SystemTestKind::ALL.iter().map(|t| t.options().len()).sum();
     assert_eq!(total, expect.len(), "an option is missing from this table");
-    let list = SystemTest::FileIo
+    let list = SystemTestKind::FileIo
         .options()
         .into_iter()
         .find(|s| s.name == "file-extra-flags")

@@ -228,7 +228,7 @@ fn run_needs_a_test_mode() {
         Some(dir.path()),
     );
     assert_eq!(b.fileio_mode(), None);
-    let err = b.test().err().unwrap();
+    let err = b.workload().err().unwrap();
     assert!(matches!(
         err,
         SystemTestError::MissingOption("file-test-mode")
@@ -245,7 +245,7 @@ fn run_needs_prepared_files_of_the_right_size() {
     let dir = tempfile::tempdir().unwrap();
     let a = args("rndrd", "sync", &[]);
     let err = bench("fileio", &a, 1, 0, Some(dir.path()))
-        .test()
+        .workload()
         .err()
         .unwrap()
         .to_string();
@@ -255,7 +255,7 @@ fn run_needs_prepared_files_of_the_right_size() {
     // A larger set than the one prepared.
     let bigger = args("rndrd", "sync", &[("file-total-size", "64K")]);
     let err = bench("fileio", &bigger, 1, 0, Some(dir.path()))
-        .test()
+        .workload()
         .err()
         .unwrap()
         .to_string();
@@ -331,7 +331,7 @@ fn test_files_are_never_followed_through_symlinks() {
     assert!(err.contains("symbolic link"), "{err}");
     // ... a run refuses to start on it ...
     let err = bench("fileio", &a, 1, 0, Some(dir.path()))
-        .test()
+        .workload()
         .err()
         .unwrap()
         .to_string();

@@ -1,5 +1,5 @@
--- bmk built-in workload OLTP_RO-point_selects_reconnect: the BMK-kit re-connect point-select workload (spec workloads §3.12)
--- (spec 3 §3; the common module is oltp_common.lua)
+-- bmk built-in workload OLTP_RO-point_selects_reconnect: the BMK-kit re-connect point-select workload
+-- (the common module is oltp_common.lua)
 
 require("oltp_common")
 

@@ -1,4 +1,4 @@
--- bmk built-in workload OLTP_RW-delete_inserts (BMK kit, spec workloads §3.11):
+-- bmk built-in workload OLTP_RW-delete_inserts (BMK kit):
 -- one event = BEGIN; --delete-inserts (at least 1) DELETE + INSERT pairs; COMMIT.
 -- Users are pinned to tables by default, as in the BMK kit.
 

@@ -1,4 +1,4 @@
--- bmk built-in workload OLTP_RW-inserts_only (BMK kit, spec workloads §3.11):
+-- bmk built-in workload OLTP_RW-inserts_only (BMK kit):
 -- one event = --inserts-only (at least 1) auto-increment INSERTs, no transaction.
 -- Users are pinned to tables by default, as in the BMK kit.
 

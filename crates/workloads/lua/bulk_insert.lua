@@ -1,5 +1,5 @@
 -- bmk built-in workload bulk_insert: one event = one (n, n) row appended to a bulk INSERT into the worker's own table
--- (spec 3 §3; the common module is oltp_common.lua)
+-- (the common module is oltp_common.lua)
 
 require("oltp_common")
 

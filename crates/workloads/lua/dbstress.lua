@@ -1,4 +1,4 @@
--- dbstress: bmk's built-in dbSTRESS workload (spec workloads-tpcc-dbstress-bmk §2).
+-- dbstress: bmk's built-in dbSTRESS workload (docs/workloads-tpcc-dbstress.md).
 --
 --   bmk dbstress --obj-tables=10 --obj-table-size=1000000 --threads=32 prepare
 --   bmk dbstress --obj-tables=10 --obj-table-size=1000000 --scenario=RW1 --threads=64 run

@@ -1,6 +1,6 @@
 -- dbstress_common: options, schema, deterministic loader, statements and query groups
--- of bmk's built-in dbSTRESS workload (spec workloads-tpcc-dbstress-bmk §2), written
--- for bmk from the spec; choices are documented in docs/workloads-tpcc-dbstress.md.
+-- of bmk's built-in dbSTRESS workload, written for bmk; choices are documented in
+-- docs/workloads-tpcc-dbstress.md.
 
 local shm = require("bmk_shared")
 local ws = require("bmk_workload_support")

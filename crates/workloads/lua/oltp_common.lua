@@ -1,5 +1,5 @@
--- oltp_common: bmk's common module of the OLTP workload family (spec 3) with the
--- BMK-kit extended options (spec workloads-tpcc-dbstress-bmk §3, §4).
+-- oltp_common: bmk's common module of the OLTP workload family with the BMK-kit
+-- extended options and the --sync-file start barrier.
 --
 -- Workload scripts (built in or third-party) `require("oltp_common")` and get the
 -- sysbench-compatible globals: the option declarations, `thread_init` /

@@ -1,5 +1,5 @@
 -- bmk built-in workload oltp_insert: one event = one plain-text INSERT into a random table, no transaction
--- (spec 3 §3; the common module is oltp_common.lua)
+-- (the common module is oltp_common.lua)
 
 require("oltp_common")
 

@@ -1,5 +1,5 @@
 -- bmk built-in workload oltp_point_select: one event = one point select, no transaction
--- (spec 3 §3; the common module is oltp_common.lua)
+-- (the common module is oltp_common.lua)
 
 require("oltp_common")
 

@@ -1,5 +1,5 @@
 -- bmk built-in workload oltp_read_only: one event = BEGIN; point selects; the four range selects; COMMIT
--- (spec 3 §3; the common module is oltp_common.lua)
+-- (the common module is oltp_common.lua)
 
 require("oltp_common")
 

@@ -1,5 +1,5 @@
 -- bmk built-in workload oltp_read_write: one event = BEGIN; the read-only reads; index update; non-index update; DELETE+INSERT; COMMIT
--- (spec 3 §3; the common module is oltp_common.lua)
+-- (the common module is oltp_common.lua)
 
 require("oltp_common")
 

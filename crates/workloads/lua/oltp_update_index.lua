@@ -1,5 +1,5 @@
 -- bmk built-in workload oltp_update_index: one event = index updates (default 1), no transaction
--- (spec 3 §3; the common module is oltp_common.lua)
+-- (the common module is oltp_common.lua)
 
 require("oltp_common")
 

@@ -1,5 +1,5 @@
 -- bmk built-in workload oltp_update_non_index: one event = non-index updates (default 1), no transaction
--- (spec 3 §3; the common module is oltp_common.lua)
+-- (the common module is oltp_common.lua)
 
 require("oltp_common")
 

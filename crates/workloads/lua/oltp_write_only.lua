@@ -1,5 +1,5 @@
 -- bmk built-in workload oltp_write_only: one event = BEGIN; index updates; non-index updates; DELETE+INSERTs; COMMIT
--- (spec 3 §3; the common module is oltp_common.lua)
+-- (the common module is oltp_common.lua)
 
 require("oltp_common")
 

@@ -1,5 +1,5 @@
 -- bmk built-in workload select_random_points: one event = SELECT id, k, c, pad ... WHERE k IN (random_points values)
--- (spec 3 §3; the common module is oltp_common.lua)
+-- (the common module is oltp_common.lua)
 
 require("oltp_common")
 

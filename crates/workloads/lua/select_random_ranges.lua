@@ -1,5 +1,5 @@
 -- bmk built-in workload select_random_ranges: one event = SELECT count(k) ... WHERE k BETWEEN ? AND ? OR ... (number_of_ranges ranges)
--- (spec 3 §3; the common module is oltp_common.lua)
+-- (the common module is oltp_common.lua)
 
 require("oltp_common")
 

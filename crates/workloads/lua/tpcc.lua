@@ -1,4 +1,4 @@
--- tpcc: bmk's built-in TPC-C-like workload (spec workloads-tpcc-dbstress-bmk §1):
+-- tpcc: bmk's built-in TPC-C-like workload (docs/workloads-tpcc-dbstress.md):
 -- Percona's sysbench-tpcc model with the BMK-kit options, written for bmk.
 --
 --   bmk tpcc --tables=10 --scale=100 --threads=32 prepare   # parallel loader

@@ -1,5 +1,6 @@
--- tpcc_check: the consistency checks of bmk's built-in TPC-C-like workload (spec
--- workloads-tpcc-dbstress-bmk §1.10; numbering kept: 1-5, 7-10, 12).
+-- tpcc_check: the consistency checks of bmk's built-in TPC-C-like workload (numbered
+-- as in the TPC-C specification's consistency conditions: 1-5, 7-10, 12;
+-- docs/workloads-tpcc-dbstress.md).
 --
 -- Every check is one query per (warehouse, table set) returning the number of
 -- offending rows (districts, orders, lines, customers); 0 = PASSED. Money sums are

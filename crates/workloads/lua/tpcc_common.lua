@@ -1,6 +1,6 @@
 -- tpcc_common: options, schema, data loader and connection setup of bmk's built-in
--- TPC-C-like workload (spec workloads-tpcc-dbstress-bmk §1, BMK-kit options §1.11/§5).
--- Written for bmk from the spec; see docs/workloads-tpcc-dbstress.md for every choice.
+-- TPC-C-like workload, with the BMK-kit options. Written for bmk; see
+-- docs/workloads-tpcc-dbstress.md for every choice.
 --
 -- Globals defined here are used by tpcc_run (transactions), tpcc_check (consistency
 -- checks) and tpcc (the workload script).
@@ -187,7 +187,7 @@ end
 
 -- Connections ----------------------------------------------------------------------------
 
--- Connects and applies the session setup of spec §1.4 (isolation, search_path, the
+-- Connects and applies the workload's session setup (isolation, search_path, the
 -- session options; FOREIGN_KEY_CHECKS=0 only with --tpcc-compat=percona).
 function tpcc_connect()
   drv, con = ws.connect(function(c, kind)

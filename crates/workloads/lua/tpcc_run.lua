@@ -1,5 +1,5 @@
--- tpcc_run: the TPC-C transactions of bmk's built-in TPC-C-like workload (spec
--- workloads-tpcc-dbstress-bmk §1.7-§1.9, BMK variants §1.11), their mix, the
+-- tpcc_run: the TPC-C transactions of bmk's built-in TPC-C-like workload (with the
+-- BMK variants, docs/workloads-tpcc-dbstress.md), their mix, the
 -- per-worker counters behind the tpmC line, and the event function.
 --
 -- Every transaction is split in gen() (draws its inputs) and run(inputs) (talks SQL),

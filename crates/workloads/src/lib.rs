@@ -1,6 +1,5 @@
-//! bmk's built-in workloads: the sysbench OLTP family (spec 3) with the BMK-kit
-//! extended options (spec `workloads-tpcc-dbstress-bmk.md` §3) and the sync-file start
-//! barrier (§4).
+//! bmk's built-in workloads: the sysbench OLTP family with the BMK-kit extended options
+//! and the sync-file start barrier, TPC-C and dbSTRESS.
 //!
 //! This crate owns the workload scripts (`lua/*.lua`, embedded with `include_str!`)
 //! and therefore the schemas they create on MySQL/MariaDB, PostgreSQL and SQLite, the
@@ -14,7 +13,7 @@
 //!
 //! It must not: parse the command line, run the event loop, or print reports — the
 //! CLI, the engine and `bmk-report` do. The scripts reach the engine only through the
-//! sysbench Lua API (spec 2) and its `ffi.C.sb_*` symbols; the native workers only
+//! sysbench Lua API and its `ffi.C.sb_*` symbols; the native workers only
 //! through the engine's `Worker` trait and `bmk-sql`'s `Connection`.
 //!
 //! # Modules
@@ -70,6 +69,7 @@
 //!   only).
 //! * `--sync-file`: the BMK-kit file protocol; `F.0` is removed at the end of the run
 //!   rather than at release time, which closes the reference protocol's race.
+#![deny(missing_docs)]
 
 /// What to do about a workload's missing tables, printed after the failed statement's
 /// FATAL lines by the native workers and by the scripts (through `bmk_workload_texts`).

@@ -1,4 +1,4 @@
-//! prepare: messages, schema and data of spec 3 §1 on every driver, the load modes
+//! prepare: messages, schema and data of the OLTP tables on every driver, the load modes
 //! (several loader connections per table), and warmup.
 
 mod support;

@@ -1,5 +1,5 @@
 //! The BMK-kit extended options: each one changes the schema, the data or the
-//! statements as spec workloads §3 describes.
+//! statements the BMK kit describes for them.
 
 mod support;
 

@@ -1,4 +1,4 @@
-//! Every error path of spec 1 §1: the message (one line on stderr, never a panic) and
+//! Every error path of the command line: the message (one line on stderr, never a panic) and
 //! the exit code.
 
 use crate::util::*;

@@ -1,4 +1,4 @@
-//! The option grammar of spec 1 §1–2 that succeeds: aliases, `-`/`_`, booleans, sizes,
+//! The option grammar that succeeds: aliases, `-`/`_`, booleans, sizes,
 //! config files, `--version`, `--help`, `<test> help`, `--db-driver=help`.
 
 use crate::util::*;

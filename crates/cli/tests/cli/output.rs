@@ -1,9 +1,9 @@
-//! Output layout against spec 1 §5: the header, the intermediate lines, the final
+//! Output layout as sysbench prints it: the header, the intermediate lines, the final
 //! report's blocks and columns, for every built-in test.
 //!
 //! Each layout test compares the whole output with numbers replaced by `N` (see
 //! [`skeleton`]) to an expected skeleton, then checks the value columns against the
-//! spec's example with [`check_columns`].
+//! example report in `util.rs` with [`check_columns`].
 
 use crate::util::*;
 
@@ -65,7 +65,7 @@ fn the_spec_example_columns_are_what_the_report_crate_documents() {
         (c.value_start, c.latency_end, c.fairness_start),
         (41, 53, 35)
     );
-    // The checker accepts the spec's own example, every value line of it.
+    // The checker accepts the example report itself, every value line of it.
     assert_eq!(check_columns(SPEC_EXAMPLE), 18);
 }
 

@@ -350,7 +350,7 @@ pub fn skeleton(stdout: &str) -> String {
     out
 }
 
-/// Where values sit in a final report, measured on the spec 1 §5 example.
+/// Where values sit in a final report, measured on the example below.
 pub struct Columns {
     /// First column of values in the SQL statistics and Throughput blocks.
     pub value_start: usize,
@@ -360,7 +360,7 @@ pub struct Columns {
     pub fairness_start: usize,
 }
 
-/// Spec 1 §5's final report example (DB layout), as printed in the spec.
+/// A final report in the DB layout as sysbench documents it, with its example numbers.
 pub const SPEC_EXAMPLE: &str = "\
 SQL statistics:
     queries performed:
@@ -416,7 +416,7 @@ pub fn spec_columns() -> Columns {
 }
 
 /// Asserts that every labelled value of the final (and checkpoint) reports in `stdout`
-/// sits at the spec's column: `Throughput:`/`SQL statistics:` values start at
+/// sits at the example's column: `Throughput:`/`SQL statistics:` values start at
 /// `value_start`, `Latency (ms):` values end at `latency_end`, `Threads fairness:`
 /// values start at `fairness_start`. Returns how many lines were checked.
 pub fn check_columns(stdout: &str) -> usize {

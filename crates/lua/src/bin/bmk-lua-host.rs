@@ -195,7 +195,7 @@ fn run(host: &mut ScriptHost, options: &OptionSet) -> Result<(), String> {
         ..RunConfig::default()
     };
     host.init().map_err(|e| e.message)?;
-    let test = host.test();
+    let test = host.workload();
     let mut printer = Printer { host, failed: None };
     let outcome = bmk_engine::run(config, test, &mut printer, &AtomicUsize::new(0));
     if let Some(msg) = printer.failed {

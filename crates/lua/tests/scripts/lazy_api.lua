@@ -32,7 +32,7 @@ assert(sb.opt["lazy-flag"] == nil, "only the underscore spelling")
 sb.opt.my_value = 5
 assert(sb.opt.my_value == 5, "scripts may add their own values")
 
--- Every FFI entry point of spec 2 §6 is declared once a script requires ffi.
+-- Every `sb_*` FFI entry point sysbench exports is declared once a script requires ffi.
 local ffi = require("ffi")
 assert(ffi.C.SB_CNT_MAX == 8 and ffi.C.SB_CNT_ERROR == 4)
 assert(type(ffi.C.sb_rand_uniform(1, 10)) == "number")

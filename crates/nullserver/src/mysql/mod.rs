@@ -10,7 +10,7 @@ pub mod results;
 
 use std::sync::Arc;
 
-use crate::session::{Flow, ProtocolError};
+use crate::flow::{Flow, ProtocolError};
 use crate::statements::{analyse, split, Context, Dialect, Extent, Statement, Verb};
 use auth::{Next, Plugin, STATUS_AUTOCOMMIT};
 use framing::{next_packet, Writer, HEADER, MAX_PAYLOAD};

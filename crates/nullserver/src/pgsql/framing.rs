@@ -2,7 +2,7 @@
 //! length, itself included, then the body), typed messages (a tag byte, then the same
 //! length), and a reader for the integers and C strings inside them.
 
-use crate::session::ProtocolError;
+use crate::flow::ProtocolError;
 
 /// Largest message the null server takes.
 pub const MAX_MESSAGE: usize = 64 << 20;

@@ -11,7 +11,7 @@ pub mod results;
 
 use std::sync::Arc;
 
-use crate::session::{Flow, ProtocolError};
+use crate::flow::{Flow, ProtocolError};
 use crate::statements::{analyse, split, Context, Dialect, Statement, Verb};
 use auth::{AuthMethod, Startup, Welcome};
 use extended::{Objects, Prepared};

@@ -12,8 +12,8 @@ use std::os::unix::fs::{FileExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
+use super::config::{FileIoConfig, FileIoMode, IoMode};
 use super::ownership::{FileId, OwnedFiles};
-use super::{FileIoConfig, FileIoMode, IoMode};
 use crate::aligned::AlignedBuf;
 use crate::SystemTestError;
 

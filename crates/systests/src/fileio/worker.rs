@@ -9,8 +9,8 @@ use std::sync::Arc;
 use bmk_engine::{Counter, EventFlow, Worker, WorkerContext, WorkerError};
 
 use super::aio::{AioQueue, Completion};
+use super::config::{FileIoConfig, FileIoMode, IoMode};
 use super::files::{fill_pattern, OpenFiles};
-use super::{FileIoConfig, FileIoMode, IoMode};
 use crate::aligned::AlignedBuf;
 
 /// One block request.

@@ -8,7 +8,7 @@ use std::sync::atomic::AtomicUsize;
 
 use bmk_engine::options::OptionSet;
 use bmk_engine::{run, Counter, CumulativeStats, Observer, RunConfig, RunStatus};
-use bmk_systests::{build, BuildParams, SystemBenchmark, SystemTest, SystemTestError};
+use bmk_systests::{build, BuildParams, ConfiguredSystemTest, SystemTestError, SystemTestKind};
 
 struct Quiet;
 impl Observer for Quiet {}
@@ -20,8 +20,8 @@ pub fn try_bench(
     threads: u32,
     events: u64,
     dir: Option<&Path>,
-) -> Result<SystemBenchmark, SystemTestError> {
-    let test = SystemTest::by_name(test).expect("known test");
+) -> Result<ConfiguredSystemTest, SystemTestError> {
+    let test = SystemTestKind::by_name(test).expect("known test");
     let mut opts = OptionSet::new();
     opts.declare(test.options());
     for (k, v) in args {
@@ -45,33 +45,37 @@ pub fn bench(
     threads: u32,
     events: u64,
     dir: Option<&Path>,
-) -> SystemBenchmark {
+) -> ConfiguredSystemTest {
     try_bench(test, args, threads, events, dir).unwrap_or_else(|e| panic!("build failed: {e}"))
 }
 
 /// Runs `bench` on `threads` threads until `events` events (0 = until the workers stop).
-pub fn run_events(bench: &SystemBenchmark, threads: u32, events: u64) -> CumulativeStats {
+pub fn run_events(bench: &ConfiguredSystemTest, threads: u32, events: u64) -> CumulativeStats {
     let config = RunConfig {
         threads,
         events,
         time: None,
         ..RunConfig::default()
     };
-    let test = bench.test().unwrap_or_else(|e| panic!("not runnable: {e}"));
+    let test = bench
+        .workload()
+        .unwrap_or_else(|e| panic!("not runnable: {e}"));
     let outcome = run(config, test, &mut Quiet, &AtomicUsize::new(0));
     assert_eq!(outcome.status, RunStatus::Completed, "run failed");
     outcome.stats
 }
 
 /// Runs and returns how the run ended (for failure tests).
-pub fn run_status(bench: &SystemBenchmark, threads: u32, events: u64) -> RunStatus {
+pub fn run_status(bench: &ConfiguredSystemTest, threads: u32, events: u64) -> RunStatus {
     let config = RunConfig {
         threads,
         events,
         time: None,
         ..RunConfig::default()
     };
-    let test = bench.test().unwrap_or_else(|e| panic!("not runnable: {e}"));
+    let test = bench
+        .workload()
+        .unwrap_or_else(|e| panic!("not runnable: {e}"));
     run(config, test, &mut Quiet, &AtomicUsize::new(0)).status
 }
 

@@ -17,15 +17,15 @@ use std::sync::atomic::AtomicUsize;
 use std::sync::Arc;
 
 use bmk_engine::options::OptionSet;
-use bmk_engine::Test;
+use bmk_engine::Workload;
 use bmk_sql::{Driver, DriverConfig, DriverKind};
 
 use plan::OltpPlan;
 use worker::NativeOltp;
 
-/// The native engine test for built-in workload `workload` with these (validated)
+/// The native workload for built-in workload `workload` with these (validated)
 /// options, or `None` when the workload must run in Lua.
-pub fn native_test(workload: &str, opts: &OptionSet) -> Option<Arc<dyn Test>> {
+pub fn native_workload(workload: &str, opts: &OptionSet) -> Option<Arc<dyn Workload>> {
     if std::env::var("BMK_NATIVE_OLTP").is_ok_and(|v| v == "0") {
         return None;
     }

@@ -20,7 +20,7 @@ const NATIVE: &[&str] = &[
     "oltp_delete",
 ];
 
-/// One kind of statement of spec 3 §2.
+/// One kind of statement of the stock OLTP workloads.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum StmtKind {
     PointSelect,

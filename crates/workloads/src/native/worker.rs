@@ -6,14 +6,15 @@ use std::io::Write;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 
-use bmk_engine::{rand, Counter, EventFlow, Test, Worker, WorkerContext, WorkerError};
+use bmk_engine::{rand, Counter, EventFlow, Worker, WorkerContext, WorkerError, Workload};
 use bmk_sql::{
     Connection, Driver, QueryKind, ResultSet, SqlError, SqlErrorKind, StatementId, Value,
 };
 
 use super::plan::{Group, OltpPlan, StmtKind};
 
-/// `c` values: 10 groups of 11 random digits joined by `-` (spec 3 §1).
+/// `c` values: 10 groups of 11 random digits joined by `-`, as the stock workloads
+/// fill the `c` column.
 const C_TEMPLATE: &[u8] = b"###########-###########-###########-###########-###########-\
 ###########-###########-###########-###########-###########";
 /// `pad` values: 5 groups of 11 random digits joined by `-`.
@@ -56,7 +57,7 @@ fn fill_text(v: &mut Value, template: &[u8]) {
     }
 }
 
-/// A natively run OLTP workload as an engine [`Test`].
+/// A natively run OLTP workload as an engine [`Workload`].
 pub(crate) struct NativeOltp {
     pub plan: Arc<OltpPlan>,
     pub driver: Driver,
@@ -64,7 +65,7 @@ pub(crate) struct NativeOltp {
     pub connections: AtomicUsize,
 }
 
-impl Test for NativeOltp {
+impl Workload for NativeOltp {
     fn cooperative(&self) -> bool {
         self.driver.waits_cooperatively()
     }
@@ -330,7 +331,7 @@ impl Worker for OltpWorker {
                 Err(e) if e.is_ignorable() => {
                     count_error(ctx, &e);
                     // After a lost connection the statements are prepared again before
-                    // the event restarts (spec 3 §3), as the Lua workloads do.
+                    // the event restarts, as the Lua workloads do.
                     if e.reconnected() {
                         self.need_prepare = true;
                     }

@@ -5,36 +5,39 @@
 use std::sync::Arc;
 
 use anyhow::Result;
-use bmk_engine::{CumulativeStats, IntervalStats, Test};
+use bmk_engine::{CumulativeStats, IntervalStats, Workload};
 use bmk_lua::ScriptHost;
 use bmk_report::Layout;
 
-use crate::runner::Bench;
+use crate::benchmark::Benchmark;
 
 /// A loaded script ready to run.
-pub struct LuaBench<'a> {
+pub struct ScriptBenchmark<'a> {
     host: &'a mut ScriptHost,
-    test: Arc<dyn Test>,
+    workload: Arc<dyn Workload>,
 }
 
-impl<'a> LuaBench<'a> {
+impl<'a> ScriptBenchmark<'a> {
     /// Wraps a script whose options are already set.
-    pub fn new(host: &'a mut ScriptHost) -> LuaBench<'a> {
-        let test = host.test();
-        LuaBench { host, test }
+    pub fn new(host: &'a mut ScriptHost) -> ScriptBenchmark<'a> {
+        let workload = host.workload();
+        ScriptBenchmark { host, workload }
     }
 
-    /// Wraps a script whose workers are `test` instead of its own Lua states (a
-    /// built-in workload run natively): the main state still runs `init()`, `done()`
-    /// and the report hooks.
-    pub fn with_test(host: &'a mut ScriptHost, test: Arc<dyn Test>) -> LuaBench<'a> {
-        LuaBench { host, test }
+    /// Wraps a script whose workers come from `workload` instead of its own Lua states
+    /// (a built-in OLTP workload run natively): the main state still runs `init()`,
+    /// `done()` and the report hooks.
+    pub fn with_native_workload(
+        host: &'a mut ScriptHost,
+        workload: Arc<dyn Workload>,
+    ) -> ScriptBenchmark<'a> {
+        ScriptBenchmark { host, workload }
     }
 }
 
-impl Bench for LuaBench<'_> {
-    fn test(&self) -> Arc<dyn Test> {
-        self.test.clone()
+impl Benchmark for ScriptBenchmark<'_> {
+    fn workload(&self) -> Arc<dyn Workload> {
+        self.workload.clone()
     }
 
     fn header_lines(&self) -> Vec<String> {

@@ -1,0 +1,194 @@
+//! SVG charts drawn with `plotters`' SVG backend: line charts of values against users
+//! or against time, with optional highlighted points (stalls). Text is left to the
+//! browser's fonts (plotters' built-in text measurement, no system font is read), so
+//! the same chart comes out on any machine.
+
+use plotters::prelude::*;
+
+use crate::Error;
+
+/// Chart size in pixels.
+pub const WIDTH: u32 = 640;
+/// Chart height in pixels.
+pub const HEIGHT: u32 = 300;
+
+/// Line colours, in series order (colour-blind friendly, after Okabe and Ito).
+const PALETTE: [RGBColor; 8] = [
+    RGBColor(0, 114, 178),
+    RGBColor(230, 159, 0),
+    RGBColor(0, 158, 115),
+    RGBColor(204, 121, 167),
+    RGBColor(86, 180, 233),
+    RGBColor(213, 94, 0),
+    RGBColor(240, 228, 66),
+    RGBColor(0, 0, 0),
+];
+
+/// A line chart to draw.
+#[derive(Debug, Clone, Default)]
+pub struct LineChart {
+    /// Title above the plot.
+    pub title: String,
+    /// X axis label.
+    pub x_label: String,
+    /// Y axis label.
+    pub y_label: String,
+    /// (name, points) of each line.
+    pub series: Vec<(String, Vec<(f64, f64)>)>,
+    /// Points drawn as red crosses on top (e.g. stalled intervals).
+    pub marks: Vec<(f64, f64)>,
+    /// Name of the marks in the legend.
+    pub marks_label: String,
+}
+
+fn chart_error(title: &str, e: impl std::fmt::Display) -> Error {
+    Error::Chart {
+        chart: title.to_string(),
+        message: e.to_string(),
+    }
+}
+
+/// Axis range covering `values` with a little margin; a flat or empty range is widened.
+fn range(values: impl Iterator<Item = f64>, from_zero: bool) -> (f64, f64) {
+    let (mut lo, mut hi) = (f64::INFINITY, f64::NEG_INFINITY);
+    for v in values.filter(|v| v.is_finite()) {
+        lo = lo.min(v);
+        hi = hi.max(v);
+    }
+    if !lo.is_finite() {
+        return (0.0, 1.0);
+    }
+    if from_zero {
+        lo = lo.min(0.0);
+    }
+    if hi - lo < 1e-12 {
+        hi = lo + if lo.abs() > 0.0 { lo.abs() * 0.1 } else { 1.0 };
+    }
+    let pad = (hi - lo) * 0.05;
+    (if from_zero && lo >= 0.0 { lo } else { lo - pad }, hi + pad)
+}
+
+/// Short axis labels: 12.3k, 4.5M.
+fn short_number(v: f64) -> String {
+    let a = v.abs();
+    if a >= 1e6 {
+        format!("{:.1}M", v / 1e6)
+    } else if a >= 1e4 {
+        format!("{:.0}k", v / 1e3)
+    } else if a >= 100.0 || v == v.trunc() {
+        format!("{v:.0}")
+    } else if a >= 1.0 {
+        format!("{v:.1}")
+    } else {
+        format!("{v:.3}")
+    }
+}
+
+impl LineChart {
+    /// The chart as an SVG document.
+    pub fn to_svg(&self) -> Result<String, Error> {
+        let mut svg = String::new();
+        {
+            let root = SVGBackend::with_string(&mut svg, (WIDTH, HEIGHT)).into_drawing_area();
+            root.fill(&WHITE).map_err(|e| chart_error(&self.title, e))?;
+            let xs = self.series.iter().flat_map(|s| s.1.iter().map(|p| p.0));
+            let ys = self
+                .series
+                .iter()
+                .flat_map(|s| s.1.iter().map(|p| p.1))
+                .chain(self.marks.iter().map(|p| p.1));
+            let (x0, x1) = range(xs, false);
+            let (y0, y1) = range(ys, true);
+            let mut chart = ChartBuilder::on(&root)
+                .caption(&self.title, ("sans-serif", 16))
+                .margin(8)
+                .x_label_area_size(34)
+                .y_label_area_size(56)
+                .build_cartesian_2d(x0..x1, y0..y1)
+                .map_err(|e| chart_error(&self.title, e))?;
+            chart
+                .configure_mesh()
+                .x_desc(&self.x_label)
+                .y_desc(&self.y_label)
+                .x_labels(8)
+                .y_labels(6)
+                .x_label_formatter(&|v| short_number(*v))
+                .y_label_formatter(&|v| short_number(*v))
+                .light_line_style(RGBColor(235, 235, 235))
+                .draw()
+                .map_err(|e| chart_error(&self.title, e))?;
+            for (i, (name, points)) in self.series.iter().enumerate() {
+                let color = PALETTE[i % PALETTE.len()];
+                let style = ShapeStyle::from(&color).stroke_width(2);
+                let many = points.len() > 40;
+                chart
+                    .draw_series(LineSeries::new(points.iter().copied(), style))
+                    .map_err(|e| chart_error(&self.title, e))?
+                    .label(name.as_str())
+                    .legend(move |(x, y)| {
+                        PathElement::new(vec![(x, y), (x + 16, y)], color.stroke_width(2))
+                    });
+                if !many {
+                    chart
+                        .draw_series(points.iter().map(|&p| Circle::new(p, 3, color.filled())))
+                        .map_err(|e| chart_error(&self.title, e))?;
+                }
+            }
+            if !self.marks.is_empty() {
+                chart
+                    .draw_series(
+                        self.marks
+                            .iter()
+                            .map(|&p| Cross::new(p, 6, RED.stroke_width(3))),
+                    )
+                    .map_err(|e| chart_error(&self.title, e))?
+                    .label(self.marks_label.as_str())
+                    .legend(|(x, y)| Cross::new((x + 8, y), 5, RED.stroke_width(2)));
+            }
+            if self.series.len() > 1 || !self.marks.is_empty() {
+                chart
+                    .configure_series_labels()
+                    .position(SeriesLabelPosition::LowerRight)
+                    .background_style(WHITE.mix(0.85))
+                    .border_style(RGBColor(180, 180, 180))
+                    .label_font(("sans-serif", 12))
+                    .draw()
+                    .map_err(|e| chart_error(&self.title, e))?;
+            }
+            root.present().map_err(|e| chart_error(&self.title, e))?;
+        }
+        Ok(svg)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn draws_lines_marks_and_labels_as_svg() {
+        let chart = LineChart {
+            title: "TPS".into(),
+            x_label: "seconds".into(),
+            y_label: "TPS".into(),
+            series: vec![("TPS".into(), vec![(1.0, 100.0), (2.0, 40.0), (3.0, 105.0)])],
+            marks: vec![(2.0, 40.0)],
+            marks_label: "stall".into(),
+        };
+        let svg = chart.to_svg().unwrap();
+        assert!(svg.starts_with("<svg"), "{}", &svg[..60]);
+        assert!(svg.contains("<polyline"));
+        assert!(svg.contains(">\nTPS\n</text>"));
+        assert!(svg.contains(">\nstall\n</text>"));
+        assert!(!svg.contains("http://") || svg.contains("xmlns=\"http://www.w3.org/2000/svg\""));
+    }
+
+    #[test]
+    fn numbers_are_short() {
+        assert_eq!(short_number(1234567.0), "1.2M");
+        assert_eq!(short_number(45000.0), "45k");
+        assert_eq!(short_number(250.0), "250");
+        assert_eq!(short_number(2.5), "2.5");
+        assert_eq!(short_number(0.25), "0.250");
+    }
+}

@@ -1,0 +1,476 @@
+//! `bmk report`: what the page and the text summary show about one results
+//! directory, computed once into plain values ([`Report`]) that [`crate::page`] renders
+//! as HTML and [`Report::text_summary`] as text.
+
+use std::collections::BTreeMap;
+
+use serde::Serialize;
+
+use crate::charts::LineChart;
+use crate::checks::{self, Finding};
+use crate::load::{Level, RunData};
+use crate::rates;
+use crate::series::LevelSeries;
+use crate::Error;
+
+/// One row of the per-level table.
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct LevelRow {
+    /// `level-0001`.
+    pub name: String,
+    /// Users.
+    pub users: u32,
+    /// Repeat number.
+    pub repeat: u32,
+    /// Events per second.
+    pub tps: f64,
+    /// Queries per second.
+    pub qps: f64,
+    /// Latency, ms.
+    pub avg_ms: f64,
+    /// 95th percentile latency, ms.
+    pub p95_ms: f64,
+    /// 99th percentile latency, ms.
+    pub p99_ms: f64,
+    /// Largest latency, ms.
+    pub max_ms: f64,
+    /// Ignored errors.
+    pub errors: u64,
+    /// Stalled intervals.
+    pub stalls: usize,
+    /// The level's status.
+    pub status: String,
+}
+
+/// A chart on the page.
+#[derive(Debug, Clone, Serialize)]
+pub struct Chart {
+    /// Its title (also the figure caption).
+    pub title: String,
+    /// The SVG document.
+    pub svg: String,
+}
+
+/// Thread fairness of a level.
+#[derive(Debug, Clone, Serialize)]
+pub struct FairnessView {
+    /// Mean events per worker.
+    pub events_avg: f64,
+    /// Their standard deviation.
+    pub events_stddev: f64,
+    /// Standard deviation as % of the mean.
+    pub events_cv_pct: f64,
+    /// Mean busy seconds per worker.
+    pub time_avg_s: f64,
+    /// Their standard deviation.
+    pub time_stddev_s: f64,
+}
+
+/// Counts (and latency, when recorded) of one kind of query.
+#[derive(Debug, Clone, Serialize)]
+pub struct QueryTypeRow {
+    /// `point_select`, ...
+    pub name: String,
+    /// Executions.
+    pub count: u64,
+    /// Per second of the level.
+    pub per_s: f64,
+    /// Mean latency, ms, if recorded.
+    pub avg_ms: Option<f64>,
+    /// 95th percentile, ms, if recorded.
+    pub p95_ms: Option<f64>,
+}
+
+/// Everything shown about one level.
+#[derive(Debug, Clone, Serialize)]
+pub struct LevelSection {
+    /// `level-0001 (8 users)`.
+    pub label: String,
+    /// `level-0001`, the HTML anchor.
+    pub name: String,
+    /// Throughput and latency over time.
+    pub charts: Vec<Chart>,
+    /// Server and OS metrics.
+    pub metric_charts: Vec<Chart>,
+    /// Thread fairness.
+    pub fairness: Option<FairnessView>,
+    /// Per query kind.
+    pub query_types: Vec<QueryTypeRow>,
+}
+
+/// A finding of the sanity checks, for display.
+#[derive(Debug, Clone, Serialize)]
+pub struct FindingView {
+    /// The check.
+    pub check: String,
+    /// The level, or empty.
+    pub level: String,
+    /// The message.
+    pub message: String,
+}
+
+impl From<&Finding> for FindingView {
+    fn from(f: &Finding) -> FindingView {
+        FindingView {
+            check: f.kind.title().to_string(),
+            level: f.level.clone().unwrap_or_default(),
+            message: f.message.clone(),
+        }
+    }
+}
+
+/// The report of one results directory.
+#[derive(Debug, Clone, Serialize)]
+pub struct Report {
+    /// The directory's name.
+    pub name: String,
+    /// The test or scenario.
+    pub title: String,
+    /// Facts about the run: (what, value).
+    pub facts: Vec<(String, String)>,
+    /// Sanity check findings.
+    pub findings: Vec<FindingView>,
+    /// The per-level table.
+    pub rows: Vec<LevelRow>,
+    /// Throughput and latency against users.
+    pub scalability: Vec<Chart>,
+    /// One section per level.
+    pub levels: Vec<LevelSection>,
+    /// Workload options.
+    pub options: Vec<(String, String)>,
+    /// Server variables at the start.
+    pub variables: Vec<(String, String)>,
+}
+
+fn percentile(f: &bmk_report::FinalStats, p: f64) -> f64 {
+    f.latency.percentile_ms(p).unwrap_or(0.0)
+}
+
+/// The table row of a level (`None` for a level that did not finish).
+pub fn level_row(level: &Level) -> Option<LevelRow> {
+    let f = &level.result.as_ref()?.final_stats;
+    Some(LevelRow {
+        name: level.name(),
+        users: level.info.users,
+        repeat: level.info.repeat,
+        tps: f.events_per_sec,
+        qps: f.per_sec(f.counters.queries()),
+        avg_ms: f.latency.avg_ms,
+        p95_ms: percentile(f, 95.0),
+        p99_ms: percentile(f, 99.0),
+        max_ms: f.latency.max_ms,
+        errors: f.counters.errors,
+        stalls: LevelSeries::of(level).stalls.len(),
+        status: level.info.status.clone(),
+    })
+}
+
+impl Report {
+    /// Computes the report of `run`, drawing every chart.
+    pub fn build(run: &RunData) -> Result<Report, Error> {
+        let m = run.manifest.as_ref();
+        let first_result = run.levels.iter().find_map(|l| l.result.as_ref());
+        let clock_ticks = m.and_then(|m| m.host.clock_ticks_per_s).unwrap_or(100);
+        let mut facts = Vec::new();
+        let mut fact = |k: &str, v: String| {
+            if !v.is_empty() {
+                facts.push((k.to_string(), v));
+            }
+        };
+        fact("test", run.test());
+        if let Some(m) = m {
+            fact("scenario", m.scenario.clone().unwrap_or_default());
+            fact("tool", format!("{} {}", m.tool.name, m.tool.version));
+            fact("started", m.start_time.clone());
+            fact("ended", m.end_time.clone().unwrap_or_default());
+            fact("status", m.status.clone());
+            let h = &m.host;
+            fact(
+                "client host",
+                format!(
+                    "{} ({}, {} CPUs, {}, kernel {})",
+                    h.hostname,
+                    h.cpu_model.clone().unwrap_or_default(),
+                    h.cpu_count,
+                    h.os,
+                    h.kernel
+                ),
+            );
+            if let Some(s) = &m.server {
+                fact(
+                    "server",
+                    format!(
+                        "{} {} at {}",
+                        s.driver,
+                        s.version.clone().unwrap_or_default(),
+                        s.address.clone().unwrap_or_default()
+                    ),
+                );
+            }
+            fact("command", m.command_line.join(" "));
+        } else if let Some(r) = first_result {
+            fact(
+                "tool",
+                format!("{} {}", r.run.tool.name, r.run.tool.version),
+            );
+            fact("started", r.run.start_time.clone());
+            fact("command", r.run.command_line.join(" "));
+        }
+
+        let rows: Vec<LevelRow> = run.levels.iter().filter_map(level_row).collect();
+        let findings = checks::run_checks(run)
+            .iter()
+            .map(FindingView::from)
+            .collect();
+
+        let mut scalability = Vec::new();
+        if !rows.is_empty() {
+            let by_users = |get: &dyn Fn(&LevelRow) -> f64| -> Vec<(f64, f64)> {
+                let mut m: BTreeMap<u32, Vec<f64>> = BTreeMap::new();
+                for r in &rows {
+                    m.entry(r.users).or_default().push(get(r));
+                }
+                m.into_iter()
+                    .map(|(u, v)| (u as f64, v.iter().sum::<f64>() / v.len() as f64))
+                    .collect()
+            };
+            for (title, name, get) in [
+                (
+                    "Transactions per second vs users",
+                    "TPS",
+                    &(|r: &LevelRow| r.tps) as &dyn Fn(&LevelRow) -> f64,
+                ),
+                ("Queries per second vs users", "QPS", &|r: &LevelRow| r.qps),
+            ] {
+                scalability.push(chart(LineChart {
+                    title: title.into(),
+                    x_label: "users".into(),
+                    y_label: name.into(),
+                    series: vec![(name.into(), by_users(get))],
+                    ..LineChart::default()
+                })?);
+            }
+            scalability.push(chart(LineChart {
+                title: "Latency vs users".into(),
+                x_label: "users".into(),
+                y_label: "ms".into(),
+                series: vec![
+                    ("avg".into(), by_users(&|r| r.avg_ms)),
+                    ("p95".into(), by_users(&|r| r.p95_ms)),
+                    ("p99".into(), by_users(&|r| r.p99_ms)),
+                ],
+                ..LineChart::default()
+            })?);
+        }
+
+        let mut levels = Vec::new();
+        for level in &run.levels {
+            levels.push(level_section(level, clock_ticks)?);
+        }
+        let mut options: Vec<(String, String)> = run.options().into_iter().collect();
+        options.sort();
+        let variables = m
+            .and_then(|m| m.server.as_ref())
+            .map(|s| s.variables.clone().into_iter().collect())
+            .unwrap_or_default();
+        Ok(Report {
+            name: run.label(),
+            title: m
+                .and_then(|m| m.scenario.clone())
+                .unwrap_or_else(|| run.test()),
+            facts,
+            findings,
+            rows,
+            scalability,
+            levels,
+            options,
+            variables,
+        })
+    }
+
+    /// The text printed by `bmk report`: the table and the sanity checks.
+    pub fn text_summary(&self) -> String {
+        let mut out = format!("{} — {}\n\n", self.name, self.title);
+        out.push_str(&table_text(&self.rows));
+        out.push_str("\nSanity checks:\n");
+        if self.findings.is_empty() {
+            out.push_str("  none triggered\n");
+        }
+        for f in &self.findings {
+            let level = if f.level.is_empty() {
+                String::new()
+            } else {
+                format!("{}: ", f.level)
+            };
+            out.push_str(&format!("  ! {}: {level}{}\n", f.check, f.message));
+        }
+        out
+    }
+}
+
+/// The per-level table as aligned text.
+pub fn table_text(rows: &[LevelRow]) -> String {
+    let mut out = format!(
+        "{:<11} {:>6} {:>6} {:>11} {:>12} {:>9} {:>9} {:>9} {:>9} {:>7} {:>6}\n",
+        "level",
+        "users",
+        "repeat",
+        "TPS",
+        "QPS",
+        "avg ms",
+        "p95 ms",
+        "p99 ms",
+        "max ms",
+        "errors",
+        "stalls"
+    );
+    for r in rows {
+        out.push_str(&format!(
+            "{:<11} {:>6} {:>6} {:>11.2} {:>12.2} {:>9.3} {:>9.3} {:>9.3} {:>9.3} {:>7} {:>6}\n",
+            r.name,
+            r.users,
+            r.repeat,
+            r.tps,
+            r.qps,
+            r.avg_ms,
+            r.p95_ms,
+            r.p99_ms,
+            r.max_ms,
+            r.errors,
+            r.stalls
+        ));
+    }
+    out
+}
+
+fn chart(c: LineChart) -> Result<Chart, Error> {
+    Ok(Chart {
+        title: c.title.clone(),
+        svg: c.to_svg()?,
+    })
+}
+
+fn level_section(level: &Level, clock_ticks: u64) -> Result<LevelSection, Error> {
+    let s = LevelSeries::of(level);
+    let label = checks::level_label(level);
+    let mut charts = Vec::new();
+    if !s.time_s.is_empty() {
+        let pts = |v: &[f64]| {
+            s.time_s
+                .iter()
+                .copied()
+                .zip(v.iter().copied())
+                .collect::<Vec<_>>()
+        };
+        charts.push(chart(LineChart {
+            title: format!("{label}: throughput"),
+            x_label: "seconds".into(),
+            y_label: "per second".into(),
+            series: vec![("TPS".into(), pts(&s.tps))],
+            marks: s.stalls.iter().map(|&i| (s.time_s[i], s.tps[i])).collect(),
+            marks_label: "stall".into(),
+        })?);
+        charts.push(chart(LineChart {
+            title: format!("{label}: queries per second"),
+            x_label: "seconds".into(),
+            y_label: "QPS".into(),
+            series: vec![("QPS".into(), pts(&s.qps))],
+            ..LineChart::default()
+        })?);
+        if s.p95_ms.iter().any(|v| *v > 0.0) {
+            charts.push(chart(LineChart {
+                title: format!("{label}: 95th percentile latency"),
+                x_label: "seconds".into(),
+                y_label: "ms".into(),
+                series: vec![("p95".into(), pts(&s.p95_ms))],
+                marks: s
+                    .stalls
+                    .iter()
+                    .map(|&i| (s.time_s[i], s.p95_ms[i]))
+                    .collect(),
+                marks_label: "stall".into(),
+            })?);
+        }
+    }
+    let start_s = level.info.start_unix_ns as f64 / 1e9;
+    let mut metric_charts = Vec::new();
+    for g in rates::level_metrics(level, clock_ticks) {
+        metric_charts.push(chart(LineChart {
+            title: g.title.clone(),
+            x_label: "seconds since the level started".into(),
+            y_label: g.unit.to_string(),
+            series: g
+                .series
+                .iter()
+                .map(|x| {
+                    (
+                        x.name.clone(),
+                        x.points.iter().map(|p| (p.0 - start_s, p.1)).collect(),
+                    )
+                })
+                .collect(),
+            ..LineChart::default()
+        })?);
+    }
+    let result = level.result.as_ref();
+    let fairness = result.map(|r| {
+        let f = &r.final_stats.fairness;
+        FairnessView {
+            events_avg: f.events_avg,
+            events_stddev: f.events_stddev,
+            events_cv_pct: if f.events_avg > 0.0 {
+                f.events_stddev / f.events_avg * 100.0
+            } else {
+                0.0
+            },
+            time_avg_s: f.time_avg_s,
+            time_stddev_s: f.time_stddev_s,
+        }
+    });
+    let seconds = level.seconds();
+    let per_s = |n: u64| {
+        if seconds > 0.0 {
+            n as f64 / seconds
+        } else {
+            0.0
+        }
+    };
+    let query_types = match result.and_then(|r| r.query_types.as_ref()) {
+        Some(q) => q
+            .iter()
+            .map(|(name, q)| QueryTypeRow {
+                name: name.clone(),
+                count: q.count,
+                per_s: per_s(q.count),
+                avg_ms: Some(q.latency.avg_ms),
+                p95_ms: q.latency.percentile_ms(95.0),
+            })
+            .collect(),
+        None => {
+            let mut counts: BTreeMap<&str, u64> = BTreeMap::new();
+            for l in &level.intervals {
+                for (k, v) in &l.query_counts {
+                    *counts.entry(k).or_default() += v;
+                }
+            }
+            counts
+                .into_iter()
+                .map(|(k, v)| QueryTypeRow {
+                    name: k.to_string(),
+                    count: v,
+                    per_s: per_s(v),
+                    avg_ms: None,
+                    p95_ms: None,
+                })
+                .collect()
+        }
+    };
+    Ok(LevelSection {
+        label,
+        name: level.name(),
+        charts,
+        metric_charts,
+        fairness,
+        query_types,
+    })
+}

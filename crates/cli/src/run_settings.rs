@@ -1,0 +1,28 @@
+//! The settings of one `run` besides the benchmark itself, shared by the runner and
+//! the results file it writes.
+
+use bmk_engine::options::OptionSet;
+use bmk_engine::RunConfig;
+
+use crate::settings::ReportOptions;
+use crate::verbosity::Verbosity;
+
+/// Everything `run` needs besides the benchmark.
+pub struct RunSettings {
+    /// Engine limits.
+    pub config: RunConfig,
+    /// Report look.
+    pub report: ReportOptions,
+    /// Validated options (for the results file).
+    pub options: OptionSet,
+    /// The original argument vector (for the results file).
+    pub argv: Vec<String>,
+    /// Test name or script path.
+    pub test_name: String,
+    /// The command being run.
+    pub command: String,
+    /// Whether the seed came from the user.
+    pub seed: Option<u64>,
+    /// Which of the run's messages are printed.
+    pub verbosity: Verbosity,
+}

@@ -1,0 +1,18 @@
+//! What every Lua state carries for the Rust functions it calls back into.
+//!
+//! Kept apart from [`crate::state`], which installs it, so that the API modules that
+//! read it (`sql`, `host`) do not depend on the module that builds the states.
+
+use std::sync::Arc;
+
+use bmk_engine::options::OptionSet;
+
+use crate::report::ReportSettings;
+
+/// Per-state data reachable from Rust callbacks (`Lua::app_data_ref`).
+pub(crate) struct StateData {
+    /// The validated options of the run, shared by every state.
+    pub options: Arc<OptionSet>,
+    /// How the `sysbench.report_*` printers format their lines.
+    pub reports: ReportSettings,
+}

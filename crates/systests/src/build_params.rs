@@ -1,0 +1,25 @@
+//! The general run settings a system test needs when it is built.
+
+use std::path::PathBuf;
+
+/// General run settings a test needs to know when it is built.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct BuildParams {
+    /// `--threads`.
+    pub threads: u32,
+    /// `--events` (0 = no limit); `fileio` shows it as "Number of IO requests".
+    pub events: u64,
+    /// Where `fileio` keeps its files; `None` (the default, and sysbench's behaviour)
+    /// is the current directory. Tests and embedders point it elsewhere.
+    pub file_dir: Option<PathBuf>,
+}
+
+impl Default for BuildParams {
+    fn default() -> Self {
+        BuildParams {
+            threads: 1,
+            events: 0,
+            file_dir: None,
+        }
+    }
+}
