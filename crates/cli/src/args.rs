@@ -185,6 +185,43 @@ mod tests {
         s.split_whitespace().map(str::to_string).collect()
     }
 
+    /// The committed fuzz corpus of the config file reader (`fuzz/corpus/config_file`)
+    /// through the fuzz target's entry point: no input panics.
+    #[test]
+    fn config_file_fuzz_corpus_replays_clean() {
+        let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../fuzz/corpus/config_file");
+        let mut inputs = 0;
+        for entry in std::fs::read_dir(&dir)
+            .expect("the corpus folder")
+            .flatten()
+        {
+            let data = std::fs::read(entry.path()).unwrap();
+            if let Ok(text) = std::str::from_utf8(&data) {
+                let _ = parse_config(text, "fuzz.cfg");
+            }
+            inputs += 1;
+        }
+        assert!(inputs > 0);
+    }
+
+    /// A config file's lines are never shown: not a line that is no option, not the
+    /// value of one, and a file too large is refused.
+    #[test]
+    fn config_file_errors_show_no_line() {
+        let e = parse_config("threads=2\nroot:$6$SECRET:19000::\n", "f").unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "config file 'f', line 2: not an option (expected name=value)"
+        );
+        let opts = parse_config("mysql-pasword=SECRET\n", "f").unwrap();
+        assert_eq!(
+            opts[0].original,
+            "--mysql-pasword (line 1 of config file 'f')"
+        );
+        let e = read_config_file(Path::new("/dev/zero")).unwrap_err();
+        assert!(e.to_string().contains("larger than 1 MiB"), "{e}");
+    }
+
     #[test]
     fn options_before_and_after_the_test_name() {
         let r = parse(

@@ -178,8 +178,25 @@ pub(crate) fn drive(
     }
     stats.end_at(shared.now_ns());
     shared.stop();
+    // A worker counts as finished before it drops its connection, and closing a
+    // connection to a server that broke its protocol can wait for ever: threads still
+    // closing after the grace are left to the process exit.
+    let join_deadline = std::time::Instant::now() + config.stop_grace;
+    let mut left = 0;
     for h in handles.drain(..) {
+        if shared.clock.is_system() {
+            while !h.is_finished() && std::time::Instant::now() < join_deadline {
+                thread::sleep(std::time::Duration::from_millis(1));
+            }
+            if !h.is_finished() {
+                left += 1;
+                continue;
+            }
+        }
         shared.clock.join(h);
+    }
+    if left > 0 {
+        abandon(shared, left);
     }
     if let Some(s) = scheduler {
         shared.clock.join(s);

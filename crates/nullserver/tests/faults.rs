@@ -100,6 +100,66 @@ fn a_frozen_server_is_left_by_forced_shutdown() {
     }
 }
 
+/// `--freeze-after` without `--forced-shutdown` or a read timeout: the run still ends,
+/// the grace (10 s) after `--time`, with the final report of what was measured and the
+/// number of workers it abandoned (exit 2).
+#[test]
+fn a_frozen_server_ends_the_run_by_time_plus_grace_with_a_report() {
+    let server = NullServer::start(&["--freeze-after", "10"]);
+    for driver in ["mysql", "pgsql"] {
+        let (out, secs) = point_select(
+            &server,
+            driver,
+            &["--time=1", "--threads=2", "--db-timeout=0"],
+            40,
+        );
+        assert_eq!(out.code, 2, "{driver}: {}\n{}", out.stdout, out.stderr);
+        assert!(
+            out.stdout
+                .contains("2 worker(s) still busy 10 s after the time limit"),
+            "{driver}: {}",
+            out.stdout
+        );
+        assert!(out.stdout.contains("abandoned"), "{driver}: {}", out.stdout);
+        assert!((10.5..25.0).contains(&secs), "{driver}: {secs} s");
+        let s = stats(&out.stdout);
+        assert!(s.events <= 20, "{driver}: {s:?}");
+    }
+}
+
+/// `--db-timeout`: a server that stops answering is a lost connection after that
+/// long (MySQL's read timeout), a clean FATAL and exit 1, long before `--time`.
+#[test]
+fn db_timeout_turns_a_frozen_server_into_a_lost_connection() {
+    let server = NullServer::start(&["--freeze-after", "10"]);
+    let (out, secs) = point_select(
+        &server,
+        "mysql",
+        &["--time=30", "--threads=2", "--db-timeout=1"],
+        40,
+    );
+    assert_eq!(out.code, 1, "{}\n{}", out.stdout, out.stderr);
+    assert!(out.stdout.contains("FATAL"), "{}", out.stdout);
+    assert!(secs < 15.0, "{secs} s");
+}
+
+/// `--drop-after` with every error ignored (`--mysql-ignore-errors=all`), as a server
+/// killed and restarted mid-run: bmk reconnects each time, counts the reconnects and
+/// exits 0.
+#[test]
+fn a_restarting_server_with_all_errors_ignored_exits_0_with_reconnects() {
+    let server = NullServer::start(&["--drop-after", "30"]);
+    let (out, _) = point_select(
+        &server,
+        "mysql",
+        &["--time=2", "--threads=2", "--mysql-ignore-errors=all"],
+        30,
+    );
+    let s = stats(&out.ok().stdout);
+    assert!(s.reconnects >= 2, "{s:?}");
+    assert!(s.events > 100, "{s:?}");
+}
+
 /// `--malformed-after` on MySQL: the driver reports the broken stream as a lost
 /// connection, FATAL, exit 1.
 #[test]
@@ -111,12 +171,9 @@ fn a_malformed_mysql_answer_is_a_clean_fatal_error() {
     assert!(secs < 5.0, "{secs} s");
 }
 
-/// `--malformed-after` on PostgreSQL: the FATAL error is printed at once, but bmk
-/// then never exits: dropping the driver's `postgres::Client` waits in its
-/// `close_inner` for a connection task that has already failed (known bug of bmk's
-/// PostgreSQL driver; `cargo nextest run --run-ignored all` shows it).
+/// `--malformed-after` on PostgreSQL: a clean FATAL and exit 1 at once (dropping the
+/// failed connection's client used to wait for ever for its connection task).
 #[test]
-#[ignore = "bmk hangs after a malformed PostgreSQL message (driver bug, see the doc comment)"]
 fn a_malformed_pgsql_answer_is_a_clean_fatal_error() {
     let server = NullServer::start(&["--malformed-after", "20"]);
     let (out, secs) = point_select(&server, "pgsql", &["--time=5", "--threads=1"], 20);

@@ -94,7 +94,7 @@ fn no_output_or_file_of_a_loud_run_shows_the_password() {
     let d = dir.path();
     std::fs::write(d.join("pw"), format!("{SECRET}\n")).unwrap();
     std::fs::write(d.join("bmk.cfg"), format!("mysql-password={SECRET}\n")).unwrap();
-    let keep = ["pw", "bmk.cfg"];
+    let keep = ["pw", "bmk.cfg", "bad.cfg"];
     for driver in ["mysql", "pgsql"] {
         let with = |extra: &[String]| -> Vec<String> {
             let mut a = loud(&server, driver);
@@ -117,7 +117,7 @@ fn no_output_or_file_of_a_loud_run_shows_the_password() {
             // The option dump ran, with the password hidden.
             assert!(out.contains("= ***") || extra.is_empty(), "{out}");
             let results = std::fs::read_to_string(d.join("results.json")).unwrap();
-            assert!(results.contains("\"status\": \"completed\""), "{results}");
+            assert!(results.contains("\"status\":\"completed\""), "{results}");
         }
     }
     // The config file's password, and a config file that is not one.
@@ -134,7 +134,7 @@ fn no_output_or_file_of_a_loud_run_shows_the_password() {
         d,
         &["--config-file=bad.cfg".into(), "cpu".into(), "run".into()],
         &[],
-        &["pw", "bmk.cfg", "bad.cfg"],
+        &keep,
     );
     assert!(out.contains("line 1"), "{out}");
     std::fs::write(d.join("bad.cfg"), format!("mysql-pasword={SECRET}\n")).unwrap();
@@ -142,7 +142,7 @@ fn no_output_or_file_of_a_loud_run_shows_the_password() {
         d,
         &["--config-file=bad.cfg".into(), "cpu".into(), "run".into()],
         &[],
-        &["pw", "bmk.cfg", "bad.cfg"],
+        &keep,
     );
     // A mistyped option name, and a server that refuses the connection.
     for typo in ["--mysql-pasword", "--pgsql-passwrod", "--mysql-secret-pw"] {

@@ -45,6 +45,44 @@ pub mod json;
 pub mod layout;
 pub mod printf;
 pub mod redact;
+
+/// Entry points for the fuzz targets (`fuzz/`) and the tests that replay their corpus:
+/// the readers of files that `merge`, `report` and `compare` take from other machines,
+/// which must turn any bytes into a value or an error, never a panic. Not an API.
+#[doc(hidden)]
+pub mod fuzz_entry {
+    use std::path::PathBuf;
+
+    fn scratch(kind: &str, data: &[u8]) -> Option<PathBuf> {
+        let path = std::env::temp_dir().join(format!(
+            "bmk-fuzz-{kind}-{}-{:?}",
+            std::process::id(),
+            std::thread::current().id()
+        ));
+        std::fs::write(&path, data).ok()?;
+        Some(path)
+    }
+
+    /// A `--results` file (`ResultsFile::read`, then its histogram).
+    pub fn results_file(data: &[u8]) {
+        if let Some(path) = scratch("results", data) {
+            if let Ok(file) = crate::results::ResultsFile::read(&path) {
+                let _ = file.histogram();
+            }
+            let _ = std::fs::remove_file(path);
+        }
+    }
+
+    /// A results directory's `intervals.jsonl`, `run.json` and `level.json`.
+    pub fn results_dir_files(data: &[u8]) {
+        if let Some(path) = scratch("dir", data) {
+            let _ = crate::results_dir::read_intervals(&path);
+            let _ = crate::results_dir::read_json::<crate::results_dir::RunManifest>(&path);
+            let _ = crate::results_dir::read_json::<crate::results_dir::LevelInfo>(&path);
+            let _ = std::fs::remove_file(path);
+        }
+    }
+}
 mod reporter;
 pub mod results;
 pub mod results_dir;

@@ -73,6 +73,22 @@ mod trace;
 mod value;
 
 pub use bulk::{BulkBuffer, BULK_MAX_BYTES};
+
+/// Entry points for the fuzz targets (`fuzz/`) and the tests that replay their corpus:
+/// the decoders of server bytes on the fast paths, which must turn any input into a
+/// result or an error, never a panic. Not an API.
+#[doc(hidden)]
+pub mod fuzz_entry {
+    /// The MySQL fast path's binary and text row decoders (see `mysql_fast`).
+    pub fn mysql_rows(data: &[u8]) {
+        crate::mysql_fast::fuzz_rows(data);
+    }
+
+    /// The PostgreSQL binary value renderer (see `pgsql::pgtext`).
+    pub fn pgsql_value(data: &[u8]) {
+        crate::pgsql::fuzz_value(data);
+    }
+}
 pub use classify::{classify, QueryKind};
 pub use config::{
     option_specs, parse_bool, CommonOptions, DriverConfig, IgnoreList, MysqlOptions, MysqlSslMode,

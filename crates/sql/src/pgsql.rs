@@ -35,6 +35,12 @@ use crate::value::Value;
 
 mod pgtext;
 
+pub(crate) use pgtext::fuzz_value;
+
+/// How long dropping a failed connection's client may take (see
+/// [`PgConnection::discard_client`]).
+const DISCARD_WAIT: Duration = Duration::from_secs(1);
+
 /// SQLSTATE used for a lost connection (`connection_failure`).
 const LOST_STATE: &str = "08006";
 
@@ -55,6 +61,9 @@ pub(crate) struct PgConnection {
     state: ConnectionState,
     debug: bool,
     lost: bool,
+    /// The stream failed below SQL (I/O, or a message the client could not parse):
+    /// closing the client may wait for ever.
+    broken: bool,
 }
 
 /// A bound value sent in text format: the server converts it to the parameter type.
@@ -328,6 +337,15 @@ fn full_message(e: &postgres::Error) -> String {
     msg
 }
 
+impl Drop for PgConnection {
+    fn drop(&mut self) {
+        // A client whose connection already failed may never finish closing.
+        if self.broken || self.client.as_ref().is_some_and(|c| c.is_closed()) {
+            self.discard_client();
+        }
+    }
+}
+
 impl PgConnection {
     pub(crate) fn connect(cfg: Arc<DriverConfig>) -> Result<Self, SqlError> {
         let debug = cfg.common.debug;
@@ -338,6 +356,7 @@ impl PgConnection {
             state: ConnectionState::new(DriverKind::Pgsql),
             debug,
             lost: false,
+            broken: false,
         };
         c.open()?;
         Ok(c)
@@ -369,12 +388,13 @@ impl PgConnection {
     }
 
     fn open(&mut self) -> Result<(), SqlError> {
-        let p = &self.cfg.pgsql;
+        self.discard_client();
+        let cfg = self.cfg.clone();
+        let p = &cfg.pgsql;
         self.trace(
             "connect",
             &format!("{}:{} user '{}' db '{}'", p.host, p.port, p.user, p.db),
         );
-        self.client = None;
         let mut c = postgres::Config::new();
         if p.host.starts_with('/') {
             c.host_path(&p.host);
@@ -427,6 +447,7 @@ impl PgConnection {
             Ok(client) => {
                 self.client = Some(client);
                 self.lost = false;
+                self.broken = false;
                 for s in self.stmts.iter_mut().flatten() {
                     s.server = None;
                 }
@@ -441,7 +462,21 @@ impl PgConnection {
         }
     }
 
+    /// Drops the client of a connection that failed or is replaced, without waiting
+    /// for it more than [`DISCARD_WAIT`]: dropping a `postgres::Client` waits for its
+    /// connection task to end, which after a broken message from a server that keeps the
+    /// socket open is never. The helper thread that drops it is then left to the
+    /// process exit.
+    fn discard_client(&mut self) {
+        if let Some(client) = self.client.take() {
+            let _ = run_with_deadline(DISCARD_WAIT, move || drop(client));
+        }
+    }
+
     fn fail(&mut self, e: postgres::Error, op: SqlOp, sql: &str) -> SqlError {
+        if e.as_db_error().is_none() {
+            self.broken = true;
+        }
         let fatal_severity = e
             .as_db_error()
             .is_some_and(|d| matches!(d.severity(), "FATAL" | "PANIC"));
@@ -456,7 +491,7 @@ impl PgConnection {
         self.trace("error", &format!("{state} ({msg})"));
         let mut err = SqlError::new(DriverKind::Pgsql, op, 0, state.clone(), msg).with_query(sql);
         if lost {
-            self.client = None;
+            self.discard_client();
             self.state.pending.clear();
         }
         let list = &self.cfg.pgsql.ignore_errors;
@@ -744,7 +779,7 @@ impl Connection for PgConnection {
     }
 
     fn reconnect(&mut self) -> Result<(), SqlError> {
-        self.client = None;
+        self.discard_client();
         self.state.pending.clear();
         self.open()
     }

@@ -196,6 +196,37 @@ fn numeric(buf: &mut Vec<u8>, raw: &[u8]) -> Option<()> {
     Some(())
 }
 
+/// The binary-value renderer over arbitrary bytes, for the fuzz targets and their
+/// corpus replay: `data[0]` picks the type, the rest is the value.
+pub(crate) fn fuzz_value(data: &[u8]) {
+    const TYPES: [Type; 18] = [
+        Type::BOOL,
+        Type::INT2,
+        Type::INT4,
+        Type::OID,
+        Type::INT8,
+        Type::FLOAT4,
+        Type::FLOAT8,
+        Type::NUMERIC,
+        Type::DATE,
+        Type::TIME,
+        Type::TIMESTAMP,
+        Type::TIMESTAMPTZ,
+        Type::BYTEA,
+        Type::UUID,
+        Type::JSONB,
+        Type::TEXT,
+        Type::BPCHAR,
+        Type::VARCHAR,
+    ];
+    let Some((&t, raw)) = data.split_first() else {
+        return;
+    };
+    let ty = &TYPES[usize::from(t) % TYPES.len()];
+    let mut rs = ResultSet::new(vec!["v".into()]);
+    push(&mut rs, ty, Some(raw));
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
