@@ -22,6 +22,7 @@ use crate::lua_bench::LuaBench;
 use crate::runner::{self, RunSettings};
 use crate::settings;
 use crate::signals;
+use crate::start_barrier;
 use crate::system_bench::SystemBench;
 use crate::verbosity::{Level, Verbosity};
 
@@ -346,6 +347,12 @@ fn run_script(
             )));
         }
         host.run_command(command).map_err(lua_error)?;
+        // The start barrier's table goes with the rest: always for the built-in
+        // workloads (they live in a database), for other scripts when they name a
+        // barrier (a script may not use a database at all).
+        if command == "cleanup" && (builtin.is_some() || opts.string("barrier").is_some()) {
+            start_barrier::drop_table(&opts).map_err(user_error)?;
+        }
         return Ok(0);
     }
     let settings = run_settings(inv, &opts, &name, command)?;
@@ -383,6 +390,7 @@ fn run_settings(
         command: command.to_string(),
         seed,
         verbosity: verbosity_of(opts),
+        barrier: start_barrier::settings(opts).map_err(|e| user_error(e.to_string()))?,
     })
 }
 

@@ -86,6 +86,11 @@ pub fn general_groups() -> Vec<OptionGroup> {
                 o("report-format", String, Some("text"), "format of intermediate and final reports")
                     .with_choices(&["text", "csv", "json"]),
                 o("results", File, None, "write the whole run (options, host, intervals, final statistics, histogram) to this JSON file"),
+                o("barrier", String, None, "start together with other bmk processes: the name of a start barrier in the target database (MySQL/MariaDB, PostgreSQL); see --clients"),
+                o("clients", Int, Some("1"), "with --barrier: how many bmk processes start together")
+                    .with_range(1.0, 1e6),
+                o("barrier-timeout", Int, Some("300"), "with --barrier: seconds to wait for the other clients before giving up")
+                    .with_range(1.0, 1e9),
                 o("event-loops", String, Some("auto"), "threads that run the workers as coroutines, for tests that support it (built-in OLTP on MySQL): auto = one per CPU, off = a thread per worker"),
             ],
         },

@@ -9,6 +9,7 @@ mod results;
 mod runner;
 mod settings;
 mod signals;
+mod start_barrier;
 mod system_bench;
 mod verbosity;
 

@@ -17,6 +17,7 @@ use bmk_report::{Layout, ReportConfig, Reporter};
 use crate::results::ResultsSink;
 use crate::settings::ReportOptions;
 use crate::signals;
+use crate::start_barrier::{BarrierSettings, DatabaseGate};
 use crate::verbosity::{Level, Verbosity};
 
 /// A benchmark as the `run` command sees it.
@@ -72,6 +73,8 @@ pub struct RunSettings {
     pub seed: Option<u64>,
     /// Which of the run's messages are printed.
     pub verbosity: Verbosity,
+    /// `--barrier`: start together with other processes.
+    pub barrier: Option<BarrierSettings>,
 }
 
 struct PrintingObserver<'a> {
@@ -82,6 +85,8 @@ struct PrintingObserver<'a> {
     verbosity: Verbosity,
     threads: u32,
     time_limit_reached: bool,
+    /// When the workers were released (the system's clock).
+    released: Option<std::time::SystemTime>,
 }
 
 impl PrintingObserver<'_> {
@@ -92,6 +97,7 @@ impl PrintingObserver<'_> {
 
 impl Observer for PrintingObserver<'_> {
     fn threads_started(&mut self) {
+        self.released = Some(std::time::SystemTime::now());
         let mut out = self.out();
         if self.verbosity.shows(Level::Debug) {
             for tid in 0..self.threads {
@@ -235,18 +241,36 @@ pub fn run(
         verbosity,
         threads: settings.config.threads,
         time_limit_reached: false,
+        released: None,
     };
     if verbosity.shows(Level::Notice) {
         println!("Initializing worker threads...\n");
     }
-    let outcome = bmk_engine::run(settings.config.clone(), test, &mut observer, interrupt);
+    let mut gate = settings
+        .barrier
+        .clone()
+        .map(|b| DatabaseGate::new(b, verbosity));
+    let outcome = match gate.as_mut() {
+        Some(gate) => bmk_engine::run_gated(
+            settings.config.clone(),
+            test,
+            &mut observer,
+            interrupt,
+            gate,
+        ),
+        None => bmk_engine::run(settings.config.clone(), test, &mut observer, interrupt),
+    };
     let PrintingObserver {
         bench,
         mut reporter,
         error: report_error,
         time_limit_reached,
+        released,
         ..
     } = observer;
+    // The barrier hears that this client is done as soon as its workers are.
+    let start = gate.as_ref().and_then(|g| g.start_record(released));
+    let barrier_error = gate.as_mut().and_then(|g| g.finish().err());
 
     let mut code = 0;
     let mut out = std::io::stdout().lock();
@@ -301,6 +325,10 @@ pub fn run(
         eprintln!("FATAL: {e:#}");
         code = 1;
     }
+    if let Some(e) = barrier_error {
+        // The run itself went well; only the other clients' view of it is affected.
+        eprintln!("WARNING: could not mark this client done at the barrier: {e}");
+    }
     let notice = verbosity.shows(Level::Notice);
     if settings.report.histogram && notice {
         reporter.histogram(&mut out, &outcome.stats.histogram)?;
@@ -326,7 +354,7 @@ pub fn run(
         }
     }
     if let Some(results) = results {
-        results.finish(&outcome)?;
+        results.finish(&outcome, start)?;
     }
     Ok(code)
 }

@@ -7,6 +7,8 @@
 //!   execute with bound [`Value`]s, result sets as text, bulk insert, reconnect;
 //! * the database options of spec 1 §3 ([`option_specs`], [`DriverConfig`]);
 //! * statement classification into read/write/other ([`classify`]);
+//! * the start barrier that several processes pass together, held in a table of the
+//!   target database ([`Barrier`]);
 //! * error classification into ignorable (restart the event, maybe after a reconnect)
 //!   and fatal ([`SqlError`], [`SqlErrorKind`]) and the exact FATAL message lines.
 //!
@@ -51,6 +53,7 @@
 
 #![deny(missing_docs)]
 
+mod barrier;
 mod bulk;
 mod classify;
 mod config;
@@ -67,6 +70,10 @@ mod sqlite;
 mod trace;
 mod value;
 
+pub use barrier::{
+    client_identity, drop_barrier_table, AgreedStart, Barrier, BarrierError, BarrierSpec,
+    ClockSample, BARRIER_TABLE, POLL_INTERVAL, START_LEAD,
+};
 pub use bulk::{BulkBuffer, BULK_MAX_BYTES};
 pub use classify::{classify, QueryKind};
 pub use config::{

@@ -5,6 +5,7 @@
 //! strict sysbench mode is reached through a `sysbench` symlink in that directory.
 //! Runs are kept short (`--events=N` or `--time=1`) so the whole suite stays fast.
 
+mod barrier;
 mod errors;
 mod fileio;
 mod legacy;

@@ -100,6 +100,12 @@ impl Cmd {
         self
     }
 
+    /// Sets an environment variable of the command.
+    pub fn env(mut self, key: &str, value: &str) -> Cmd {
+        self.cmd.env(key, value);
+        self
+    }
+
     /// Runs to completion.
     pub fn run(mut self) -> Run {
         let output = self
