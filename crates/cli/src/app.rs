@@ -114,6 +114,9 @@ fn driver_specs() -> Vec<OptSpec> {
 /// Runs the program; `Ok(code)` for every outcome that was already reported.
 pub fn run(inv: Invocation) -> Result<i32> {
     signals::quiet_sigpipe_on_stdout();
+    if !inv.strict && inv.args.first().map(String::as_str) == Some("kit") {
+        return run_kit(&inv);
+    }
     let statics = {
         let mut set = base_options();
         for t in SystemTest::ALL {
@@ -128,6 +131,7 @@ pub fn run(inv: Invocation) -> Result<i32> {
         print_banner(&inv, Verbosity::default());
         user_error(e.to_string())
     })?;
+    let raw = crate::target_options::expand(raw).map_err(|e| user_error(e.to_string()))?;
     if raw.options.iter().any(|o| is_on(o, "version")) {
         println!("{}", banner::version_line(inv.strict));
         return Ok(0);
@@ -160,6 +164,18 @@ pub fn run(inv: Invocation) -> Result<i32> {
         Target::System(test) => run_system(&inv, test, opts, &raw),
         Target::Script(src) => run_script(&inv, src, opts, &raw),
     }
+}
+
+/// `bmk kit ...`: the kit's own commands.
+fn run_kit(inv: &Invocation) -> Result<i32> {
+    let interrupt = signals::install().context("cannot install signal handlers")?;
+    let ctx = bmk_kit::command::KitContext {
+        program: std::env::current_exe().context("cannot find the bmk binary")?,
+        version: banner::bmk_version().to_string(),
+        argv: inv.argv.clone(),
+        interrupt,
+    };
+    bmk_kit::command::main(&inv.args[1..], &ctx).map_err(|e| user_error(e.to_string()))
 }
 
 fn is_on(o: &GivenOption, name: &str) -> bool {

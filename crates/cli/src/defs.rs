@@ -91,6 +91,11 @@ pub fn general_groups() -> Vec<OptionGroup> {
                     .with_range(1.0, 1e6),
                 o("barrier-timeout", Int, Some("300"), "with --barrier: seconds to wait for the other clients before giving up")
                     .with_range(1.0, 1e9),
+                o("results-dir", File, None, "write a results directory (run.json, the level's intervals with histograms, result.json, summary.csv, captured server and OS status) to this new directory"),
+                o("capture-interval", Double, Some("5"), "seconds between status samples written to --results-dir (0 = no capture); samples fall on multiples of it")
+                    .with_range(0.0, 86400.0),
+                o("target", String, None, "connect as the named target of bmk.toml (plain options still override it)"),
+                o("config", File, None, "the bmk.toml holding targets (default: $BMK_HOME/bmk.toml, else ./bmk.toml)"),
                 o("event-loops", String, Some("auto"), "threads that run the workers as coroutines, for tests that support it (built-in OLTP on MySQL): auto = one per CPU, off = a thread per worker"),
             ],
         },

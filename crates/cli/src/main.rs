@@ -6,11 +6,13 @@ mod defs;
 mod help;
 mod lua_bench;
 mod results;
+mod results_dir;
 mod runner;
 mod settings;
 mod signals;
 mod start_barrier;
 mod system_bench;
+mod target_options;
 mod verbosity;
 
 fn main() {

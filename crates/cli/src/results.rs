@@ -71,20 +71,25 @@ impl ResultsSink {
             self.writer.abort();
             anyhow::bail!("results file not written: {e}");
         }
-        let status = match &outcome.status {
-            RunStatus::Completed => "completed",
-            RunStatus::Interrupted(_) => "interrupted",
-            RunStatus::Fatal(_) | RunStatus::InitFailed(_) => "fatal",
-            RunStatus::QueueFull => "queue_full",
-            RunStatus::ForcedShutdown => "forced_shutdown",
-            RunStatus::InitTimeout => "init_timeout",
-            RunStatus::StartRefused(_) => "start_refused",
-        };
+        let status = status_name(&outcome.status);
         let mut end = RunEnd::new(status);
         end.start = start;
         self.writer
             .finish(&outcome.stats, &end)
             .context("cannot finish the results file")?;
         Ok(())
+    }
+}
+
+/// The results files' name of how a run ended.
+pub fn status_name(status: &RunStatus) -> &'static str {
+    match status {
+        RunStatus::Completed => "completed",
+        RunStatus::Interrupted(_) => "interrupted",
+        RunStatus::Fatal(_) | RunStatus::InitFailed(_) => "fatal",
+        RunStatus::QueueFull => "queue_full",
+        RunStatus::ForcedShutdown => "forced_shutdown",
+        RunStatus::InitTimeout => "init_timeout",
+        RunStatus::StartRefused(_) => "start_refused",
     }
 }

@@ -15,6 +15,7 @@ use bmk_engine::{CumulativeStats, IntervalStats, Observer, RunConfig, RunStatus,
 use bmk_report::{Layout, ReportConfig, Reporter};
 
 use crate::results::ResultsSink;
+use crate::results_dir::LevelSink;
 use crate::settings::ReportOptions;
 use crate::signals;
 use crate::start_barrier::{BarrierSettings, DatabaseGate};
@@ -81,6 +82,8 @@ struct PrintingObserver<'a> {
     bench: &'a mut dyn Bench,
     reporter: Reporter,
     results: Option<&'a mut ResultsSink>,
+    level: Option<&'a mut LevelSink>,
+    warmup: bool,
     error: Option<anyhow::Error>,
     verbosity: Verbosity,
     threads: u32,
@@ -109,6 +112,17 @@ impl Observer for PrintingObserver<'_> {
             let _ = writeln!(out, "Threads started!\n");
         }
         let _ = out.flush();
+        if !self.warmup {
+            if let Some(level) = self.level.as_deref_mut() {
+                level.measuring();
+            }
+        }
+    }
+
+    fn warmup_finished(&mut self) {
+        if let Some(level) = self.level.as_deref_mut() {
+            level.measuring();
+        }
     }
 
     fn time_limit_reached(&mut self) {
@@ -123,6 +137,9 @@ impl Observer for PrintingObserver<'_> {
     fn interval(&mut self, stats: &IntervalStats) {
         if let Some(results) = self.results.as_deref_mut() {
             results.interval(stats);
+        }
+        if let Some(level) = self.level.as_deref_mut() {
+            level.interval(stats);
         }
         match self.bench.report_interval(stats) {
             Ok(true) => {}
@@ -141,6 +158,9 @@ impl Observer for PrintingObserver<'_> {
     fn checkpoint(&mut self, at: f64, stats: &CumulativeStats) {
         if let Some(results) = self.results.as_deref_mut() {
             results.checkpoint(at, stats);
+        }
+        if let Some(level) = self.level.as_deref_mut() {
+            level.checkpoint(at, stats);
         }
         if !self.verbosity.shows(Level::Notice) {
             return;
@@ -232,11 +252,14 @@ pub fn run(
         Some(path) => Some(ResultsSink::create(path, &settings, &report_config)?),
         None => None,
     };
+    let mut level = LevelSink::create(&settings, &report_config)?;
     let test = bench.test();
     let mut observer = PrintingObserver {
         bench,
         reporter: Reporter::new(&report_config),
         results: results.as_mut(),
+        level: level.as_mut(),
+        warmup: !settings.config.warmup.is_zero(),
         error: None,
         verbosity,
         threads: settings.config.threads,
@@ -296,6 +319,9 @@ pub fn run(
             print_failures(&mut out, messages)?;
             writeln!(out, "FATAL: Thread initialization failed!")?;
             out.flush()?;
+            if let Some(level) = level {
+                level.finish(&outcome, None)?;
+            }
             return Ok(1);
         }
         RunStatus::StartRefused(message) => {
@@ -303,6 +329,9 @@ pub fn run(
             // start many clients look for why one did not run.
             out.flush()?;
             eprintln!("FATAL: {message}");
+            if let Some(level) = level {
+                level.finish(&outcome, None)?;
+            }
             return Ok(1);
         }
         RunStatus::InitTimeout => {
@@ -312,6 +341,9 @@ pub fn run(
                 settings.config.thread_init_timeout.as_secs()
             )?;
             out.flush()?;
+            if let Some(level) = level {
+                level.finish(&outcome, None)?;
+            }
             return Ok(2);
         }
         RunStatus::QueueFull => {
@@ -354,7 +386,10 @@ pub fn run(
         }
     }
     if let Some(results) = results {
-        results.finish(&outcome, start)?;
+        results.finish(&outcome, start.clone())?;
+    }
+    if let Some(level) = level {
+        level.finish(&outcome, start)?;
     }
     Ok(code)
 }

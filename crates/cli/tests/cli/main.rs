@@ -8,6 +8,7 @@
 mod barrier;
 mod errors;
 mod fileio;
+mod help_goldens;
 mod legacy;
 mod limits;
 mod options;

@@ -1,0 +1,23 @@
+//! bmk's analysis of finished runs: `bmk report`, `bmk compare` and `bmk merge`.
+//!
+//! This crate owns everything that happens after a run: reading results directories
+//! ([`load`]), merging the results of processes that ran together ([`merge`]), per-level
+//! time series and stalls, per-second rates derived from the raw server and OS captures,
+//! the result sanity checks, the statistics that decide whether one run is faster than
+//! another, and rendering (text summaries, SVG charts, the self-contained HTML page).
+//! It must not run benchmarks, connect to servers or capture anything: it reads files
+//! and returns values or strings; the CLI decides what to print and where to write.
+#![deny(missing_docs)]
+
+pub mod checks;
+mod error;
+pub mod innodb;
+pub mod load;
+pub mod merge;
+pub mod rates;
+pub mod series;
+pub mod stats;
+
+pub use error::Error;
+pub use load::{Level, RunData};
+pub use merge::{merge_levels, merge_runs, MergeOptions};

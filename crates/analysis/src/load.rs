@@ -1,0 +1,275 @@
+//! Reading what a run left on disk into memory: a results directory with its levels, a
+//! single level folder, or a plain `--results` file.
+//!
+//! Readers are tolerant the way the format allows: a level without `result.json` (a
+//! crash) still has its intervals, a torn last interval line is skipped, a missing
+//! capture file is simply absent. Nothing here computes or renders.
+
+use std::path::{Path, PathBuf};
+
+use bmk_report::results_dir::{
+    self, IntervalLine, LevelInfo, RunManifest, INTERVALS_FILE, LEVEL_FILE, OS_DIR, RESULT_FILE,
+    RUN_FILE, SERVER_DIR,
+};
+use bmk_report::ResultsFile;
+
+use crate::Error;
+
+/// One load level (and repeat) of a run.
+#[derive(Debug, Clone)]
+pub struct Level {
+    /// Its folder (absent for a level read from a plain results file).
+    pub dir: Option<PathBuf>,
+    /// `level.json` (for a plain results file: made up from the file).
+    pub info: LevelInfo,
+    /// `intervals.jsonl`, in order.
+    pub intervals: Vec<IntervalLine>,
+    /// `result.json`, when the level finished.
+    pub result: Option<ResultsFile>,
+}
+
+impl Level {
+    /// Reads a level folder.
+    pub fn read(dir: &Path) -> Result<Level, Error> {
+        let info: LevelInfo = results_dir::read_json(&dir.join(LEVEL_FILE))?;
+        let intervals_path = dir.join(INTERVALS_FILE);
+        let intervals = if intervals_path.exists() {
+            results_dir::read_intervals(&intervals_path)?
+        } else {
+            Vec::new()
+        };
+        let result_path = dir.join(RESULT_FILE);
+        let result = if result_path.exists() {
+            Some(ResultsFile::read(&result_path)?)
+        } else {
+            None
+        };
+        Ok(Level {
+            dir: Some(dir.to_path_buf()),
+            info,
+            intervals,
+            result,
+        })
+    }
+
+    /// A level made from a plain `--results` file: its measured window is taken as
+    /// ending at the file's `end_time` and lasting the final statistics' time.
+    pub fn from_results_file(file: ResultsFile) -> Level {
+        let end_ns = parse_rfc3339_ns(&file.end_time).unwrap_or(0);
+        let span_ns = (file.final_stats.time_total_s * 1e9) as u64;
+        let start_ns = end_ns.saturating_sub(span_ns);
+        let intervals = file
+            .intervals
+            .iter()
+            .map(|r| IntervalLine {
+                record: r.clone(),
+                end_unix_ns: start_ns + (r.time_s * 1e9).round() as u64,
+                histogram: String::new(),
+                query_counts: Default::default(),
+            })
+            .collect();
+        Level {
+            dir: None,
+            info: LevelInfo {
+                schema: results_dir::LEVEL_SCHEMA_NAME.to_string(),
+                schema_version: results_dir::DIR_SCHEMA_VERSION,
+                index: 1,
+                users: file.final_stats.threads,
+                repeat: 1,
+                processes: 1,
+                warmup_s: 0.0,
+                start_unix_ns: start_ns,
+                end_unix_ns: Some(end_ns),
+                status: file.status.clone(),
+            },
+            intervals,
+            result: Some(file),
+        }
+    }
+
+    /// The level's folder name (`level-0001`), or `level-NNNN` from its index.
+    pub fn name(&self) -> String {
+        self.dir
+            .as_ref()
+            .and_then(|d| d.file_name())
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_else(|| results_dir::level_dir_name(self.info.index))
+    }
+
+    /// The text of capture file `name` under `server/`, if it was taken.
+    pub fn server_capture(&self, name: &str) -> Option<String> {
+        self.capture(SERVER_DIR, name)
+    }
+
+    /// The text of capture file `name` under `os/`, if it was taken.
+    pub fn os_capture(&self, name: &str) -> Option<String> {
+        self.capture(OS_DIR, name)
+    }
+
+    fn capture(&self, sub: &str, name: &str) -> Option<String> {
+        let path = self.dir.as_ref()?.join(sub).join(name);
+        std::fs::read_to_string(path).ok()
+    }
+
+    /// The measured window's end: `level.json`'s, else the last interval's.
+    pub fn end_unix_ns(&self) -> u64 {
+        self.info
+            .end_unix_ns
+            .or_else(|| self.intervals.last().map(|i| i.end_unix_ns))
+            .unwrap_or(self.info.start_unix_ns)
+    }
+
+    /// Measured seconds: the final statistics' time, else the window's length.
+    pub fn seconds(&self) -> f64 {
+        match &self.result {
+            Some(r) => r.final_stats.time_total_s,
+            None => (self.end_unix_ns().saturating_sub(self.info.start_unix_ns)) as f64 / 1e9,
+        }
+    }
+}
+
+/// A results directory (or one level folder, or one results file) in memory.
+#[derive(Debug, Clone)]
+pub struct RunData {
+    /// Where it was read from.
+    pub path: PathBuf,
+    /// `run.json`, when the input had one.
+    pub manifest: Option<RunManifest>,
+    /// The levels in run order.
+    pub levels: Vec<Level>,
+}
+
+impl RunData {
+    /// Reads `path`: a results directory (with `run.json` or `level-*` folders), a level
+    /// folder (with `level.json`) or a `--results` JSON file.
+    pub fn read(path: &Path) -> Result<RunData, Error> {
+        if path.is_file() {
+            let file = ResultsFile::read(path)?;
+            return Ok(RunData {
+                path: path.to_path_buf(),
+                manifest: None,
+                levels: vec![Level::from_results_file(file)],
+            });
+        }
+        if !path.is_dir() {
+            return Err(Error::io(
+                path,
+                std::io::Error::new(std::io::ErrorKind::NotFound, "no such file or directory"),
+            ));
+        }
+        if path.join(LEVEL_FILE).is_file() {
+            return Ok(RunData {
+                path: path.to_path_buf(),
+                manifest: None,
+                levels: vec![Level::read(path)?],
+            });
+        }
+        let run_path = path.join(RUN_FILE);
+        let manifest = if run_path.is_file() {
+            Some(results_dir::read_json::<RunManifest>(&run_path)?)
+        } else {
+            None
+        };
+        let levels = results_dir::level_dirs(path)?
+            .iter()
+            .filter(|d| d.join(LEVEL_FILE).is_file())
+            .map(|d| Level::read(d))
+            .collect::<Result<Vec<_>, _>>()?;
+        if manifest.is_none() && levels.is_empty() {
+            return Err(Error::NotResults(path.to_path_buf()));
+        }
+        Ok(RunData {
+            path: path.to_path_buf(),
+            manifest,
+            levels,
+        })
+    }
+
+    /// The input's short name: its last path component.
+    pub fn label(&self) -> String {
+        self.path
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_else(|| self.path.display().to_string())
+    }
+
+    /// The test every level ran.
+    pub fn test(&self) -> String {
+        match &self.manifest {
+            Some(m) => m.test.clone(),
+            None => self
+                .levels
+                .iter()
+                .find_map(|l| l.result.as_ref().map(|r| r.run.test.clone()))
+                .unwrap_or_default(),
+        }
+    }
+
+    /// The workload options, `threads` excluded: `run.json`'s, else the first level's
+    /// results file's.
+    pub fn options(&self) -> std::collections::BTreeMap<String, String> {
+        let mut opts = match &self.manifest {
+            Some(m) => m.options.clone(),
+            None => self
+                .levels
+                .iter()
+                .find_map(|l| l.result.as_ref().map(|r| r.run.options.clone()))
+                .unwrap_or_default(),
+        };
+        opts.remove("threads");
+        opts
+    }
+}
+
+/// Nanoseconds since the Unix epoch of an RFC 3339 UTC timestamp as bmk writes them
+/// (`2026-11-25T20:00:05.123Z`).
+pub fn parse_rfc3339_ns(text: &str) -> Option<u64> {
+    let t = text.strip_suffix('Z')?;
+    let (date, time) = t.split_once('T')?;
+    let mut d = date.split('-').map(|p| p.parse::<i64>());
+    let (y, m, day) = (d.next()?.ok()?, d.next()?.ok()?, d.next()?.ok()?);
+    let (hms, frac) = match time.split_once('.') {
+        Some((a, b)) => (a, b),
+        None => (time, ""),
+    };
+    let mut h = hms.split(':').map(|p| p.parse::<i64>());
+    let (hh, mm, ss) = (h.next()?.ok()?, h.next()?.ok()?, h.next()?.ok()?);
+    let mut nanos: u64 = 0;
+    if !frac.is_empty() {
+        let digits: String = frac.chars().take(9).collect();
+        nanos = digits.parse::<u64>().ok()? * 10u64.pow(9 - digits.len() as u32);
+    }
+    let days = days_from_civil(y, m, day);
+    let secs = days * 86_400 + hh * 3600 + mm * 60 + ss;
+    (secs >= 0).then(|| secs as u64 * 1_000_000_000 + nanos)
+}
+
+/// Days since 1970-01-01 of a Gregorian date (the inverse of the civil calendar
+/// conversion the writer uses; std has no calendar).
+fn days_from_civil(y: i64, m: i64, d: i64) -> i64 {
+    let y = if m <= 2 { y - 1 } else { y };
+    let era = y.div_euclid(400);
+    let yoe = y - era * 400;
+    let mp = (m + 9) % 12;
+    let doy = (153 * mp + 2) / 5 + d - 1;
+    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+    era * 146_097 + doe - 719_468
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn rfc3339_round_trips_with_the_writer() {
+        let t = std::time::UNIX_EPOCH + std::time::Duration::new(1_795_650_956, 444_000_000);
+        let text = bmk_report::host::rfc3339_utc(t);
+        assert_eq!(parse_rfc3339_ns(&text), Some(1_795_650_956_444_000_000));
+        assert_eq!(parse_rfc3339_ns("1970-01-01T00:00:00Z"), Some(0));
+        assert_eq!(
+            parse_rfc3339_ns("2000-02-29T12:00:00.5Z"),
+            Some(951_825_600_500_000_000)
+        );
+        assert_eq!(parse_rfc3339_ns("garbage"), None);
+    }
+}

@@ -1,0 +1,588 @@
+//! `bmk merge`: one exact result from runs that ran at the same time in several
+//! processes or on several hosts.
+//!
+//! Counters add; latency histograms are added bucket by bucket, so merged percentiles
+//! are those of all the samples together (to the histograms' precision, as for one
+//! process); the interval series are aligned on the wall clock (each line goes to the
+//! grid slot its end falls on, counted from the earliest measured start); throughput is
+//! taken over the window every input was measuring. Inputs must have run the same
+//! workload (options other than the user count and per-process bookkeeping equal) and
+//! overlap in time, unless the caller allows mixed inputs. Nothing here prints.
+
+use std::collections::BTreeMap;
+
+use bmk_engine::latency::{new_histogram, percentile_ns};
+use bmk_report::results::{IntervalLatency, IntervalRecord, QueryRates, QueryTypeStats};
+use bmk_report::results_dir::IntervalLine;
+use bmk_report::summary::{Fairness, LagSummary, LatencySummary};
+use bmk_report::{codec, CounterTotals, FinalStats, PercentileValue, ResultsFile};
+use hdrhistogram::Histogram;
+
+use crate::load::{Level, RunData};
+use crate::Error;
+
+/// Options that may differ between the processes of one merged run.
+const PER_PROCESS_OPTIONS: [&str; 6] = [
+    "threads",
+    "results",
+    "results-dir",
+    "sync-file",
+    "rand-seed",
+    "verbosity",
+];
+
+/// How strict the merge is.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct MergeOptions {
+    /// Merge even when workloads differ or the runs did not overlap in time.
+    pub mixed: bool,
+}
+
+/// Merges whole inputs level by level (level N of every input together).
+pub fn merge_runs(inputs: &[RunData], opts: MergeOptions) -> Result<RunData, Error> {
+    let first = inputs
+        .first()
+        .ok_or_else(|| Error::Incompatible("nothing to merge".into()))?;
+    if !opts.mixed {
+        check_same_workload(inputs)?;
+    }
+    let n = first.levels.len();
+    if let Some(other) = inputs.iter().find(|r| r.levels.len() != n) {
+        return Err(Error::Incompatible(format!(
+            "cannot merge: {} has {} level(s) but {} has {}",
+            first.path.display(),
+            n,
+            other.path.display(),
+            other.levels.len()
+        )));
+    }
+    let mut levels = Vec::with_capacity(n);
+    for i in 0..n {
+        let parts: Vec<(&str, &Level)> = inputs
+            .iter()
+            .map(|r| (r.path.to_str().unwrap_or("?"), &r.levels[i]))
+            .collect();
+        levels.push(merge_levels(&parts, opts)?);
+    }
+    let mut manifest = first.manifest.clone();
+    if let Some(m) = manifest.as_mut() {
+        m.options.remove("threads");
+    }
+    Ok(RunData {
+        path: first.path.clone(),
+        manifest,
+        levels,
+    })
+}
+
+/// Refuses inputs whose test or workload options differ, naming the first difference.
+pub fn check_same_workload(inputs: &[RunData]) -> Result<(), Error> {
+    let Some(first) = inputs.first() else {
+        return Ok(());
+    };
+    let strip = |mut o: BTreeMap<String, String>| {
+        for k in PER_PROCESS_OPTIONS {
+            o.remove(k);
+        }
+        o
+    };
+    let base = strip(first.options());
+    for other in &inputs[1..] {
+        if other.test() != first.test() {
+            return Err(Error::Incompatible(format!(
+                "cannot merge: {} ran '{}' but {} ran '{}' (use --mixed to merge anyway)",
+                first.path.display(),
+                first.test(),
+                other.path.display(),
+                other.test()
+            )));
+        }
+        let theirs = strip(other.options());
+        let keys: std::collections::BTreeSet<&String> = base.keys().chain(theirs.keys()).collect();
+        for k in keys {
+            let (a, b) = (base.get(k), theirs.get(k));
+            if a != b {
+                let show = |v: Option<&String>| v.map_or("unset".to_string(), |v| format!("'{v}'"));
+                return Err(Error::Incompatible(format!(
+                    "cannot merge: workload option --{k} is {} in {} but {} in {} (use --mixed to merge anyway)",
+                    show(a),
+                    first.path.display(),
+                    show(b),
+                    other.path.display()
+                )));
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Merges one level run by several processes; `parts` are (input name, level).
+pub fn merge_levels(parts: &[(&str, &Level)], opts: MergeOptions) -> Result<Level, Error> {
+    let (_, first) = parts
+        .first()
+        .ok_or_else(|| Error::Incompatible("nothing to merge".into()))?;
+    let start = parts
+        .iter()
+        .map(|(_, l)| l.info.start_unix_ns)
+        .max()
+        .unwrap_or(0);
+    let end = parts
+        .iter()
+        .map(|(_, l)| l.end_unix_ns())
+        .min()
+        .unwrap_or(0);
+    if end <= start && !opts.mixed {
+        let span = |l: &Level| {
+            format!(
+                "{:.3}..{:.3}",
+                l.info.start_unix_ns as f64 / 1e9,
+                l.end_unix_ns() as f64 / 1e9
+            )
+        };
+        let (a, b) = (parts[0], parts[parts.len() - 1]);
+        return Err(Error::Incompatible(format!(
+            "cannot merge: the runs did not overlap in time ({} measured {}, {} measured {}, Unix seconds); merge only runs that ran together (use --mixed to merge anyway)",
+            a.0,
+            span(a.1),
+            b.0,
+            span(b.1)
+        )));
+    }
+    let mut results = Vec::with_capacity(parts.len());
+    for (name, level) in parts {
+        match &level.result {
+            Some(r) => results.push(r),
+            None => {
+                return Err(Error::Incompatible(format!(
+                    "cannot merge: {name} {} has no result.json (the level did not finish)",
+                    level.name()
+                )))
+            }
+        }
+    }
+    let common_s = if end > start {
+        (end - start) as f64 / 1e9
+    } else {
+        results
+            .iter()
+            .map(|r| r.final_stats.time_total_s)
+            .fold(0.0, f64::max)
+    };
+    let earliest = parts
+        .iter()
+        .map(|(_, l)| l.info.start_unix_ns)
+        .min()
+        .unwrap_or(0);
+    let intervals = merge_intervals(parts, earliest)?;
+    let tps = common_window_rate(parts, start, end);
+    let result = merge_results(&results, common_s, tps)?;
+    let mut info = first.info.clone();
+    info.users = parts.iter().map(|(_, l)| l.info.users).sum();
+    info.processes = parts.iter().map(|(_, l)| l.info.processes.max(1)).sum();
+    info.start_unix_ns = earliest;
+    info.end_unix_ns = parts.iter().map(|(_, l)| l.end_unix_ns()).max();
+    info.warmup_s = parts
+        .iter()
+        .map(|(_, l)| l.info.warmup_s)
+        .fold(0.0, f64::max);
+    info.status = result.status.clone();
+    Ok(Level {
+        dir: None,
+        info,
+        intervals,
+        result: Some(result),
+    })
+}
+
+/// Events per second over the window every input was measuring: each input's events in
+/// the intervals whose middle falls inside the window, over those intervals' length,
+/// added up. `None` when some input has no intervals there.
+fn common_window_rate(parts: &[(&str, &Level)], start: u64, end: u64) -> Option<f64> {
+    if end <= start {
+        return None;
+    }
+    let mut total = 0.0;
+    for (_, level) in parts {
+        let (mut events, mut secs) = (0u64, 0.0);
+        for line in &level.intervals {
+            let len_ns = (line.record.interval_s * 1e9) as u64;
+            let mid = line.end_unix_ns.saturating_sub(len_ns / 2);
+            if mid >= start && mid <= end {
+                events += line.record.events;
+                secs += line.record.interval_s;
+            }
+        }
+        if secs <= 0.0 {
+            return None;
+        }
+        total += events as f64 / secs;
+    }
+    Some(total)
+}
+
+fn decode_all<'a>(
+    encoded: impl IntoIterator<Item = &'a str>,
+) -> Result<Option<Histogram<u64>>, Error> {
+    let mut total = new_histogram();
+    total.auto(true);
+    for text in encoded {
+        if text.is_empty() {
+            return Ok(None);
+        }
+        let h = codec::decode(text)?;
+        total
+            .add(&h)
+            .map_err(|e| bmk_report::Error::Histogram(format!("cannot merge histograms: {e:?}")))?;
+    }
+    Ok(Some(total))
+}
+
+fn merge_results(
+    results: &[&ResultsFile],
+    common_s: f64,
+    tps: Option<f64>,
+) -> Result<ResultsFile, Error> {
+    let first = results[0];
+    let hist = codec::merge(results.iter().map(|r| r.histogram.as_str()))?;
+    let finals: Vec<&FinalStats> = results.iter().map(|r| &r.final_stats).collect();
+    let events: u64 = finals.iter().map(|f| f.events).sum();
+    let mut counters = CounterTotals::default();
+    for f in &finals {
+        let c = &f.counters;
+        counters.reads += c.reads;
+        counters.writes += c.writes;
+        counters.other += c.other;
+        counters.transactions += c.transactions;
+        counters.errors += c.errors;
+        counters.reconnects += c.reconnects;
+        counters.bytes_read += c.bytes_read;
+        counters.bytes_written += c.bytes_written;
+    }
+    let with_events: Vec<&&FinalStats> = finals.iter().filter(|f| f.events > 0).collect();
+    let min_ms = with_events
+        .iter()
+        .map(|f| f.latency.min_ms)
+        .fold(f64::INFINITY, f64::min);
+    let min_ms = if min_ms.is_finite() { min_ms } else { 0.0 };
+    let max_ms = finals.iter().map(|f| f.latency.max_ms).fold(0.0, f64::max);
+    let sum_ms: f64 = finals.iter().map(|f| f.latency.sum_ms).sum();
+    let percentiles = first
+        .final_stats
+        .latency
+        .percentiles
+        .iter()
+        .map(|p| PercentileValue {
+            percentile: p.percentile,
+            ms: if hist.is_empty() {
+                0.0
+            } else {
+                percentile_ns(
+                    &hist,
+                    p.percentile,
+                    (min_ms * 1e6).round() as u64,
+                    (max_ms * 1e6).round() as u64,
+                ) as f64
+                    / 1e6
+            },
+        })
+        .collect();
+    let threads: u32 = finals.iter().map(|f| f.threads).sum();
+    let final_stats = FinalStats {
+        time_total_s: common_s,
+        threads,
+        events,
+        events_per_sec: tps
+            .unwrap_or_else(|| finals.iter().map(|f| f.per_sec(f.events)).sum::<f64>()),
+        counters,
+        latency: LatencySummary {
+            min_ms,
+            avg_ms: if events > 0 {
+                sum_ms / events as f64
+            } else {
+                0.0
+            },
+            max_ms,
+            sum_ms,
+            percentiles,
+        },
+        fairness: pooled_fairness(&finals),
+        lag: merged_lag(&finals),
+    };
+    let mut run = first.run.clone();
+    run.options.insert("threads".into(), threads.to_string());
+    let status = results
+        .iter()
+        .map(|r| r.status.as_str())
+        .find(|s| *s != "completed")
+        .unwrap_or("completed")
+        .to_string();
+    let end_time = results
+        .iter()
+        .map(|r| r.end_time.clone())
+        .max()
+        .unwrap_or_default();
+    Ok(ResultsFile {
+        schema: first.schema.clone(),
+        schema_version: first.schema_version,
+        run,
+        intervals: Vec::new(),
+        checkpoints: Vec::new(),
+        status,
+        end_time,
+        final_stats,
+        histogram: codec::encode(&hist)?,
+        query_types: merge_query_types(results)?,
+    })
+}
+
+/// Mean and population standard deviation over all workers of all inputs, from each
+/// input's own mean and deviation (exact: n·(σ² + μ²) is each input's sum of squares).
+fn pooled_fairness(finals: &[&FinalStats]) -> Fairness {
+    let pool = |get: &dyn Fn(&Fairness) -> (f64, f64)| {
+        let n: f64 = finals.iter().map(|f| f.threads as f64).sum();
+        if n == 0.0 {
+            return (0.0, 0.0);
+        }
+        let (mut sum, mut sq) = (0.0, 0.0);
+        for f in finals {
+            let (m, s) = get(&f.fairness);
+            let k = f.threads as f64;
+            sum += k * m;
+            sq += k * (s * s + m * m);
+        }
+        let mean = sum / n;
+        (mean, (sq / n - mean * mean).max(0.0).sqrt())
+    };
+    let (events_avg, events_stddev) = pool(&|f| (f.events_avg, f.events_stddev));
+    let (time_avg_s, time_stddev_s) = pool(&|f| (f.time_avg_s, f.time_stddev_s));
+    Fairness {
+        events_avg,
+        events_stddev,
+        time_avg_s,
+        time_stddev_s,
+    }
+}
+
+fn merged_lag(finals: &[&FinalStats]) -> Option<LagSummary> {
+    let lags: Vec<(&LagSummary, u64)> = finals
+        .iter()
+        .filter_map(|f| f.lag.as_ref().map(|l| (l, f.events)))
+        .collect();
+    if lags.is_empty() {
+        return None;
+    }
+    let n: u64 = lags.iter().map(|(_, e)| e).sum();
+    let mean = if n > 0 {
+        lags.iter().map(|(l, e)| l.mean_ms * *e as f64).sum::<f64>() / n as f64
+    } else {
+        0.0
+    };
+    Some(LagSummary {
+        mean_ms: mean,
+        max_ms: lags.iter().map(|(l, _)| l.max_ms).fold(0.0, f64::max),
+    })
+}
+
+fn merge_query_types(
+    results: &[&ResultsFile],
+) -> Result<Option<BTreeMap<String, QueryTypeStats>>, Error> {
+    if results.iter().all(|r| r.query_types.is_none()) {
+        return Ok(None);
+    }
+    let mut names: Vec<&String> = results
+        .iter()
+        .filter_map(|r| r.query_types.as_ref())
+        .flat_map(|q| q.keys())
+        .collect();
+    names.sort();
+    names.dedup();
+    let mut out = BTreeMap::new();
+    for name in names {
+        let each: Vec<&QueryTypeStats> = results
+            .iter()
+            .filter_map(|r| r.query_types.as_ref()?.get(name))
+            .collect();
+        let count: u64 = each.iter().map(|q| q.count).sum();
+        let sum_ms: f64 = each.iter().map(|q| q.latency.sum_ms).sum();
+        let min_ms = each
+            .iter()
+            .filter(|q| q.count > 0)
+            .map(|q| q.latency.min_ms)
+            .fold(f64::INFINITY, f64::min);
+        let min_ms = if min_ms.is_finite() { min_ms } else { 0.0 };
+        let max_ms = each.iter().map(|q| q.latency.max_ms).fold(0.0, f64::max);
+        let hist = if each.iter().all(|q| q.histogram.is_some()) {
+            decode_all(each.iter().map(|q| q.histogram.as_deref().unwrap_or("")))?
+        } else {
+            None
+        };
+        let percentiles = match &hist {
+            Some(h) if !h.is_empty() => each[0]
+                .latency
+                .percentiles
+                .iter()
+                .map(|p| PercentileValue {
+                    percentile: p.percentile,
+                    ms: percentile_ns(
+                        h,
+                        p.percentile,
+                        (min_ms * 1e6).round() as u64,
+                        (max_ms * 1e6).round() as u64,
+                    ) as f64
+                        / 1e6,
+                })
+                .collect(),
+            // Percentiles of parts cannot be combined without their histograms.
+            _ => Vec::new(),
+        };
+        out.insert(
+            name.clone(),
+            QueryTypeStats {
+                count,
+                errors: each.iter().map(|q| q.errors).sum(),
+                latency: LatencySummary {
+                    min_ms,
+                    avg_ms: if count > 0 {
+                        sum_ms / count as f64
+                    } else {
+                        0.0
+                    },
+                    max_ms,
+                    sum_ms,
+                    percentiles,
+                },
+                histogram: match &hist {
+                    Some(h) => Some(codec::encode(h)?),
+                    None => None,
+                },
+            },
+        );
+    }
+    Ok(Some(out))
+}
+
+/// Aligns the interval lines of every part on one wall-clock grid counted from
+/// `earliest` (the first measured start) and adds up the lines of each slot.
+fn merge_intervals(parts: &[(&str, &Level)], earliest: u64) -> Result<Vec<IntervalLine>, Error> {
+    let mut slots: BTreeMap<u64, Vec<&IntervalLine>> = BTreeMap::new();
+    for (_, level) in parts {
+        for line in &level.intervals {
+            let len_ns = ((line.record.interval_s * 1e9).round() as u64).max(1);
+            let slot = (line.end_unix_ns.saturating_sub(earliest) + len_ns / 2) / len_ns;
+            slots.entry(slot).or_default().push(line);
+        }
+    }
+    let mut out = Vec::with_capacity(slots.len());
+    for lines in slots.values() {
+        out.push(add_lines(lines, earliest)?);
+    }
+    Ok(out)
+}
+
+fn add_lines(lines: &[&IntervalLine], earliest: u64) -> Result<IntervalLine, Error> {
+    let first = lines[0];
+    let end_unix_ns = lines.iter().map(|l| l.end_unix_ns).max().unwrap_or(0);
+    let interval_s = lines
+        .iter()
+        .map(|l| l.record.interval_s)
+        .fold(0.0, f64::max);
+    let mut r = IntervalRecord {
+        time_s: (end_unix_ns.saturating_sub(earliest)) as f64 / 1e9,
+        interval_s,
+        ..IntervalRecord::default()
+    };
+    let mut query_counts: BTreeMap<String, u64> = BTreeMap::new();
+    for l in lines {
+        let s = &l.record;
+        r.threads += s.threads;
+        r.events += s.events;
+        r.reads += s.reads;
+        r.writes += s.writes;
+        r.other += s.other;
+        r.errors += s.errors;
+        r.reconnects += s.reconnects;
+        r.bytes_read += s.bytes_read;
+        r.bytes_written += s.bytes_written;
+        if let Some(q) = s.queue_length {
+            *r.queue_length.get_or_insert(0) += q;
+        }
+        if let Some(c) = s.concurrency {
+            *r.concurrency.get_or_insert(0) += c;
+        }
+        for (k, v) in &l.query_counts {
+            *query_counts.entry(k.clone()).or_default() += v;
+        }
+    }
+    let per_s = |n: u64| {
+        if interval_s > 0.0 {
+            n as f64 / interval_s
+        } else {
+            0.0
+        }
+    };
+    r.tps = per_s(r.events);
+    r.qps = QueryRates {
+        total: per_s(r.reads + r.writes + r.other),
+        reads: per_s(r.reads),
+        writes: per_s(r.writes),
+        other: per_s(r.other),
+    };
+    r.errors_per_s = per_s(r.errors);
+    r.reconnects_per_s = per_s(r.reconnects);
+    let hist = decode_all(lines.iter().map(|l| l.histogram.as_str()))?;
+    let wanted: Vec<f64> = first
+        .record
+        .latency
+        .percentiles
+        .iter()
+        .map(|p| p.percentile)
+        .collect();
+    r.latency = match &hist {
+        Some(h) if !h.is_empty() => IntervalLatency {
+            min_ms: h.min() as f64 / 1e6,
+            avg_ms: h.mean() / 1e6,
+            max_ms: h.max() as f64 / 1e6,
+            percentiles: wanted
+                .iter()
+                .map(|&p| PercentileValue {
+                    percentile: p,
+                    ms: percentile_ns(h, p, h.min(), h.max()) as f64 / 1e6,
+                })
+                .collect(),
+        },
+        Some(_) => IntervalLatency::default(),
+        // Without histograms only the extremes and the mean combine exactly.
+        None => IntervalLatency {
+            min_ms: lines
+                .iter()
+                .filter(|l| l.record.events > 0)
+                .map(|l| l.record.latency.min_ms)
+                .fold(f64::INFINITY, f64::min)
+                .min(f64::MAX)
+                * (r.events > 0) as u8 as f64,
+            avg_ms: if r.events > 0 {
+                lines
+                    .iter()
+                    .map(|l| l.record.latency.avg_ms * l.record.events as f64)
+                    .sum::<f64>()
+                    / r.events as f64
+            } else {
+                0.0
+            },
+            max_ms: lines
+                .iter()
+                .map(|l| l.record.latency.max_ms)
+                .fold(0.0, f64::max),
+            percentiles: Vec::new(),
+        },
+    };
+    Ok(IntervalLine {
+        record: r,
+        end_unix_ns,
+        histogram: match &hist {
+            Some(h) => codec::encode(h)?,
+            None => String::new(),
+        },
+        query_counts,
+    })
+}

@@ -1,0 +1,644 @@
+//! Per-second rates and gauges derived from a level's raw captures, as HPM's `analyze`
+//! script does it: for each counter, the difference between consecutive samples over
+//! the seconds between them; for gauges, the value itself.
+//!
+//! Server: MySQL/MariaDB `Questions` (without the sampler's own `SHOW` statements),
+//! `Com_*`, `Innodb_rows_*`, `Innodb_data_reads/writes`, `Innodb_buffer_pool_reads`,
+//! checkpoint age and history list length; PostgreSQL commits, rollbacks, blocks read
+//! and hit, tuples, checkpoints and buffers written. OS: CPU %, disk IOPS and MB/s per
+//! device, load average, and the client processes' CPU. A counter that goes backwards
+//! (a restart or a statistics reset) gives no point for that step; the restart check
+//! reports it. Parsing of `/proc` text is `procfs-core`'s.
+
+use std::collections::BTreeMap;
+
+use bmk_report::capture::{self, Table};
+use procfs_core::{ExplicitSystemInfo, FromRead, FromReadSI};
+
+use crate::innodb::InnodbGauges;
+use crate::load::Level;
+
+/// One line of a chart: (Unix seconds, value) points.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Series {
+    /// What it is (`Com_select`, `vda reads`).
+    pub name: String,
+    /// Points in time order.
+    pub points: Vec<(f64, f64)>,
+}
+
+impl Series {
+    /// The mean of the values (0 without points).
+    pub fn mean(&self) -> f64 {
+        if self.points.is_empty() {
+            0.0
+        } else {
+            self.points.iter().map(|p| p.1).sum::<f64>() / self.points.len() as f64
+        }
+    }
+}
+
+/// A group of series drawn together (one chart).
+#[derive(Debug, Clone, PartialEq)]
+pub struct MetricGroup {
+    /// Short identifier (`mysql_statements`).
+    pub id: &'static str,
+    /// Chart title.
+    pub title: String,
+    /// Unit of the values (`/s`, `%`, `bytes`).
+    pub unit: &'static str,
+    /// The lines.
+    pub series: Vec<Series>,
+}
+
+/// Counter samples: (Unix seconds, name → value).
+type CounterSamples = Vec<(f64, BTreeMap<String, f64>)>;
+
+/// Rates of the counters `keys` between consecutive samples, named as the keys.
+fn rates(samples: &CounterSamples, keys: &[&str]) -> Vec<Series> {
+    rates_as(samples, keys.iter().map(|k| (*k, k.to_string())))
+}
+
+/// Rates of counters between consecutive samples: (key, label) pairs.
+fn rates_as<'a>(
+    samples: &CounterSamples,
+    names: impl IntoIterator<Item = (&'a str, String)>,
+) -> Vec<Series> {
+    names
+        .into_iter()
+        .filter_map(|(key, label)| {
+            let mut points = Vec::new();
+            for w in samples.windows(2) {
+                let (t0, a) = (&w[0].0, &w[0].1);
+                let (t1, b) = (&w[1].0, &w[1].1);
+                let (Some(v0), Some(v1)) = (a.get(key), b.get(key)) else {
+                    continue;
+                };
+                if t1 > t0 && v1 >= v0 {
+                    points.push((*t1, (v1 - v0) / (t1 - t0)));
+                }
+            }
+            (!points.is_empty()).then_some(Series {
+                name: label,
+                points,
+            })
+        })
+        .collect()
+}
+
+fn name_value_samples(text: &str) -> CounterSamples {
+    capture::samples(text)
+        .iter()
+        .map(|s| {
+            let t = Table::parse(s.body);
+            let map = t
+                .rows
+                .iter()
+                .filter_map(|r| {
+                    let name = r.first()?.as_deref()?;
+                    let value = r.get(1)?.as_deref()?.parse::<f64>().ok()?;
+                    Some((name.to_string(), value))
+                })
+                .collect();
+            (s.unix_s(), map)
+        })
+        .collect()
+}
+
+/// The sampler's own statements, counted in `Questions` (a pitfall peers hit).
+const SAMPLER_STATEMENTS: [&str; 4] = [
+    "Com_show_status",
+    "Com_show_engine_status",
+    "Com_show_processlist",
+    "Com_show_variables",
+];
+
+/// MySQL/MariaDB `SHOW GLOBAL STATUS` samples: `Questions` less the `SHOW` statements.
+pub fn mysql_status_samples(text: &str) -> CounterSamples {
+    let mut samples = name_value_samples(text);
+    for (_, m) in &mut samples {
+        if let Some(q) = m.get("Questions").copied() {
+            let shows: f64 = SAMPLER_STATEMENTS.iter().filter_map(|k| m.get(*k)).sum();
+            m.insert("Questions without SHOW".into(), (q - shows).max(0.0));
+        }
+    }
+    samples
+}
+
+/// Every metric group of a level, in page order; groups without data are left out.
+pub fn level_metrics(level: &Level, clock_ticks: u64) -> Vec<MetricGroup> {
+    let mut out = Vec::new();
+    if let Some(text) = level.server_capture(capture::MYSQL_GLOBAL_STATUS) {
+        let s = mysql_status_samples(&text);
+        push(
+            &mut out,
+            "mysql_statements",
+            "Statements",
+            "/s",
+            rates(
+                &s,
+                &[
+                    "Questions without SHOW",
+                    "Com_select",
+                    "Com_insert",
+                    "Com_update",
+                    "Com_delete",
+                    "Com_begin",
+                    "Com_commit",
+                    "Com_rollback",
+                ],
+            ),
+        );
+        push(
+            &mut out,
+            "innodb_rows",
+            "InnoDB rows",
+            "/s",
+            rates(
+                &s,
+                &[
+                    "Innodb_rows_read",
+                    "Innodb_rows_inserted",
+                    "Innodb_rows_updated",
+                    "Innodb_rows_deleted",
+                ],
+            ),
+        );
+        push(
+            &mut out,
+            "innodb_io",
+            "InnoDB data reads and writes",
+            "/s",
+            rates(
+                &s,
+                &[
+                    "Innodb_data_reads",
+                    "Innodb_data_writes",
+                    "Innodb_buffer_pool_reads",
+                ],
+            ),
+        );
+    }
+    if let Some(text) = level.server_capture(capture::MYSQL_INNODB_STATUS) {
+        let samples = capture::samples(&text);
+        let mut age = Vec::new();
+        let mut hll = Vec::new();
+        for s in &samples {
+            let g = InnodbGauges::parse(s.body);
+            if let Some(a) = g.checkpoint_age() {
+                age.push((s.unix_s(), a as f64));
+            }
+            if let Some(h) = g.history_list_length {
+                hll.push((s.unix_s(), h as f64));
+            }
+        }
+        push(
+            &mut out,
+            "innodb_checkpoint_age",
+            "InnoDB checkpoint age",
+            "bytes",
+            vec![Series {
+                name: "checkpoint age".into(),
+                points: age,
+            }],
+        );
+        push(
+            &mut out,
+            "innodb_history",
+            "InnoDB history list length",
+            "undo records",
+            vec![Series {
+                name: "history list length".into(),
+                points: hll,
+            }],
+        );
+    }
+    if let Some(text) = level.server_capture(capture::PG_STAT_DATABASE) {
+        let s = pg_database_totals(&text);
+        push(
+            &mut out,
+            "pg_transactions",
+            "PostgreSQL transactions",
+            "/s",
+            rates(&s, &["xact_commit", "xact_rollback"]),
+        );
+        push(
+            &mut out,
+            "pg_blocks",
+            "PostgreSQL blocks",
+            "/s",
+            rates(&s, &["blks_read", "blks_hit"]),
+        );
+        push(
+            &mut out,
+            "pg_tuples",
+            "PostgreSQL tuples",
+            "/s",
+            rates(
+                &s,
+                &[
+                    "tup_returned",
+                    "tup_fetched",
+                    "tup_inserted",
+                    "tup_updated",
+                    "tup_deleted",
+                ],
+            ),
+        );
+    }
+    let checkpointer = level
+        .server_capture(capture::PG_STAT_CHECKPOINTER)
+        .map(|t| (t, ["num_timed", "num_requested", "buffers_written"]));
+    let bgwriter = level.server_capture(capture::PG_STAT_BGWRITER).map(|t| {
+        (
+            t,
+            ["checkpoints_timed", "checkpoints_req", "buffers_checkpoint"],
+        )
+    });
+    if let Some((text, [timed, req, buffers])) = checkpointer.or(bgwriter) {
+        let s = first_row_samples(&text);
+        let mut series = rates_as(
+            &s,
+            [
+                (timed, "timed checkpoints".to_string()),
+                (req, "requested checkpoints".to_string()),
+            ],
+        );
+        // Checkpoints are rare: per minute reads better than per second.
+        for line in &mut series {
+            line.name.push_str(" per min");
+            for p in &mut line.points {
+                p.1 *= 60.0;
+            }
+        }
+        push(
+            &mut out,
+            "pg_checkpoints",
+            "PostgreSQL checkpoints",
+            "/min",
+            series,
+        );
+        push(
+            &mut out,
+            "pg_checkpoint_buffers",
+            "PostgreSQL buffers written by checkpoints",
+            "/s",
+            rates_as(&s, [(buffers, "buffers written".to_string())]),
+        );
+    }
+    if let Some(text) = level.os_capture("stat.txt") {
+        push(
+            &mut out,
+            "cpu",
+            "Client host CPU",
+            "%",
+            cpu_percent(&text, clock_ticks),
+        );
+    }
+    if let Some(text) = level.os_capture(capture::OS_CLIENT_STAT) {
+        push(
+            &mut out,
+            "client_cpu",
+            "bmk processes' CPU (100 % = one core)",
+            "%",
+            vec![Series {
+                name: "client CPU".into(),
+                points: client_cpu_percent(&text, clock_ticks),
+            }],
+        );
+    }
+    if let Some(text) = level.os_capture("diskstats.txt") {
+        let (iops, mbs) = disk_rates(&text);
+        push(&mut out, "disk_iops", "Disk IOPS", "/s", iops);
+        push(&mut out, "disk_mbs", "Disk throughput", "MB/s", mbs);
+    }
+    if let Some(text) = level.os_capture("loadavg.txt") {
+        let points = capture::samples(&text)
+            .iter()
+            .filter_map(|s| {
+                let l = procfs_core::LoadAverage::from_read(s.body.as_bytes()).ok()?;
+                Some((s.unix_s(), l.one as f64))
+            })
+            .collect();
+        push(
+            &mut out,
+            "load",
+            "Load average (1 min)",
+            "",
+            vec![Series {
+                name: "load 1 min".into(),
+                points,
+            }],
+        );
+    }
+    out
+}
+
+fn push(
+    out: &mut Vec<MetricGroup>,
+    id: &'static str,
+    title: &str,
+    unit: &'static str,
+    series: Vec<Series>,
+) {
+    let series: Vec<Series> = series
+        .into_iter()
+        .filter(|s| !s.points.is_empty())
+        .collect();
+    if !series.is_empty() {
+        out.push(MetricGroup {
+            id,
+            title: title.to_string(),
+            unit,
+            series,
+        });
+    }
+}
+
+/// `pg_stat_database` samples summed over every database row.
+pub fn pg_database_totals(text: &str) -> CounterSamples {
+    capture::samples(text)
+        .iter()
+        .map(|s| {
+            let t = Table::parse(s.body);
+            let mut m: BTreeMap<String, f64> = BTreeMap::new();
+            for row in &t.rows {
+                for (i, col) in t.columns.iter().enumerate() {
+                    if let Some(v) = row.get(i).and_then(|v| v.as_deref()) {
+                        if let Ok(x) = v.parse::<f64>() {
+                            *m.entry(col.clone()).or_default() += x;
+                        }
+                    }
+                }
+            }
+            (s.unix_s(), m)
+        })
+        .collect()
+}
+
+/// `pg_stat_database` commits per database: (Unix seconds, datname → xact_commit).
+pub fn pg_commits_by_database(text: &str) -> CounterSamples {
+    capture::samples(text)
+        .iter()
+        .map(|s| {
+            let t = Table::parse(s.body);
+            let (Some(name), Some(commits)) = (t.column("datname"), t.column("xact_commit")) else {
+                return (s.unix_s(), BTreeMap::new());
+            };
+            let m = t
+                .rows
+                .iter()
+                .filter_map(|r| {
+                    let n = r.get(name)?.as_deref()?;
+                    let c = r.get(commits)?.as_deref()?.parse::<f64>().ok()?;
+                    Some((n.to_string(), c))
+                })
+                .collect();
+            (s.unix_s(), m)
+        })
+        .collect()
+}
+
+fn first_row_samples(text: &str) -> CounterSamples {
+    capture::samples(text)
+        .iter()
+        .map(|s| {
+            let t = Table::parse(s.body);
+            let m = t
+                .rows
+                .first()
+                .map(|row| {
+                    t.columns
+                        .iter()
+                        .zip(row)
+                        .filter_map(|(c, v)| Some((c.clone(), v.as_deref()?.parse::<f64>().ok()?)))
+                        .collect()
+                })
+                .unwrap_or_default();
+            (s.unix_s(), m)
+        })
+        .collect()
+}
+
+fn system_info(clock_ticks: u64) -> ExplicitSystemInfo {
+    ExplicitSystemInfo {
+        boot_time_secs: 0,
+        ticks_per_second: clock_ticks.max(1),
+        page_size: 4096,
+        is_little_endian: cfg!(target_endian = "little"),
+    }
+}
+
+/// Host CPU use between `/proc/stat` samples: user, system, iowait and busy (all but
+/// idle and iowait), as % of all CPUs.
+pub fn cpu_percent(text: &str, clock_ticks: u64) -> Vec<Series> {
+    let si = system_info(clock_ticks);
+    let stats: Vec<(f64, procfs_core::KernelStats)> = capture::samples(text)
+        .iter()
+        .filter_map(|s| {
+            Some((
+                s.unix_s(),
+                procfs_core::KernelStats::from_read(s.body.as_bytes(), &si).ok()?,
+            ))
+        })
+        .collect();
+    let mut user = Vec::new();
+    let mut system = Vec::new();
+    let mut iowait = Vec::new();
+    let mut busy = Vec::new();
+    for w in stats.windows(2) {
+        let (a, b) = (&w[0].1.total, &w[1].1.total);
+        let parts = |c: &procfs_core::CpuTime| {
+            let other = c.irq.unwrap_or(0) + c.softirq.unwrap_or(0) + c.steal.unwrap_or(0);
+            (
+                c.user + c.nice,
+                c.system,
+                c.iowait.unwrap_or(0),
+                c.idle,
+                other,
+            )
+        };
+        let (u0, s0, w0, i0, o0) = parts(a);
+        let (u1, s1, w1, i1, o1) = parts(b);
+        let total0 = u0 + s0 + w0 + i0 + o0;
+        let total1 = u1 + s1 + w1 + i1 + o1;
+        if total1 <= total0 {
+            continue;
+        }
+        let d = (total1 - total0) as f64;
+        let pct = |x1: u64, x0: u64| x1.saturating_sub(x0) as f64 * 100.0 / d;
+        let t = w[1].0;
+        user.push((t, pct(u1, u0)));
+        system.push((t, pct(s1, s0)));
+        iowait.push((t, pct(w1, w0)));
+        busy.push((t, 100.0 - pct(i1, i0) - pct(w1, w0)));
+    }
+    vec![
+        Series {
+            name: "busy".into(),
+            points: busy,
+        },
+        Series {
+            name: "user".into(),
+            points: user,
+        },
+        Series {
+            name: "system".into(),
+            points: system,
+        },
+        Series {
+            name: "iowait".into(),
+            points: iowait,
+        },
+    ]
+}
+
+/// CPU of the bmk processes between `client_stat.txt` samples, in % of one core
+/// (user + system time of every listed process, matched by pid).
+pub fn client_cpu_percent(text: &str, clock_ticks: u64) -> Vec<(f64, f64)> {
+    let ticks = clock_ticks.max(1) as f64;
+    let samples: Vec<(f64, BTreeMap<i32, u64>)> = capture::samples(text)
+        .iter()
+        .map(|s| {
+            let m = s
+                .body
+                .lines()
+                .filter_map(|l| procfs_core::process::Stat::from_read(l.as_bytes()).ok())
+                .map(|st| (st.pid, st.utime + st.stime))
+                .collect();
+            (s.unix_s(), m)
+        })
+        .collect();
+    samples
+        .windows(2)
+        .filter(|w| w[1].0 > w[0].0)
+        .map(|w| {
+            let used: u64 = w[1]
+                .1
+                .iter()
+                .map(|(pid, t1)| t1.saturating_sub(*w[0].1.get(pid).unwrap_or(t1)))
+                .sum();
+            (w[1].0, used as f64 / ticks / (w[1].0 - w[0].0) * 100.0)
+        })
+        .collect()
+}
+
+/// Whole disks (not partitions, loop or ram devices) with any I/O in the samples.
+fn is_reported_disk(name: &str) -> bool {
+    let skip = ["loop", "ram", "zram", "dm-", "sr", "md"];
+    if skip.iter().any(|p| name.starts_with(p)) {
+        return false;
+    }
+    // Partitions: sda1, vda2, nvme0n1p1, mmcblk0p1.
+    let is_partition = if name.starts_with("nvme") || name.starts_with("mmcblk") {
+        name.rsplit_once('p')
+            .is_some_and(|(_, n)| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()))
+    } else {
+        name.ends_with(|c: char| c.is_ascii_digit())
+    };
+    !is_partition
+}
+
+/// Per-device IOPS (reads and writes) and MB/s (read and written, 10^6 bytes; sectors
+/// are 512 bytes in `/proc/diskstats` whatever the device's own sector size).
+pub fn disk_rates(text: &str) -> (Vec<Series>, Vec<Series>) {
+    let samples: CounterSamples = capture::samples(text)
+        .iter()
+        .map(|s| {
+            let mut m = BTreeMap::new();
+            if let Ok(d) = procfs_core::DiskStats::from_read(s.body.as_bytes()) {
+                for disk in d.0.iter().filter(|d| is_reported_disk(&d.name)) {
+                    m.insert(format!("{} reads", disk.name), disk.reads as f64);
+                    m.insert(format!("{} writes", disk.name), disk.writes as f64);
+                    m.insert(
+                        format!("{} read MB", disk.name),
+                        disk.sectors_read as f64 * 512e-6,
+                    );
+                    m.insert(
+                        format!("{} written MB", disk.name),
+                        disk.sectors_written as f64 * 512e-6,
+                    );
+                }
+            }
+            (s.unix_s(), m)
+        })
+        .collect();
+    let names: Vec<String> = samples
+        .first()
+        .map(|(_, m)| m.keys().cloned().collect())
+        .unwrap_or_default();
+    let pick = |suffixes: &[&str]| {
+        let keys = names
+            .iter()
+            .filter(|n| suffixes.iter().any(|s| n.ends_with(s)))
+            .map(|n| (n.as_str(), n.clone()));
+        rates_as(&samples, keys)
+            .into_iter()
+            // A device that did nothing only clutters the chart.
+            .filter(|s| s.points.iter().any(|p| p.1 > 0.0))
+            .collect::<Vec<_>>()
+    };
+    (
+        pick(&[" reads", " writes"]),
+        pick(&[" read MB", " written MB"]),
+    )
+}
+
+/// Mean per-second disk reads over a level: `Innodb_data_reads`, else PostgreSQL
+/// `blks_read`, else the host's disk reads; `None` without any of them.
+pub fn mean_disk_reads(level: &Level) -> Option<(String, f64)> {
+    if let Some(text) = level.server_capture(capture::MYSQL_GLOBAL_STATUS) {
+        let s = mysql_status_samples(&text);
+        if let Some(r) = rates(&s, &["Innodb_data_reads"]).first() {
+            return Some(("Innodb_data_reads".into(), r.mean()));
+        }
+    }
+    if let Some(text) = level.server_capture(capture::PG_STAT_DATABASE) {
+        let s = pg_database_totals(&text);
+        if let Some(r) = rates(&s, &["blks_read"]).first() {
+            return Some(("blks_read".into(), r.mean()));
+        }
+    }
+    let text = level.os_capture("diskstats.txt")?;
+    let (iops, _) = disk_rates(&text);
+    let reads: f64 = iops
+        .iter()
+        .filter(|s| s.name.ends_with(" reads"))
+        .map(Series::mean)
+        .sum();
+    Some(("disk reads".into(), reads))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn disks_exclude_partitions_and_virtual_devices() {
+        for d in ["sda", "vda", "nvme0n1", "mmcblk0", "xvdb"] {
+            assert!(is_reported_disk(d), "{d}");
+        }
+        for d in [
+            "sda1",
+            "vda2",
+            "nvme0n1p1",
+            "mmcblk0p2",
+            "loop0",
+            "zram0",
+            "dm-0",
+            "ram1",
+        ] {
+            assert!(!is_reported_disk(d), "{d}");
+        }
+    }
+
+    #[test]
+    fn counters_going_back_give_no_point() {
+        let text = "TS 100.000000000 1970-01-01 00:01:40\nVariable_name\tValue\nQuestions\t100\n\
+                    TS 102.000000000 1970-01-01 00:01:42\nVariable_name\tValue\nQuestions\t300\n\
+                    TS 104.000000000 1970-01-01 00:01:44\nVariable_name\tValue\nQuestions\t10\n";
+        let s = name_value_samples(text);
+        let r = rates(&s, &["Questions"]);
+        assert_eq!(r[0].points, vec![(102.0, 100.0)]);
+    }
+}

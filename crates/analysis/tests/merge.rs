@@ -1,0 +1,187 @@
+//! `merge`: two processes' results against one process's for the same total load.
+mod support;
+
+use bmk_analysis::{merge_runs, MergeOptions, RunData};
+use support::*;
+
+fn process<'a>(
+    threads: usize,
+    start_ns: u64,
+    events: &'a [Event],
+    table_size: &str,
+) -> Process<'a> {
+    Process {
+        threads,
+        seconds: 10,
+        start_ns,
+        events,
+        options: default_options(table_size),
+        test: "oltp_read_write".into(),
+        query_counts: true,
+    }
+}
+
+/// The same event stream, run by one process with 8 threads or split over two
+/// processes of 4 threads (even threads in A, odd ones in B).
+fn split_runs(root: &std::path::Path, b_offset_ns: u64) -> (RunData, RunData, RunData) {
+    let all = events(8, 10, 42, 2_000_000, |s| 900 + 40 * s);
+    let a: Vec<Event> = all
+        .iter()
+        .filter(|e| e.thread % 2 == 0)
+        .map(|e| Event {
+            thread: e.thread / 2,
+            ..*e
+        })
+        .collect();
+    let b: Vec<Event> = all
+        .iter()
+        .filter(|e| e.thread % 2 == 1)
+        .map(|e| Event {
+            thread: e.thread / 2,
+            ..*e
+        })
+        .collect();
+    let one = root.join("one/level-0001");
+    write_level(&one, 1, 1, 0.0, &process(8, T0_NS, &all, "10000"));
+    let pa = root.join("a/level-0001");
+    write_level(&pa, 1, 1, 0.0, &process(4, T0_NS, &a, "10000"));
+    let pb = root.join("b/level-0001");
+    // B's clock runs b_offset_ns behind A's: its lines still fall on A's grid.
+    let mut b_shifted = b.clone();
+    for e in &mut b_shifted {
+        e.end_ns = e.end_ns.saturating_sub(0);
+    }
+    write_level(
+        &pb,
+        1,
+        1,
+        0.0,
+        &process(4, T0_NS + b_offset_ns, &b_shifted, "10000"),
+    );
+    (
+        RunData::read(&root.join("one")).unwrap(),
+        RunData::read(&root.join("a")).unwrap(),
+        RunData::read(&root.join("b")).unwrap(),
+    )
+}
+
+#[test]
+fn two_processes_merge_into_exactly_one_processs_result() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (one, a, b) = split_runs(tmp.path(), 3_000_000);
+    let merged = merge_runs(&[a, b], MergeOptions::default()).unwrap();
+    let m = merged.levels[0].result.as_ref().unwrap();
+    let o = one.levels[0].result.as_ref().unwrap();
+    // Counters add up exactly.
+    assert_eq!(m.final_stats.events, o.final_stats.events);
+    assert_eq!(m.final_stats.counters, o.final_stats.counters);
+    assert_eq!(m.final_stats.threads, 8);
+    assert_eq!(merged.levels[0].info.users, 8);
+    assert_eq!(merged.levels[0].info.processes, 2);
+    // Percentiles are those of all samples together.
+    assert_eq!(
+        m.final_stats.latency.percentiles,
+        o.final_stats.latency.percentiles
+    );
+    assert_eq!(m.final_stats.latency.min_ms, o.final_stats.latency.min_ms);
+    assert_eq!(m.final_stats.latency.max_ms, o.final_stats.latency.max_ms);
+    assert!((m.final_stats.latency.avg_ms - o.final_stats.latency.avg_ms).abs() < 1e-9);
+    assert_eq!(m.histogram().unwrap(), o.histogram().unwrap());
+    // Pooled fairness over the 8 workers equals one process's.
+    assert!((m.final_stats.fairness.events_avg - o.final_stats.fairness.events_avg).abs() < 1e-9);
+    assert!(
+        (m.final_stats.fairness.events_stddev - o.final_stats.fairness.events_stddev).abs() < 1e-6
+    );
+    // Throughput over the common window (9.997 s of overlap, the rates of 10 s
+    // intervals) equals one process's.
+    assert!(
+        (m.final_stats.events_per_sec - o.final_stats.events_per_sec).abs() < 1e-6,
+        "{} vs {}",
+        m.final_stats.events_per_sec,
+        o.final_stats.events_per_sec
+    );
+    // Intervals are aligned on the grid: ten slots, each the sum of A's and B's.
+    let (mi, oi) = (&merged.levels[0].intervals, &one.levels[0].intervals);
+    assert_eq!(mi.len(), 10);
+    for (m, o) in mi.iter().zip(oi) {
+        assert_eq!(m.record.events, o.record.events);
+        assert_eq!(m.record.reads, o.record.reads);
+        assert_eq!(m.record.threads, 8);
+        assert_eq!(m.record.latency.percentiles, o.record.latency.percentiles);
+        assert_eq!(m.query_counts, o.query_counts);
+    }
+    // Query kinds add up.
+    let (mq, oq) = (m.query_types.as_ref(), o.query_types.as_ref());
+    assert_eq!(mq, oq);
+}
+
+#[test]
+fn runs_that_did_not_overlap_are_refused_unless_mixed() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (_, a, b) = split_runs(tmp.path(), 60_000_000_000);
+    let err = merge_runs(&[a.clone(), b.clone()], MergeOptions::default())
+        .unwrap_err()
+        .to_string();
+    assert!(
+        err.starts_with("cannot merge: the runs did not overlap in time"),
+        "{err}"
+    );
+    assert!(!err.contains('\n'));
+    let merged = merge_runs(&[a, b], MergeOptions { mixed: true }).unwrap();
+    assert_eq!(
+        merged.levels[0]
+            .result
+            .as_ref()
+            .unwrap()
+            .final_stats
+            .threads,
+        8
+    );
+}
+
+#[test]
+fn different_workloads_are_refused_unless_mixed() {
+    let tmp = tempfile::tempdir().unwrap();
+    let evs = events(4, 10, 7, 1_000_000, |_| 500);
+    write_level(
+        &tmp.path().join("a/level-0001"),
+        1,
+        1,
+        0.0,
+        &process(4, T0_NS, &evs, "10000"),
+    );
+    write_level(
+        &tmp.path().join("b/level-0001"),
+        1,
+        1,
+        0.0,
+        &process(4, T0_NS, &evs, "20000"),
+    );
+    let a = RunData::read(&tmp.path().join("a")).unwrap();
+    let b = RunData::read(&tmp.path().join("b")).unwrap();
+    let err = merge_runs(&[a.clone(), b.clone()], MergeOptions::default())
+        .unwrap_err()
+        .to_string();
+    assert!(
+        err.contains("workload option --table-size is '10000' in"),
+        "{err}"
+    );
+    assert!(err.contains("use --mixed"), "{err}");
+    assert!(merge_runs(&[a, b], MergeOptions { mixed: true }).is_ok());
+}
+
+#[test]
+fn plain_results_files_merge_too() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (one, _, _) = split_runs(tmp.path(), 0);
+    let a = RunData::read(&tmp.path().join("a/level-0001/result.json")).unwrap();
+    let b = RunData::read(&tmp.path().join("b/level-0001/result.json")).unwrap();
+    let merged = merge_runs(&[a, b], MergeOptions::default()).unwrap();
+    let m = merged.levels[0].result.as_ref().unwrap();
+    let o = one.levels[0].result.as_ref().unwrap();
+    assert_eq!(m.final_stats.counters, o.final_stats.counters);
+    assert_eq!(
+        m.final_stats.latency.percentiles,
+        o.final_stats.latency.percentiles
+    );
+}

@@ -1,0 +1,232 @@
+//! The CLI's side of a results directory: a plain run given `--results-dir=DIR`
+//! writes a whole directory of one level (with live capture), and a level of a kit
+//! sweep (the environment names its folder) writes only its level's files. Either
+//! way the level's intervals come from the engine's observer as the run goes, and its
+//! `result.json` is the `--results` document.
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use anyhow::{Context, Result};
+use bmk_engine::{CumulativeStats, IntervalStats, RunOutcome};
+use bmk_kit::level_writer::LevelWriter;
+use bmk_kit::run_dir::{summary_row, RunDir};
+use bmk_kit::sampler::{Sampler, SamplerConfig};
+use bmk_kit::server;
+use bmk_kit::sweep::LEVEL_DIR_ENV;
+use bmk_report::host::{now_rfc3339, HostInfo};
+use bmk_report::redact::{redact_args, redact_options};
+use bmk_report::results::{ResultsFile, RunInfo, StartRecord, ToolInfo};
+use bmk_report::results_dir::{RunManifest, DIR_SCHEMA_VERSION, RUN_SCHEMA_NAME};
+use bmk_report::ReportConfig;
+
+use crate::banner;
+use crate::results::ResultsSink;
+use crate::runner::RunSettings;
+
+/// A level being written.
+pub struct LevelSink {
+    level: LevelWriter,
+    results: ResultsSink,
+    /// The whole directory, for a plain run (a sweep's level leaves it to the sweep).
+    run: Option<RunDir>,
+    sampler: Option<Sampler>,
+    /// The first write error; later writes are skipped and `finish` reports it.
+    failed: Option<String>,
+}
+
+/// The options of the run as (name, value), as the results file records them.
+fn option_pairs(settings: &RunSettings) -> Vec<(String, String)> {
+    settings
+        .options
+        .specs()
+        .filter_map(|s| settings.options.raw(&s.name).map(|v| (s.key(), v)))
+        .collect()
+}
+
+impl LevelSink {
+    /// The sink this run needs, if any.
+    pub fn create(settings: &RunSettings, report: &ReportConfig) -> Result<Option<LevelSink>> {
+        let level_env = std::env::var_os(LEVEL_DIR_ENV).map(PathBuf::from);
+        let dir = settings
+            .options
+            .string("results-dir")
+            .filter(|s| !s.is_empty())
+            .map(PathBuf::from);
+        let percentiles = RunInfo::default()
+            .with_percentiles(report.percentile, &report.percentiles)
+            .stored_percentiles();
+        let users = settings.config.threads;
+        let warmup = settings.config.warmup.as_secs_f64();
+        if let Some(level_dir) = level_env {
+            return Ok(Some(LevelSink::open(
+                &level_dir,
+                users,
+                warmup,
+                percentiles,
+                settings,
+                report,
+                None,
+                None,
+            )?));
+        }
+        let Some(dir) = dir else { return Ok(None) };
+        let system_test = bmk_systests::SystemTest::by_name(&settings.test_name).is_some();
+        let driver = if system_test {
+            None
+        } else {
+            let opts = &settings.options;
+            Some(server::driver_config(&|k| opts.raw(k)).map_err(|e| anyhow::anyhow!("{e}"))?)
+        };
+        let interval = settings.options.double("capture-interval", 5.0).max(0.0);
+        let manifest = RunManifest {
+            schema: RUN_SCHEMA_NAME.into(),
+            schema_version: DIR_SCHEMA_VERSION,
+            tool: ToolInfo {
+                name: "bmk".into(),
+                version: banner::bmk_version().into(),
+            },
+            scenario: None,
+            test: settings.test_name.clone(),
+            command_line: redact_args(&settings.argv),
+            options: redact_options(
+                option_pairs(settings)
+                    .into_iter()
+                    .filter(|(k, _)| k != "threads"),
+            )
+            .into_iter()
+            .collect(),
+            sweep: None,
+            host: HostInfo::collect(),
+            server: None,
+            capture_interval_s: interval,
+            start_time: now_rfc3339(),
+            end_time: None,
+            status: "running".into(),
+        };
+        let mut run = RunDir::create_at(&dir, manifest).map_err(|e| anyhow::anyhow!("{e}"))?;
+        if let Some(cfg) = driver.as_ref() {
+            if let Ok(mut conn) = server::connect(cfg) {
+                if let Ok((info, _)) = server::describe(cfg, conn.as_mut()) {
+                    run.update_manifest(|m| m.server = Some(info))
+                        .map_err(|e| anyhow::anyhow!("{e}"))?;
+                }
+                conn.disconnect();
+            }
+        }
+        let level_dir = run.level_path(1);
+        let sampler = (interval > 0.0).then(|| {
+            Sampler::start(SamplerConfig {
+                driver: driver.clone(),
+                level_dir: level_dir.clone(),
+                interval: Duration::from_secs_f64(interval),
+                client_pids: vec![std::process::id()],
+            })
+        });
+        Ok(Some(LevelSink::open(
+            &level_dir,
+            users,
+            warmup,
+            percentiles,
+            settings,
+            report,
+            Some(run),
+            sampler,
+        )?))
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn open(
+        dir: &Path,
+        users: u32,
+        warmup: f64,
+        percentiles: Vec<f64>,
+        settings: &RunSettings,
+        report: &ReportConfig,
+        run: Option<RunDir>,
+        sampler: Option<Sampler>,
+    ) -> Result<LevelSink> {
+        let level = LevelWriter::open(dir, users, warmup, percentiles)
+            .map_err(|e| anyhow::anyhow!("{e}"))
+            .with_context(|| format!("cannot write the level folder '{}'", dir.display()))?;
+        let results = ResultsSink::create(&level.result_path(), settings, report)?;
+        Ok(LevelSink {
+            level,
+            results,
+            run,
+            sampler,
+            failed: None,
+        })
+    }
+
+    fn note(&mut self, r: Result<(), bmk_kit::KitError>) {
+        if let (Err(e), None) = (r, &self.failed) {
+            self.failed = Some(e.to_string());
+        }
+    }
+
+    /// The measured part starts.
+    pub fn measuring(&mut self) {
+        let r = self.level.measuring();
+        self.note(r);
+    }
+
+    /// One report interval.
+    pub fn interval(&mut self, stats: &IntervalStats) {
+        if self.failed.is_none() {
+            let r = self.level.interval(stats);
+            self.note(r);
+        }
+        self.results.interval(stats);
+    }
+
+    /// A checkpoint.
+    pub fn checkpoint(&mut self, at: f64, stats: &CumulativeStats) {
+        self.results.checkpoint(at, stats);
+    }
+
+    /// The run ended: `result.json`, the level's end, and for a plain run the summary
+    /// and the manifest's end.
+    /// `start`: how the run started, when it passed a start barrier.
+    pub fn finish(self, outcome: &RunOutcome, start: Option<StartRecord>) -> Result<()> {
+        let LevelSink {
+            mut level,
+            results,
+            run,
+            sampler,
+            mut failed,
+        } = self;
+        if let Some(s) = sampler {
+            s.stop();
+        }
+        let mut note = |r: Result<(), bmk_kit::KitError>| {
+            if let (Err(e), None) = (r, &failed) {
+                failed = Some(e.to_string());
+            }
+        };
+        let status = crate::results::status_name(&outcome.status);
+        let written = results.finish(outcome, start);
+        note(level.finish(status));
+        if let Some(mut run) = run {
+            if let Ok(result) = ResultsFile::read(level.result_path()) {
+                let name = level
+                    .dir()
+                    .file_name()
+                    .map(|n| n.to_string_lossy().into_owned())
+                    .unwrap_or_default();
+                let info = level.info();
+                note(run.push_summary(summary_row(&name, info.users, info.repeat, &result)));
+            }
+            let end = match status {
+                "completed" | "interrupted" => status,
+                _ => "failed",
+            };
+            note(run.finish(end));
+        }
+        written?;
+        match failed {
+            Some(e) => anyhow::bail!("results directory not fully written: {e}"),
+            None => Ok(()),
+        }
+    }
+}

@@ -1,0 +1,83 @@
+//! Every help text, byte for byte: `--help` as `bmk` and as `sysbench`, `--db-driver=help`,
+//! each system test's `help` and each built-in workload's `help`, under both names.
+//!
+//! The goldens live in `tests/help/`, one file per command line (its standard output;
+//! the exit code must be 0 and standard error empty). They hold the option tables the
+//! option definitions generate, so any change to a definition's name, type, default or
+//! description shows here. After a deliberate change of a help text, run the tests with
+//! `BMK_BLESS=1` and review the difference before committing it.
+
+use std::path::PathBuf;
+
+use crate::util::*;
+
+/// Where the goldens are.
+fn golden_dir() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/help")
+}
+
+/// The help command lines: (golden file stem, program name, arguments).
+fn command_lines() -> Vec<(String, &'static str, String)> {
+    let mut lines = Vec::new();
+    for program in ["bmk", "sysbench"] {
+        lines.push((format!("{program}--help"), program, "--help".to_string()));
+        lines.push((
+            format!("{program}--db-driver=help"),
+            program,
+            "--db-driver=help".to_string(),
+        ));
+        for test in ["cpu", "fileio", "memory", "threads", "mutex"] {
+            lines.push((
+                format!("{program}-{test}-help"),
+                program,
+                format!("{test} help"),
+            ));
+        }
+        for workload in bmk_workloads::workload_names() {
+            lines.push((
+                format!("{program}-{workload}-help"),
+                program,
+                format!("{workload} help"),
+            ));
+        }
+    }
+    lines
+}
+
+#[test]
+fn every_help_text_matches_its_golden() {
+    let dir = Dir::new();
+    let bless = std::env::var_os("BMK_BLESS").is_some();
+    let mut checked = 0;
+    for (stem, program, args) in command_lines() {
+        let cmd = match program {
+            "bmk" => dir.bmk(),
+            _ => dir.sysbench(),
+        };
+        let run = cmd.args(&args).run().ok();
+        let path = golden_dir().join(format!("{stem}.txt"));
+        if bless {
+            std::fs::create_dir_all(golden_dir()).expect("create the golden directory");
+            std::fs::write(&path, &run.stdout).expect("write a golden");
+            continue;
+        }
+        let expected = std::fs::read_to_string(&path).unwrap_or_else(|e| {
+            panic!(
+                "no golden {} ({e}); run with BMK_BLESS=1 to create it",
+                path.display()
+            )
+        });
+        assert_text_eq(&expected, &run.stdout, &run.context());
+        checked += 1;
+    }
+    if !bless {
+        // Every golden on disk belongs to a command line still checked.
+        let on_disk = std::fs::read_dir(golden_dir()).unwrap().count();
+        assert_eq!(
+            on_disk,
+            checked,
+            "stale goldens in {}",
+            golden_dir().display()
+        );
+    }
+}

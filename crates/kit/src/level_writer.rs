@@ -1,0 +1,186 @@
+//! One level of a results directory as it runs: `level.json` (rewritten atomically
+//! when the measured part starts and when it ends) and `intervals.jsonl` (one whole line
+//! per report interval, flushed at once, so a crash loses at most the interval being
+//! written). The level's `result.json` is the `--results` document, written by the
+//! caller to [`LevelWriter::result_path`].
+
+use std::fs::File;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::time::{SystemTime, UNIX_EPOCH};
+
+use bmk_engine::IntervalStats;
+use bmk_report::results_dir::{
+    self, IntervalLine, LevelInfo, DIR_SCHEMA_VERSION, INTERVALS_FILE, LEVEL_FILE,
+    LEVEL_SCHEMA_NAME, RESULT_FILE,
+};
+
+use crate::atomic_file;
+use crate::error::KitError;
+
+/// Nanoseconds since the Unix epoch, now.
+pub fn unix_ns_now() -> u64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map(|d| d.as_nanos() as u64)
+        .unwrap_or(0)
+}
+
+/// The 1-based index in a folder name `level-0007`.
+fn index_of(dir: &Path) -> u32 {
+    dir.file_name()
+        .and_then(|n| n.to_str())
+        .and_then(|n| n.strip_prefix("level-"))
+        .and_then(|n| n.parse().ok())
+        .unwrap_or(1)
+}
+
+/// An open level folder.
+#[derive(Debug)]
+pub struct LevelWriter {
+    dir: PathBuf,
+    info: LevelInfo,
+    intervals: File,
+    percentiles: Vec<f64>,
+}
+
+impl LevelWriter {
+    /// Opens `dir` for a level of `users` (created if missing). When the kit has
+    /// already put a `level.json` there (index, repeat, processes), that is kept;
+    /// otherwise the index comes from the folder name. `percentiles` are those each
+    /// interval line stores.
+    pub fn open(
+        dir: &Path,
+        users: u32,
+        warmup_s: f64,
+        percentiles: Vec<f64>,
+    ) -> Result<LevelWriter, KitError> {
+        std::fs::create_dir_all(dir).map_err(|e| KitError::io(dir, e))?;
+        let level_file = dir.join(LEVEL_FILE);
+        let mut info = match results_dir::read_json::<LevelInfo>(&level_file) {
+            Ok(info) => info,
+            Err(_) => LevelInfo {
+                schema: LEVEL_SCHEMA_NAME.to_string(),
+                schema_version: DIR_SCHEMA_VERSION,
+                index: index_of(dir),
+                repeat: 1,
+                processes: 1,
+                ..LevelInfo::default()
+            },
+        };
+        info.users = users;
+        info.warmup_s = warmup_s;
+        info.status = "starting".into();
+        let path = dir.join(INTERVALS_FILE);
+        let intervals = File::options()
+            .create(true)
+            .append(true)
+            .open(&path)
+            .map_err(|e| KitError::io(&path, e))?;
+        let writer = LevelWriter {
+            dir: dir.to_path_buf(),
+            info,
+            intervals,
+            percentiles,
+        };
+        writer.write_info()?;
+        Ok(writer)
+    }
+
+    /// The folder.
+    pub fn dir(&self) -> &Path {
+        &self.dir
+    }
+
+    /// Where the level's `--results` document goes.
+    pub fn result_path(&self) -> PathBuf {
+        self.dir.join(RESULT_FILE)
+    }
+
+    /// The level's record as written so far.
+    pub fn info(&self) -> &LevelInfo {
+        &self.info
+    }
+
+    fn write_info(&self) -> Result<(), KitError> {
+        atomic_file::write_json(&self.dir.join(LEVEL_FILE), &self.info)
+    }
+
+    /// The measured part starts now.
+    pub fn measuring(&mut self) -> Result<(), KitError> {
+        self.info.start_unix_ns = unix_ns_now();
+        self.info.status = "running".into();
+        self.write_info()
+    }
+
+    /// Appends one report interval, ended now.
+    pub fn interval(&mut self, stats: &IntervalStats) -> Result<(), KitError> {
+        let line = IntervalLine::from_interval(stats, &self.percentiles, unix_ns_now())?;
+        let mut text = line.to_line()?;
+        text.push('\n');
+        // One write of the whole line: an interrupted write tears only this line.
+        let path = self.dir.join(INTERVALS_FILE);
+        self.intervals
+            .write_all(text.as_bytes())
+            .and_then(|_| self.intervals.flush())
+            .map_err(|e| KitError::io(path, e))
+    }
+
+    /// The level ended with `status` (`completed`, `interrupted`, ...).
+    pub fn finish(&mut self, status: &str) -> Result<(), KitError> {
+        if self.info.start_unix_ns == 0 {
+            self.info.start_unix_ns = unix_ns_now();
+        }
+        self.info.end_unix_ns = Some(unix_ns_now());
+        self.info.status = status.to_string();
+        let _ = self.intervals.sync_all();
+        self.write_info()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_level_keeps_what_the_kit_put_there() {
+        let dir = tempfile::tempdir().unwrap();
+        let level = dir.path().join("level-0003");
+        std::fs::create_dir(&level).unwrap();
+        let planned = LevelInfo {
+            schema: LEVEL_SCHEMA_NAME.into(),
+            schema_version: DIR_SCHEMA_VERSION,
+            index: 3,
+            users: 8,
+            repeat: 2,
+            processes: 1,
+            status: "starting".into(),
+            ..LevelInfo::default()
+        };
+        atomic_file::write_json(&level.join(LEVEL_FILE), &planned).unwrap();
+        let mut w = LevelWriter::open(&level, 8, 0.0, vec![95.0]).unwrap();
+        w.measuring().unwrap();
+        let stats = IntervalStats {
+            time_total: 1.0,
+            time_interval: 1.0,
+            threads_running: 8,
+            events: 10,
+            counters: Default::default(),
+            histogram: bmk_engine::latency::new_histogram(),
+            queue_length: 0,
+            concurrency: 0,
+            rate_mode: false,
+        };
+        w.interval(&stats).unwrap();
+        w.interval(&stats).unwrap();
+        w.finish("completed").unwrap();
+        let info: LevelInfo = results_dir::read_json(&level.join(LEVEL_FILE)).unwrap();
+        assert_eq!((info.index, info.repeat, info.users), (3, 2, 8));
+        assert_eq!(info.status, "completed");
+        assert!(info.end_unix_ns.unwrap() >= info.start_unix_ns);
+        let lines = results_dir::read_intervals(&level.join(INTERVALS_FILE)).unwrap();
+        assert_eq!(lines.len(), 2);
+        assert_eq!(lines[0].record.events, 10);
+        assert!(lines[0].end_unix_ns >= info.start_unix_ns);
+    }
+}

@@ -1,0 +1,36 @@
+//! bmk's kit: what people run around the engine, built into the binary.
+//!
+//! This crate owns named connection targets (`bmk.toml`, [`target`]), the scenario
+//! catalog ([`catalog`]: the BMK script names as data), load-level sweeps ([`sweep`],
+//! with [`progress`]), the results directory writer ([`run_dir`], [`level_writer`]),
+//! the live status capture ([`sampler`], through [`server`]) and the `bmk kit`
+//! commands ([`command`]). It sits above the workloads and beside the command line: the `bmk`
+//! binary calls into it, and it never depends on the binary. It must not measure
+//! (the engine does), format reports (`bmk-report` does) or parse the sysbench
+//! command line (the binary does).
+//!
+//! ```
+//! use bmk_kit::target::Targets;
+//! let t = Targets::parse(
+//!     std::path::Path::new("bmk.toml"),
+//!     "[targets.lite]\ndriver = \"sqlite\"\ndatabase = \"sb.db\"\n".to_string(),
+//! )
+//! .unwrap();
+//! let opts = t.options("lite", &|_| None).unwrap();
+//! assert_eq!(opts[1], ("sqlite-db".to_string(), "sb.db".to_string()));
+//! ```
+#![deny(missing_docs)]
+
+mod atomic_file;
+pub mod catalog;
+pub mod command;
+pub mod error;
+pub mod level_writer;
+pub mod progress;
+pub mod run_dir;
+pub mod sampler;
+pub mod server;
+pub mod sweep;
+pub mod target;
+
+pub use error::KitError;

@@ -1,0 +1,238 @@
+//! A results directory being written: its creation (a re-run never overwrites), the
+//! manifest `run.json` (written at the start, replaced at the end) and `summary.csv`
+//! (replaced after each level). The levels themselves are [`crate::level_writer`]'s.
+
+use std::path::{Path, PathBuf};
+use std::time::SystemTime;
+
+use bmk_report::host::{now_rfc3339, rfc3339_utc};
+use bmk_report::results::ResultsFile;
+use bmk_report::results_dir::{
+    level_dir_name, summary_csv, RunManifest, SummaryRow, RUN_FILE, SUMMARY_FILE,
+};
+
+use crate::atomic_file;
+use crate::error::KitError;
+
+/// `$BMK_HOME`, or `./bmk-home` when it is not set.
+pub fn bmk_home() -> PathBuf {
+    std::env::var_os("BMK_HOME")
+        .filter(|v| !v.is_empty())
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from("bmk-home"))
+}
+
+/// Where new results directories go by default: `$BMK_HOME/results`.
+pub fn default_parent() -> PathBuf {
+    bmk_home().join("results")
+}
+
+/// `20261125T201500Z`: the UTC second of `t`, as a folder name can hold it.
+pub fn folder_stamp(t: SystemTime) -> String {
+    let s = rfc3339_utc(t); // 2026-11-25T20:15:00.123Z
+    format!(
+        "{}{}{}T{}{}{}Z",
+        &s[0..4],
+        &s[5..7],
+        &s[8..10],
+        &s[11..13],
+        &s[14..16],
+        &s[17..19]
+    )
+}
+
+/// A name safe as one path component (a script path becomes its file name).
+fn folder_safe(name: &str) -> String {
+    let base = Path::new(name)
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_else(|| name.to_string());
+    base.chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || "._-".contains(c) {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect()
+}
+
+/// A results directory open for writing.
+#[derive(Debug)]
+pub struct RunDir {
+    path: PathBuf,
+    manifest: RunManifest,
+    rows: Vec<SummaryRow>,
+}
+
+impl RunDir {
+    /// Creates `parent/<UTC stamp>-<name>`, or with `-2`, `-3`, ... appended when that
+    /// exists, and writes the manifest.
+    pub fn create_new(
+        parent: &Path,
+        name: &str,
+        manifest: RunManifest,
+    ) -> Result<RunDir, KitError> {
+        std::fs::create_dir_all(parent).map_err(|e| KitError::io(parent, e))?;
+        let base = format!("{}-{}", folder_stamp(SystemTime::now()), folder_safe(name));
+        for n in 1.. {
+            let path = if n == 1 {
+                parent.join(&base)
+            } else {
+                parent.join(format!("{base}-{n}"))
+            };
+            // create_dir fails when the name exists, so two runs never share a folder.
+            match std::fs::create_dir(&path) {
+                Ok(()) => return RunDir::start(path, manifest),
+                Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => continue,
+                Err(e) => return Err(KitError::io(&path, e)),
+            }
+        }
+        unreachable!("an unbounded range always yields")
+    }
+
+    /// Uses `dir` (`--results-dir`): created when missing; refused when it exists and
+    /// is not an empty directory.
+    pub fn create_at(dir: &Path, manifest: RunManifest) -> Result<RunDir, KitError> {
+        match std::fs::read_dir(dir) {
+            Ok(mut entries) => {
+                if entries.next().is_some() {
+                    return Err(KitError::Usage(format!(
+                        "--results-dir: '{}' already exists and is not empty; results are never overwritten: name a new directory",
+                        dir.display()
+                    )));
+                }
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                std::fs::create_dir_all(dir).map_err(|e| KitError::io(dir, e))?;
+            }
+            Err(e) => return Err(KitError::io(dir, e)),
+        }
+        RunDir::start(dir.to_path_buf(), manifest)
+    }
+
+    fn start(path: PathBuf, mut manifest: RunManifest) -> Result<RunDir, KitError> {
+        manifest.status = "running".into();
+        if manifest.start_time.is_empty() {
+            manifest.start_time = now_rfc3339();
+        }
+        let dir = RunDir {
+            path,
+            manifest,
+            rows: Vec::new(),
+        };
+        dir.write_manifest()?;
+        dir.write_summary()?;
+        Ok(dir)
+    }
+
+    /// The directory.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// The manifest as written so far.
+    pub fn manifest(&self) -> &RunManifest {
+        &self.manifest
+    }
+
+    /// Changes the manifest (e.g. the server facts once known) and rewrites it.
+    pub fn update_manifest(&mut self, f: impl FnOnce(&mut RunManifest)) -> Result<(), KitError> {
+        f(&mut self.manifest);
+        self.write_manifest()
+    }
+
+    /// The folder of level `index` (1-based), not created.
+    pub fn level_path(&self, index: u32) -> PathBuf {
+        self.path.join(level_dir_name(index))
+    }
+
+    fn write_manifest(&self) -> Result<(), KitError> {
+        atomic_file::write_json(&self.path.join(RUN_FILE), &self.manifest)
+    }
+
+    fn write_summary(&self) -> Result<(), KitError> {
+        atomic_file::write(
+            &self.path.join(SUMMARY_FILE),
+            summary_csv(&self.rows).as_bytes(),
+        )
+    }
+
+    /// Adds a finished level's row and rewrites `summary.csv`.
+    pub fn push_summary(&mut self, row: SummaryRow) -> Result<(), KitError> {
+        self.rows.push(row);
+        self.write_summary()
+    }
+
+    /// The rows so far.
+    pub fn summary(&self) -> &[SummaryRow] {
+        &self.rows
+    }
+
+    /// Marks the run ended with `status` (`completed`, `interrupted`, `failed`).
+    pub fn finish(&mut self, status: &str) -> Result<(), KitError> {
+        self.manifest.end_time = Some(now_rfc3339());
+        self.manifest.status = status.to_string();
+        self.write_manifest()
+    }
+}
+
+/// The summary row of a finished level from its `result.json`.
+pub fn summary_row(level: &str, users: u32, repeat: u32, result: &ResultsFile) -> SummaryRow {
+    let f = &result.final_stats;
+    let pct = |p: f64| f.latency.percentile_ms(p).unwrap_or(0.0);
+    let per_s = |n: u64| {
+        if f.time_total_s > 0.0 {
+            n as f64 / f.time_total_s
+        } else {
+            0.0
+        }
+    };
+    SummaryRow {
+        level: level.to_string(),
+        users,
+        repeat,
+        tps: f.events_per_sec,
+        qps: per_s(f.counters.queries()),
+        avg_ms: f.latency.avg_ms,
+        p95_ms: pct(95.0),
+        p99_ms: pct(99.0),
+        max_ms: f.latency.max_ms,
+        errors: f.counters.errors,
+        reconnects: f.counters.reconnects,
+        status: result.status.clone(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn stamps_and_names() {
+        let t = std::time::UNIX_EPOCH + std::time::Duration::from_secs(1_795_294_728);
+        assert_eq!(folder_stamp(t), "20261121T205848Z");
+        assert_eq!(folder_safe("./scripts/my test.lua"), "my_test.lua");
+    }
+
+    #[test]
+    fn a_rerun_never_overwrites() {
+        let dir = tempfile::tempdir().unwrap();
+        let a = RunDir::create_new(dir.path(), "x", RunManifest::default()).unwrap();
+        let b = RunDir::create_new(dir.path(), "x", RunManifest::default()).unwrap();
+        assert_ne!(a.path(), b.path());
+        assert!(a.path().join(RUN_FILE).exists() && b.path().join(SUMMARY_FILE).exists());
+        let e = RunDir::create_at(a.path(), RunManifest::default()).unwrap_err();
+        assert!(
+            e.to_string().contains("already exists and is not empty"),
+            "{e}"
+        );
+        let fresh = dir.path().join("new/deeper");
+        let mut c = RunDir::create_at(&fresh, RunManifest::default()).unwrap();
+        c.finish("completed").unwrap();
+        let m: RunManifest = bmk_report::results_dir::read_json(&fresh.join(RUN_FILE)).unwrap();
+        assert_eq!(m.status, "completed");
+        assert!(m.end_time.is_some());
+    }
+}

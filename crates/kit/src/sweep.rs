@@ -1,0 +1,334 @@
+//! Sweeps: one scenario at a list of load levels (the BMK `for users in ...` loop),
+//! each level a `bmk` process of its own running the scenario's plain command line,
+//! with the results directory, the sampler and the progress line around it.
+//!
+//! A level's process writes its own `level.json`, `intervals.jsonl` and `result.json`
+//! into the folder named by the environment variable [`LEVEL_DIR_ENV`]; the sweep
+//! writes `run.json`, `summary.csv` and the capture files. The level process gets its
+//! own process group, so Ctrl-C reaches the sweep only, which passes one SIGINT on:
+//! the level stops and writes what it measured, and the sweep ends there, keeping
+//! every finished level. If the sweep itself is killed, the level process is sent
+//! SIGTERM by the kernel (`PR_SET_PDEATHSIG`) and stops the same way.
+
+use std::io::{BufRead, BufReader};
+use std::os::unix::process::CommandExt;
+use std::path::Path;
+use std::process::{Command, Stdio};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use bmk_report::results::ResultsFile;
+use bmk_report::results_dir::{
+    LevelInfo, SweepPlan, DIR_SCHEMA_VERSION, LEVEL_FILE, LEVEL_SCHEMA_NAME, RESULT_FILE,
+};
+use bmk_sql::DriverConfig;
+
+use crate::atomic_file;
+use crate::error::KitError;
+use crate::progress::{Position, Screen};
+use crate::run_dir::{summary_row, RunDir};
+use crate::sampler::{Sampler, SamplerConfig};
+
+/// The environment variable that tells a `bmk` run to write its level into a folder.
+pub const LEVEL_DIR_ENV: &str = "BMK_LEVEL_DIR";
+
+/// Parses `--users 1,2,4,8`.
+pub fn parse_users(text: &str) -> Result<Vec<u32>, KitError> {
+    let users: Vec<u32> = text
+        .split(',')
+        .map(|u| u.trim())
+        .filter(|u| !u.is_empty())
+        .map(|u| {
+            u.parse::<u32>().ok().filter(|n| *n > 0).ok_or_else(|| {
+                KitError::Usage(format!(
+                    "--users: '{u}' is not a positive number of users (e.g. --users=1,2,4,8)"
+                ))
+            })
+        })
+        .collect::<Result<_, _>>()?;
+    if users.is_empty() {
+        return Err(KitError::Usage(
+            "--users needs at least one level (e.g. --users=1,2,4,8)".into(),
+        ));
+    }
+    Ok(users)
+}
+
+/// One level of the plan.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Level {
+    /// 1-based run order.
+    pub index: u32,
+    /// Users.
+    pub users: u32,
+    /// 1-based repeat.
+    pub repeat: u32,
+}
+
+/// The levels of `plan` in run order: the whole list of users once per repeat.
+pub fn levels(plan: &SweepPlan) -> Vec<Level> {
+    let mut out = Vec::new();
+    for repeat in 1..=plan.repeat.max(1) {
+        for &users in &plan.users {
+            out.push(Level {
+                index: out.len() as u32 + 1,
+                users,
+                repeat,
+            });
+        }
+    }
+    out
+}
+
+/// Everything a sweep needs besides its results directory.
+pub struct SweepJob<'a> {
+    /// The `bmk` binary that runs each level.
+    pub program: &'a Path,
+    /// The plan.
+    pub plan: SweepPlan,
+    /// The arguments of one level (after the program name) for a number of users.
+    pub level_args: &'a dyn Fn(u32) -> Vec<String>,
+    /// The server to sample, if any.
+    pub driver: Option<DriverConfig>,
+    /// Seconds between capture samples; zero: no capture.
+    pub capture_interval: Duration,
+    /// Set to a signal number by the signal handlers.
+    pub interrupt: Arc<AtomicUsize>,
+    /// Show the live progress bar (on a terminal).
+    pub live: bool,
+}
+
+/// How the sweep ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SweepEnd {
+    /// Every level ran.
+    Completed,
+    /// A signal stopped it (the signal number).
+    Interrupted(i32),
+    /// A level failed (its exit code).
+    Failed(i32),
+}
+
+impl SweepEnd {
+    /// The `run.json` status.
+    pub fn status(self) -> &'static str {
+        match self {
+            SweepEnd::Completed => "completed",
+            SweepEnd::Interrupted(_) => "interrupted",
+            SweepEnd::Failed(_) => "failed",
+        }
+    }
+}
+
+fn left(plan: &SweepPlan, levels_after: usize, in_level: Duration) -> Duration {
+    let per = Duration::from_secs_f64(plan.time_s + plan.warmup_s);
+    let pause = Duration::from_secs_f64(plan.pause_s);
+    in_level + (per + pause) * levels_after as u32
+}
+
+/// Runs the sweep into `dir`.
+pub fn run(job: &SweepJob, dir: &mut RunDir) -> Result<SweepEnd, KitError> {
+    let plan = &job.plan;
+    let all = levels(plan);
+    let screen = Screen::new(job.live);
+    let per_level = Duration::from_secs_f64(plan.time_s + plan.warmup_s);
+    let mut end = SweepEnd::Completed;
+    for (i, level) in all.iter().enumerate() {
+        let pos = |left_now: Duration, pausing: bool| Position {
+            level: i + 1,
+            levels: all.len(),
+            users: level.users,
+            repeat: level.repeat,
+            left: left(plan, all.len() - i - 1, left_now),
+            pausing,
+        };
+        if i > 0 && plan.pause_s > 0.0 {
+            let pause = Duration::from_secs_f64(plan.pause_s);
+            let started = Instant::now();
+            screen.begin(&pos(per_level + pause, true));
+            while started.elapsed() < pause {
+                if let Some(sig) = interrupted(&job.interrupt) {
+                    end = SweepEnd::Interrupted(sig);
+                    break;
+                }
+                screen.update(&pos(
+                    per_level + pause.saturating_sub(started.elapsed()),
+                    true,
+                ));
+                std::thread::sleep(Duration::from_millis(100));
+            }
+        }
+        if let Some(sig) = interrupted(&job.interrupt) {
+            end = SweepEnd::Interrupted(sig);
+        }
+        if end != SweepEnd::Completed {
+            break;
+        }
+        let code = run_level(job, dir, level, &screen, &|elapsed| {
+            pos(per_level.saturating_sub(elapsed), false)
+        })?;
+        if let Some(sig) = interrupted(&job.interrupt) {
+            end = SweepEnd::Interrupted(sig);
+            break;
+        }
+        if code != 0 {
+            end = SweepEnd::Failed(code);
+            break;
+        }
+    }
+    screen.finish();
+    Ok(end)
+}
+
+fn interrupted(flag: &AtomicUsize) -> Option<i32> {
+    match flag.load(Ordering::Relaxed) {
+        0 => None,
+        sig => Some(sig as i32),
+    }
+}
+
+/// Runs one level; returns the level process's exit code (128 + signal if killed).
+fn run_level(
+    job: &SweepJob,
+    dir: &mut RunDir,
+    level: &Level,
+    screen: &Screen,
+    pos: &dyn Fn(Duration) -> Position,
+) -> Result<i32, KitError> {
+    let path = dir.level_path(level.index);
+    std::fs::create_dir_all(&path).map_err(|e| KitError::io(&path, e))?;
+    let planned = LevelInfo {
+        schema: LEVEL_SCHEMA_NAME.into(),
+        schema_version: DIR_SCHEMA_VERSION,
+        index: level.index,
+        users: level.users,
+        repeat: level.repeat,
+        processes: 1,
+        warmup_s: job.plan.warmup_s,
+        start_unix_ns: 0,
+        end_unix_ns: None,
+        status: "starting".into(),
+    };
+    atomic_file::write_json(&path.join(LEVEL_FILE), &planned)?;
+    screen.begin(&pos(Duration::ZERO));
+    let args = (job.level_args)(level.users);
+    let mut cmd = Command::new(job.program);
+    cmd.args(&args)
+        .env(LEVEL_DIR_ENV, &path)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .process_group(0);
+    // SAFETY: the closure runs in the child between fork and exec and only calls
+    // prctl, which is async-signal-safe; it asks the kernel to send SIGTERM to the
+    // level process if the sweep dies, so a killed sweep leaves no level running on.
+    unsafe {
+        cmd.pre_exec(|| {
+            libc::prctl(
+                libc::PR_SET_PDEATHSIG,
+                libc::SIGTERM as libc::c_ulong,
+                0,
+                0,
+                0,
+            );
+            Ok(())
+        });
+    }
+    let mut child = cmd.spawn().map_err(|e| KitError::io(job.program, e))?;
+    let sampler = (!job.capture_interval.is_zero()).then(|| {
+        Sampler::start(SamplerConfig {
+            driver: job.driver.clone(),
+            level_dir: path.clone(),
+            interval: job.capture_interval,
+            client_pids: vec![child.id()],
+        })
+    });
+    let started = Instant::now();
+    let stdout = child.stdout.take();
+    let code = std::thread::scope(|scope| -> Result<i32, KitError> {
+        if let Some(out) = stdout {
+            scope.spawn(move || {
+                for line in BufReader::new(out).lines() {
+                    match line {
+                        Ok(l) => screen.println(&l),
+                        Err(_) => break,
+                    }
+                }
+            });
+        }
+        let mut forwarded = false;
+        loop {
+            if let Some(status) = child.try_wait().map_err(|e| KitError::io(job.program, e))? {
+                use std::os::unix::process::ExitStatusExt;
+                return Ok(status
+                    .code()
+                    .unwrap_or_else(|| 128 + status.signal().unwrap_or(0)));
+            }
+            if !forwarded {
+                if let Some(sig) = interrupted(&job.interrupt) {
+                    // SAFETY: kill only sends a signal to the level process we started.
+                    unsafe {
+                        libc::kill(child.id() as libc::pid_t, sig);
+                    }
+                    forwarded = true;
+                }
+            }
+            screen.update(&pos(started.elapsed()));
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    })?;
+    if let Some(s) = sampler {
+        s.stop();
+    }
+    let result_path = path.join(RESULT_FILE);
+    if let Ok(result) = ResultsFile::read(&result_path) {
+        let name = path
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        dir.push_summary(summary_row(&name, level.users, level.repeat, &result))?;
+    }
+    Ok(code)
+}
+
+/// The sweep plan of a single `kit run`.
+pub fn single(users: u32, seconds: u64) -> SweepPlan {
+    SweepPlan {
+        users: vec![users],
+        time_s: seconds as f64,
+        warmup_s: 0.0,
+        pause_s: 0.0,
+        repeat: 1,
+        max_users_per_process: 0,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn users_lists() {
+        assert_eq!(parse_users("1,2, 4,8").unwrap(), [1, 2, 4, 8]);
+        assert!(parse_users("1,x")
+            .unwrap_err()
+            .to_string()
+            .contains("'x' is not a positive number"));
+        assert!(parse_users("0").is_err());
+        assert!(parse_users("").is_err());
+    }
+
+    #[test]
+    fn repeats_run_the_whole_list_again() {
+        let plan = SweepPlan {
+            users: vec![1, 4],
+            repeat: 2,
+            ..SweepPlan::default()
+        };
+        let l: Vec<(u32, u32, u32)> = levels(&plan)
+            .iter()
+            .map(|l| (l.index, l.users, l.repeat))
+            .collect();
+        assert_eq!(l, [(1, 1, 1), (2, 4, 1), (3, 1, 2), (4, 4, 2)]);
+    }
+}
