@@ -28,7 +28,7 @@ use crate::error::KitError;
 /// What `bmk kit k8s` was asked for.
 #[derive(Debug, Clone, PartialEq)]
 pub struct K8sJob {
-    /// The scenario's name (`OLTP_RO-10M_8tab-uniform-ps-trx`).
+    /// The scenario's name (`OLTP_RO_10M_8tab-uniform-ps-trx`).
     pub scenario: String,
     /// Users (worker threads) per client.
     pub users: u32,
@@ -236,7 +236,7 @@ mod tests {
 
     #[test]
     fn job_names_are_kubernetes_names() {
-        let n = default_job_name("OLTP_RO-10M_8tab-uniform-ps-trx", 64, "20261126t010203");
+        let n = default_job_name("OLTP_RO_10M_8tab-uniform-ps-trx", 64, "20261126t010203");
         assert_eq!(n, "bmk-oltp-ro-10m-8tab-uniform-ps-trx-64u-20261126t010203");
         assert!(check_dns_label("job", &n).is_ok());
         let long = default_job_name(&"X_".repeat(60), 1024, "20261126t010203");
