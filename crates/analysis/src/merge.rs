@@ -334,6 +334,8 @@ fn merge_results(
         final_stats,
         histogram: codec::encode(&hist)?,
         query_types: merge_query_types(results)?,
+        // Each client passed the barrier on its own; the merged run has no one start.
+        start: None,
     })
 }
 

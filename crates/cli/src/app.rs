@@ -24,6 +24,7 @@ use crate::runner;
 use crate::script_benchmark::ScriptBenchmark;
 use crate::settings;
 use crate::signals;
+use crate::start_barrier;
 use crate::system_test_benchmark::SystemTestBenchmark;
 use crate::user_error::user_error;
 use crate::verbosity::{Level, Verbosity};
@@ -405,6 +406,12 @@ fn run_script(
             println!("Initializing worker threads...\n");
         }
         host.run_command(command).map_err(lua_error)?;
+        // The start barrier's table goes with the rest: always for the built-in
+        // workloads (they live in a database), for other scripts when they name a
+        // barrier (a script may not use a database at all).
+        if command == "cleanup" && (builtin.is_some() || opts.string("barrier").is_some()) {
+            start_barrier::drop_table(&opts).map_err(user_error)?;
+        }
         return Ok(0);
     }
     let settings = run_settings(inv, &opts, &name, command)?;
@@ -443,6 +450,7 @@ fn run_settings(
         seed,
         verbosity: verbosity_of(opts),
         compat: inv.compat,
+        barrier: start_barrier::settings(opts).map_err(|e| user_error(e.to_string()))?,
     })
 }
 

@@ -87,6 +87,11 @@ pub fn general_groups() -> Vec<OptionGroup> {
                     .with_choices(&["text", "csv", "json"]),
                 o("results", File, None, "write the whole run (options, host, intervals, final statistics, histogram) to this JSON file"),
                 o("sysbench-compat", String, None, "sysbench release to reproduce, 1.1 or 1.0 (default: $BMK_SYSBENCH_COMPAT, else 1.1)"),
+                o("barrier", String, None, "start together with other bmk processes: the name of a start barrier in the target database (MySQL/MariaDB, PostgreSQL); see --clients"),
+                o("clients", Int, Some("1"), "with --barrier: how many bmk processes start together")
+                    .with_range(1.0, 1e6),
+                o("barrier-timeout", Int, Some("300"), "with --barrier: seconds to wait for the other clients before giving up")
+                    .with_range(1.0, 1e9),
                 o("results-dir", File, None, "write a results directory (run.json, the level's intervals with histograms, result.json, summary.csv, captured server and OS status) to this new directory"),
                 o("capture-interval", Double, Some("5"), "seconds between status samples written to --results-dir (0 = no capture); samples fall on multiples of it")
                     .with_range(0.0, 86400.0),

@@ -14,6 +14,7 @@ mod runner;
 mod script_benchmark;
 mod settings;
 mod signals;
+mod start_barrier;
 mod system_test_benchmark;
 mod target_options;
 mod user_error;

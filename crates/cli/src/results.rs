@@ -5,7 +5,7 @@ use std::path::Path;
 
 use anyhow::{Context, Result};
 use bmk_engine::{CumulativeStats, IntervalStats, RunOutcome, RunStatus};
-use bmk_report::results::{ResultsWriter, RunEnd, RunInfo};
+use bmk_report::results::{ResultsWriter, RunEnd, RunInfo, StartRecord};
 use bmk_report::ReportConfig;
 
 use crate::banner;
@@ -65,14 +65,17 @@ impl ResultsSink {
     }
 
     /// Writes the final statistics and moves the file into place.
-    pub fn finish(self, outcome: &RunOutcome) -> Result<()> {
+    /// `start`: how the run started, when it passed a start barrier.
+    pub fn finish(self, outcome: &RunOutcome, start: Option<StartRecord>) -> Result<()> {
         if let Some(e) = self.failed {
             self.writer.abort();
             anyhow::bail!("results file not written: {e}");
         }
         let status = status_name(&outcome.status);
+        let mut end = RunEnd::new(status);
+        end.start = start;
         self.writer
-            .finish(&outcome.stats, &RunEnd::new(status))
+            .finish(&outcome.stats, &end)
             .context("cannot finish the results file")?;
         Ok(())
     }

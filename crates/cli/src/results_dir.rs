@@ -16,7 +16,7 @@ use bmk_kit::server;
 use bmk_kit::sweep::LEVEL_DIR_ENV;
 use bmk_report::host::{now_rfc3339, HostInfo};
 use bmk_report::redact::{redact_args, redact_options};
-use bmk_report::results::{ResultsFile, RunInfo, ToolInfo};
+use bmk_report::results::{ResultsFile, RunInfo, StartRecord, ToolInfo};
 use bmk_report::results_dir::{RunManifest, DIR_SCHEMA_VERSION, RUN_SCHEMA_NAME};
 use bmk_report::ReportConfig;
 
@@ -187,7 +187,8 @@ impl LevelSink {
 
     /// The run ended: `result.json`, the level's end, and for a plain run the summary
     /// and the manifest's end.
-    pub fn finish(self, outcome: &RunOutcome) -> Result<()> {
+    /// `start`: how the run started, when it passed a start barrier.
+    pub fn finish(self, outcome: &RunOutcome, start: Option<StartRecord>) -> Result<()> {
         let LevelSink {
             mut level,
             results,
@@ -204,7 +205,7 @@ impl LevelSink {
             }
         };
         let status = crate::results::status_name(&outcome.status);
-        let written = results.finish(outcome);
+        let written = results.finish(outcome, start);
         note(level.finish(status));
         if let Some(mut run) = run {
             if let Ok(result) = ResultsFile::read(level.result_path()) {

@@ -6,6 +6,7 @@ use bmk_engine::RunConfig;
 
 use crate::compat::Compat;
 use crate::settings::ReportOptions;
+use crate::start_barrier::BarrierSettings;
 use crate::verbosity::Verbosity;
 
 /// Everything `run` needs besides the benchmark.
@@ -28,4 +29,6 @@ pub struct RunSettings {
     pub verbosity: Verbosity,
     /// The sysbench release whose wording and report layout to follow.
     pub compat: Compat,
+    /// `--barrier`: start together with other processes.
+    pub barrier: Option<BarrierSettings>,
 }

@@ -18,6 +18,7 @@ use crate::results::ResultsSink;
 use crate::results_dir::LevelSink;
 use crate::run_settings::RunSettings;
 use crate::signals;
+use crate::start_barrier::DatabaseGate;
 use crate::verbosity::{Level, Verbosity};
 
 struct PrintingObserver<'a> {
@@ -30,6 +31,8 @@ struct PrintingObserver<'a> {
     verbosity: Verbosity,
     threads: u32,
     time_limit_reached: bool,
+    /// When the workers were released (the system's clock).
+    released: Option<std::time::SystemTime>,
 }
 
 impl PrintingObserver<'_> {
@@ -43,6 +46,7 @@ impl Observer for PrintingObserver<'_> {
         // Every worker has run its thread_init now: a script's layout is known.
         let layout = self.bench.layout();
         self.reporter.set_layout(layout);
+        self.released = Some(std::time::SystemTime::now());
         let mut out = self.out();
         if self.verbosity.shows(Level::Debug) {
             for tid in 0..self.threads {
@@ -210,18 +214,36 @@ pub fn run(
         verbosity,
         threads: settings.config.threads,
         time_limit_reached: false,
+        released: None,
     };
     if verbosity.shows(Level::Notice) {
         println!("Initializing worker threads...\n");
     }
-    let outcome = bmk_engine::run(settings.config.clone(), test, &mut observer, interrupt);
+    let mut gate = settings
+        .barrier
+        .clone()
+        .map(|b| DatabaseGate::new(b, verbosity));
+    let outcome = match gate.as_mut() {
+        Some(gate) => bmk_engine::run_gated(
+            settings.config.clone(),
+            test,
+            &mut observer,
+            interrupt,
+            gate,
+        ),
+        None => bmk_engine::run(settings.config.clone(), test, &mut observer, interrupt),
+    };
     let PrintingObserver {
         bench,
         mut reporter,
         error: report_error,
         time_limit_reached,
+        released,
         ..
     } = observer;
+    // The barrier hears that this client is done as soon as its workers are.
+    let start = gate.as_ref().and_then(|g| g.start_record(released));
+    let barrier_error = gate.as_mut().and_then(|g| g.finish().err());
 
     let mut code = 0;
     let mut out = std::io::stdout().lock();
@@ -264,7 +286,7 @@ pub fn run(
             writeln!(out, "FATAL: {what} initialization failed!")?;
             out.flush()?;
             if let Some(level) = level {
-                level.finish(&outcome)?;
+                level.finish(&outcome, None)?;
             }
             return Ok(1);
         }
@@ -274,7 +296,7 @@ pub fn run(
             out.flush()?;
             eprintln!("FATAL: {message}");
             if let Some(level) = level {
-                level.finish(&outcome)?;
+                level.finish(&outcome, None)?;
             }
             return Ok(1);
         }
@@ -286,7 +308,7 @@ pub fn run(
             )?;
             out.flush()?;
             if let Some(level) = level {
-                level.finish(&outcome)?;
+                level.finish(&outcome, None)?;
             }
             return Ok(2);
         }
@@ -308,6 +330,10 @@ pub fn run(
     if let Some(e) = report_error {
         eprintln!("FATAL: {e:#}");
         code = 1;
+    }
+    if let Some(e) = barrier_error {
+        // The run itself went well; only the other clients' view of it is affected.
+        eprintln!("WARNING: could not mark this client done at the barrier: {e}");
     }
     let notice = verbosity.shows(Level::Notice);
     if settings.report.histogram && notice {
@@ -335,10 +361,10 @@ pub fn run(
         }
     }
     if let Some(results) = results {
-        results.finish(&outcome)?;
+        results.finish(&outcome, start.clone())?;
     }
     if let Some(level) = level {
-        level.finish(&outcome)?;
+        level.finish(&outcome, start)?;
     }
     Ok(code)
 }

@@ -6,6 +6,7 @@
 //! bmk kit prepare NAME [LOADERS] [options]
 //! bmk kit run NAME USERS SECONDS [options]
 //! bmk kit sweep NAME --users=1,2,4,... --time=S [--pause=S] [--repeat=N] [--warmup=S] [options]
+//! bmk kit k8s NAME USERS SECONDS --clients=N [--image=I] [--job=J] [--secret=S] [--results-claim=C] [options]
 //! ```
 //!
 //! The kit's own options (`--users`, `--time`, `--pause`, `--repeat`, `--warmup`,
@@ -45,7 +46,7 @@ pub struct KitContext {
     pub interrupt: Arc<AtomicUsize>,
 }
 
-const USAGE: &str = "usage: bmk kit list | show NAME | prepare NAME [LOADERS] | run NAME USERS SECONDS | sweep NAME --users=1,2,4 --time=S [--pause=S] [--repeat=N]";
+const USAGE: &str = "usage: bmk kit list | show NAME | prepare NAME [LOADERS] | run NAME USERS SECONDS | sweep NAME --users=1,2,4 --time=S [--pause=S] [--repeat=N] | k8s NAME USERS SECONDS --clients=N [--image=I]";
 
 /// The kit's options, taken out of the arguments.
 #[derive(Debug, Default)]
@@ -195,14 +196,92 @@ pub fn main(args: &[String], ctx: &KitContext) -> Result<i32, KitError> {
         "prepare" => prepare(&a, ctx),
         "run" => run(&a, ctx),
         "sweep" => sweep_cmd(&a, ctx),
+        "k8s" => k8s_cmd(a, ctx),
         "help" | "--help" => {
             println!("{USAGE}");
             Ok(0)
         }
         other => Err(KitError::Usage(format!(
-            "unknown kit command '{other}' (use list, show, prepare, run or sweep)"
+            "unknown kit command '{other}' (use list, show, prepare, run, sweep or k8s)"
         ))),
     }
+}
+
+/// The options of `bmk kit k8s` that shape the manifest rather than the clients' runs.
+const K8S_OWN: [&str; 9] = [
+    "clients",
+    "image",
+    "job",
+    "secret",
+    "secret-key",
+    "results-claim",
+    "cpu",
+    "memory",
+    "barrier-timeout",
+];
+
+fn k8s_cmd(mut a: KitArgs, ctx: &KitContext) -> Result<i32, KitError> {
+    let usage = || {
+        KitError::Usage(
+            "usage: bmk kit k8s NAME USERS SECONDS --clients=N [--image=IMAGE] [--job=NAME] [--secret=NAME] [--secret-key=KEY] [--results-claim=NAME] [--cpu=Q] [--memory=Q] [--barrier-timeout=S] [options]".into(),
+        )
+    };
+    let [name, users, secs] = a.positional.as_slice() else {
+        return Err(usage());
+    };
+    let mut own = BTreeMap::new();
+    a.passed.retain(|arg| {
+        let body = arg.trim_start_matches("--");
+        let (n, v) = body.split_once('=').unwrap_or((body, ""));
+        let n = n.replace('_', "-");
+        if K8S_OWN.contains(&n.as_str()) {
+            own.insert(n, v.to_string());
+            false
+        } else {
+            true
+        }
+    });
+    // The kit's sweep options mean nothing here; they are refused rather than lost.
+    if let Some(k) = a.own.keys().next() {
+        return Err(KitError::Usage(format!(
+            "--{k} is not an option of 'bmk kit k8s' (USERS and SECONDS are given as words)"
+        )));
+    }
+    let clients = own.get("clients").ok_or_else(|| {
+        KitError::Usage("'bmk kit k8s' needs --clients=N (the client pods)".into())
+    })?;
+    let get = |k: &str, default: &str| own.get(k).cloned().unwrap_or_else(|| default.to_string());
+    let users: u32 = number("USERS", users)?;
+    let seconds: u64 = number("SECONDS", secs)?;
+    let stamp: String = now_rfc3339()
+        .chars()
+        .filter(|c| c.is_ascii_digit() || *c == 'T')
+        .take(15)
+        .collect::<String>()
+        .to_ascii_lowercase();
+    let job = crate::k8s::K8sJob {
+        scenario: name.clone(),
+        users,
+        seconds,
+        clients: number("--clients", clients)?,
+        job: own
+            .get("job")
+            .cloned()
+            .unwrap_or_else(|| crate::k8s::default_job_name(name, users, &stamp)),
+        image: get("image", &format!("bmk:{}", ctx.version)),
+        secret: get("secret", "bmk-db"),
+        secret_key: get("secret-key", "password"),
+        results_claim: get("results-claim", "bmk-results"),
+        cpu: get("cpu", "2"),
+        memory: get("memory", "2Gi"),
+        barrier_timeout: number("--barrier-timeout", &get("barrier-timeout", "600"))?,
+        passed: a.passed.clone(),
+    };
+    let manifest = crate::k8s::manifest(&job)?;
+    let text = serde_json::to_string_pretty(&manifest)
+        .map_err(|e| KitError::Usage(format!("cannot print the manifest: {e}")))?;
+    println!("{text}");
+    Ok(0)
 }
 
 /// Prints the catalog.

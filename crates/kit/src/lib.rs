@@ -3,8 +3,9 @@
 //! This crate owns named connection targets (`bmk.toml`, [`target`]), the scenario
 //! catalog ([`catalog`]: the BMK script names as data), load-level sweeps ([`sweep`],
 //! with [`progress`]), the results directory writer ([`run_dir`], [`level_writer`]),
-//! the live status capture ([`sampler`], through [`server`]) and the `bmk kit`
-//! commands ([`command`]). It sits above the workloads and beside the command line: the `bmk`
+//! the live status capture ([`sampler`], through [`server`]), the Kubernetes manifest
+//! of a run from several client pods ([`k8s`]) and the `bmk kit` commands
+//! ([`command`]). It sits above the workloads and beside the command line: the `bmk`
 //! binary calls into it, and it never depends on the binary. It must not measure
 //! (the engine does), format reports (`bmk-report` does) or parse the sysbench
 //! command line (the binary does).
@@ -25,6 +26,7 @@ mod atomic_file;
 pub mod catalog;
 pub mod command;
 pub mod error;
+pub mod k8s;
 pub mod level_writer;
 pub mod progress;
 pub mod run_dir;

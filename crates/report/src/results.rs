@@ -258,14 +258,46 @@ pub struct QueryTypeStats {
     pub histogram: Option<String>,
 }
 
+/// How a run that started together with others (`--barrier`) began.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct StartRecord {
+    /// When this process released its workers (RFC 3339, UTC, this host's clock).
+    pub measured_from: String,
+    /// The same instant in nanoseconds since the Unix epoch.
+    pub measured_from_unix_ns: u64,
+    /// The barrier it passed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub barrier: Option<BarrierRecord>,
+}
+
+/// The start barrier a run passed with the other clients of one run.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct BarrierRecord {
+    /// The barrier's name.
+    pub name: String,
+    /// This client's identity.
+    pub client: String,
+    /// Every client of the run, in order of arrival.
+    pub clients: Vec<String>,
+    /// The agreed start on the database server's clock (RFC 3339 with microseconds).
+    pub server_start: String,
+    /// The same instant in microseconds since the Unix epoch.
+    pub server_start_unix_us: i64,
+    /// How far off this host placed that instant on its own clock, at most
+    /// (milliseconds: half the shortest round trip of its clock readings).
+    pub placement_error_ms: f64,
+}
+
 /// What is known when the run ends, besides its statistics.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct RunEnd {
-    /// `completed`, `interrupted`, `fatal`, `forced_shutdown`, `init_timeout` or
-    /// `queue_full`.
+    /// `completed`, `interrupted`, `fatal`, `forced_shutdown`, `init_timeout`,
+    /// `queue_full` or `start_refused`.
     pub status: String,
     /// Per-query-type statistics, by query kind.
     pub query_types: Option<BTreeMap<String, QueryTypeStats>>,
+    /// How the run started, when it started together with others.
+    pub start: Option<StartRecord>,
 }
 
 impl RunEnd {
@@ -274,6 +306,7 @@ impl RunEnd {
         RunEnd {
             status: status.into(),
             query_types: None,
+            start: None,
         }
     }
 }
@@ -304,6 +337,9 @@ pub struct ResultsFile {
     /// Per-query-type statistics.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub query_types: Option<BTreeMap<String, QueryTypeStats>>,
+    /// How the run started, when it started together with others (`--barrier`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub start: Option<StartRecord>,
 }
 
 impl ResultsFile {
@@ -352,6 +388,8 @@ struct Tail<'a> {
     histogram: String,
     #[serde(skip_serializing_if = "Option::is_none")]
     query_types: &'a Option<BTreeMap<String, QueryTypeStats>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    start: &'a Option<StartRecord>,
 }
 
 /// Writes a results file while the run goes on.
@@ -470,6 +508,7 @@ impl ResultsWriter {
             final_stats: FinalStats::from_cumulative(stats, &self.percentiles),
             histogram: codec::encode(&stats.histogram)?,
             query_types: &end.query_types,
+            start: &end.start,
         };
         let tail = to_json(&self.path, &tail)?;
         let tail = tail.strip_prefix('{').unwrap_or(&tail).to_string();

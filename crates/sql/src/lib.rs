@@ -8,6 +8,8 @@
 //! * sysbench's database options (`--db-driver`, `--mysql-*`, `--pgsql-*`, ...) and
 //!   bmk's additions ([`option_specs`], [`DriverConfig`]);
 //! * statement classification into read/write/other ([`classify`]);
+//! * the start barrier that several processes pass together, held in a table of the
+//!   target database ([`Barrier`]);
 //! * error classification into ignorable (restart the event, maybe after a reconnect)
 //!   and fatal ([`SqlError`], [`SqlErrorKind`]) and the exact FATAL message lines.
 //!
@@ -52,6 +54,7 @@
 
 #![deny(missing_docs)]
 
+mod barrier;
 mod bulk;
 mod classify;
 mod config;
@@ -72,6 +75,10 @@ mod sqlite;
 mod trace;
 mod value;
 
+pub use barrier::{
+    client_identity, drop_barrier_table, AgreedStart, Barrier, BarrierError, BarrierSpec,
+    ClockSample, BARRIER_TABLE, POLL_INTERVAL, START_LEAD,
+};
 pub use bulk::{BulkBuffer, BULK_MAX_BYTES};
 
 /// Entry points for the fuzz targets (`fuzz/`) and the tests that replay their corpus:

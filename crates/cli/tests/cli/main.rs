@@ -6,6 +6,7 @@
 //! Runs are kept short (`--events=N` or `--time=1`) so the whole suite stays fast.
 
 mod analysis;
+mod barrier;
 mod compat;
 mod errors;
 mod fileio;

@@ -1,0 +1,328 @@
+//! `--barrier NAME --clients N`: several bmk processes start one run together through
+//! a table in the target database (MariaDB and PostgreSQL of the machine; skipped when
+//! a server is missing, unless `CI=true`).
+
+use std::process::Child;
+use std::time::{Duration, Instant};
+
+use bmk_sql::{Connection, Driver, DriverConfig, DriverKind};
+use serde_json::Value;
+
+use crate::util::{Dir, Run};
+
+static NEXT: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+
+/// A database of its own on one of the machine's servers, dropped afterwards.
+struct Db {
+    kind: DriverKind,
+    name: String,
+    args: Vec<String>,
+    admin: Box<dyn Connection>,
+}
+
+fn connect(kind: DriverKind, opts: &[(&str, &str)]) -> Result<Box<dyn Connection>, String> {
+    let get = |k: &str| {
+        opts.iter()
+            .find(|(n, _)| *n == k)
+            .map(|(_, v)| v.to_string())
+    };
+    let config = DriverConfig::from_options(kind, &get).map_err(|e| e.to_string())?;
+    Driver::new(config).connect(0).map_err(|e| e.to_string())
+}
+
+fn skip(what: &str, why: &str) -> Option<Db> {
+    if std::env::var("CI").is_ok_and(|v| v == "true") {
+        panic!("{what} is required under CI=true: {why}");
+    }
+    eprintln!("NOTE: skipping test: {what} unavailable: {why}");
+    None
+}
+
+impl Db {
+    fn new(kind: DriverKind) -> Option<Db> {
+        let name = format!(
+            "bmk_t_barrier_{}_{}",
+            std::process::id(),
+            NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
+        );
+        let (admin, args) = match kind {
+            DriverKind::Mysql => {
+                let opts = [
+                    ("mysql-host", "127.0.0.1"),
+                    ("mysql-port", "3306"),
+                    ("mysql-user", "root"),
+                    ("mysql-db", ""),
+                ];
+                let admin = match connect(kind, &opts) {
+                    Ok(c) => c,
+                    Err(e) => return skip("MariaDB (root on 127.0.0.1:3306)", &e),
+                };
+                let args = vec![
+                    "--db-driver=mysql".into(),
+                    "--mysql-host=127.0.0.1".into(),
+                    "--mysql-port=3306".into(),
+                    "--mysql-user=root".into(),
+                    format!("--mysql-db={name}"),
+                ];
+                (admin, args)
+            }
+            _ => {
+                let opts = [
+                    ("pgsql-host", "127.0.0.1"),
+                    ("pgsql-port", "5432"),
+                    ("pgsql-user", "postgres"),
+                    ("pgsql-db", "postgres"),
+                    ("pgsql-sslmode", "disable"),
+                ];
+                let admin = match connect(kind, &opts) {
+                    Ok(c) => c,
+                    Err(e) => return skip("PostgreSQL (postgres on 127.0.0.1:5432)", &e),
+                };
+                let args = vec![
+                    "--db-driver=pgsql".into(),
+                    "--pgsql-host=127.0.0.1".into(),
+                    "--pgsql-port=5432".into(),
+                    "--pgsql-user=postgres".into(),
+                    "--pgsql-sslmode=disable".into(),
+                    format!("--pgsql-db={name}"),
+                ];
+                (admin, args)
+            }
+        };
+        let mut db = Db {
+            kind,
+            name,
+            args,
+            admin,
+        };
+        db.admin(&format!("CREATE DATABASE {}", db.name));
+        Some(db)
+    }
+
+    fn admin(&mut self, sql: &str) {
+        self.admin
+            .query(sql)
+            .unwrap_or_else(|e| panic!("{sql}: {e}"));
+    }
+
+    /// Connects to the test database itself.
+    fn conn(&self) -> Box<dyn Connection> {
+        let opts: Vec<(String, String)> = self
+            .args
+            .iter()
+            .filter_map(|a| a.strip_prefix("--")?.split_once('='))
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect();
+        let pairs: Vec<(&str, &str)> = opts.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect();
+        connect(self.kind, &pairs).expect("connect to the test database")
+    }
+
+    fn has_barrier_table(&self) -> bool {
+        let sql = format!(
+            "SELECT COUNT(*) FROM information_schema.tables WHERE table_name = 'bmk_barrier' AND {} = '{}'",
+            match self.kind {
+                DriverKind::Mysql => "table_schema",
+                _ => "table_catalog",
+            },
+            self.name
+        );
+        let rs = self.conn().query(&sql).unwrap().unwrap();
+        rs.get_str(0, 0).as_deref() != Some("0")
+    }
+
+    /// `bmk cpu run` as client `index` of barrier `barrier` (of `clients`), results in
+    /// `dir/r<index>.json`.
+    fn client(&self, dir: &Dir, barrier: &str, clients: u32, index: u32, extra: &str) -> Child {
+        let mut cmd = dir
+            .bmk()
+            .args("cpu --cpu-max-prime=2000 --threads=1 --report-interval=0.25")
+            .args(extra)
+            .arg(format!("--barrier={barrier}"))
+            .arg(format!("--clients={clients}"))
+            .arg(format!("--results=r{index}.json"))
+            .env("JOB_COMPLETION_INDEX", &index.to_string());
+        for a in &self.args {
+            cmd = cmd.arg(a);
+        }
+        cmd.arg("run").spawn().0
+    }
+}
+
+impl Drop for Db {
+    fn drop(&mut self) {
+        let sql = match self.kind {
+            DriverKind::Mysql => format!("DROP DATABASE IF EXISTS {}", self.name),
+            _ => format!("DROP DATABASE IF EXISTS {} WITH (FORCE)", self.name),
+        };
+        let _ = self.admin.query(&sql);
+    }
+}
+
+fn finish(child: Child, what: &str) -> Run {
+    let deadline = Instant::now() + Duration::from_secs(120);
+    let mut child = child;
+    while child.try_wait().unwrap().is_none() {
+        assert!(Instant::now() < deadline, "{what} still runs");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    Run::new(what.to_string(), child.wait_with_output().unwrap())
+}
+
+fn results(dir: &Dir, index: u32) -> Value {
+    let text = std::fs::read_to_string(dir.join(&format!("r{index}.json"))).unwrap();
+    serde_json::from_str(&text).unwrap()
+}
+
+/// Three processes, arriving 0.3 s apart, start within 20 ms of each other at the one
+/// instant they agreed on, and report on one grid; cleanup removes the barrier table.
+fn three_clients_start_together(kind: DriverKind) {
+    let Some(db) = Db::new(kind) else { return };
+    let dir = Dir::new();
+    let children: Vec<Child> = (0..3)
+        .map(|i| {
+            std::thread::sleep(Duration::from_millis(300));
+            db.client(&dir, "together", 3, i, "--time=1")
+        })
+        .collect();
+    let runs: Vec<Run> = children
+        .into_iter()
+        .enumerate()
+        .map(|(i, c)| finish(c, &format!("client {i}")))
+        .collect();
+    for run in &runs {
+        assert_eq!(run.code, Some(0), "{}", run.context());
+        assert!(
+            run.stdout
+                .contains("Barrier 'together': 3 clients passed; measuring starts at "),
+            "{}",
+            run.context()
+        );
+    }
+    let files: Vec<Value> = (0..3).map(|i| results(&dir, i)).collect();
+    let starts: Vec<u64> = files
+        .iter()
+        .map(|f| f["start"]["measured_from_unix_ns"].as_u64().unwrap())
+        .collect();
+    let spread = starts.iter().max().unwrap() - starts.iter().min().unwrap();
+    assert!(
+        spread < 20_000_000,
+        "started {:.1} ms apart",
+        spread as f64 / 1e6
+    );
+    for (i, f) in files.iter().enumerate() {
+        let b = &f["start"]["barrier"];
+        assert_eq!(b["name"], "together");
+        assert_eq!(b["client"], format!("index-{i}"));
+        assert_eq!(
+            b["clients"],
+            serde_json::json!(["index-0", "index-1", "index-2"])
+        );
+        assert_eq!(
+            b["server_start_unix_us"],
+            files[0]["start"]["barrier"]["server_start_unix_us"]
+        );
+        assert!(b["placement_error_ms"].as_f64().unwrap() < 20.0);
+        let stamps: Vec<f64> = f["intervals"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|i| i["time_s"].as_f64().unwrap())
+            .collect();
+        assert_eq!(stamps, [0.25, 0.5, 0.75, 1.0], "client {i}");
+    }
+    assert!(db.has_barrier_table());
+    let mut cleanup = dir.bmk().arg("oltp_read_write");
+    for a in &db.args {
+        cleanup = cleanup.arg(a);
+    }
+    cleanup.arg("cleanup").run().code(0);
+    assert!(!db.has_barrier_table(), "cleanup left the barrier table");
+}
+
+/// Two of three come: both fail, each with one line naming the one missing.
+fn a_missing_client_is_named(kind: DriverKind) {
+    let Some(db) = Db::new(kind) else { return };
+    let dir = Dir::new();
+    let a = db.client(&dir, "short", 3, 0, "--time=1 --barrier-timeout=1");
+    let b = db.client(&dir, "short", 3, 1, "--time=1 --barrier-timeout=30");
+    for (i, child) in [a, b].into_iter().enumerate() {
+        let run = finish(child, &format!("client {i}"));
+        let line = run.stderr.trim_end();
+        assert_eq!(run.code, Some(1), "{}", run.context());
+        assert_eq!(run.stderr.lines().count(), 1, "{}", run.context());
+        assert!(
+            line.starts_with("FATAL: barrier 'short' timed out after 1 s with 2 of 3 clients: missing index-2 (never joined); present index-"),
+            "{}",
+            run.context()
+        );
+        assert!(!dir.join(&format!("r{i}.json")).exists());
+    }
+}
+
+/// A client that comes while the others run refuses to join.
+fn a_late_client_refuses(kind: DriverKind) {
+    let Some(db) = Db::new(kind) else { return };
+    let dir = Dir::new();
+    let a = db.client(&dir, "early", 2, 0, "--time=4");
+    // Registered in this order (the message lists clients in order of arrival).
+    std::thread::sleep(Duration::from_millis(400));
+    let b = db.client(&dir, "early", 2, 1, "--time=4");
+    // Registered, then 1 s of lead: 2.5 s later the run goes on.
+    std::thread::sleep(Duration::from_millis(2500));
+    let late = finish(db.client(&dir, "early", 2, 2, "--time=1"), "late client");
+    assert_eq!(late.code, Some(1), "{}", late.context());
+    let line = late.stderr.trim_end();
+    assert!(
+        line.starts_with("FATAL: barrier 'early' started ")
+            && line.ends_with(
+                " s ago with 2 clients (index-0, index-1); client 'index-2' arrived late and does not join"
+            ),
+        "{}",
+        late.context()
+    );
+    for (i, child) in [a, b].into_iter().enumerate() {
+        finish(child, &format!("client {i}")).code(0);
+    }
+}
+
+#[test]
+fn three_clients_start_together_on_mariadb() {
+    three_clients_start_together(DriverKind::Mysql);
+}
+
+#[test]
+fn three_clients_start_together_on_postgresql() {
+    three_clients_start_together(DriverKind::Pgsql);
+}
+
+#[test]
+fn a_missing_client_is_named_on_mariadb() {
+    a_missing_client_is_named(DriverKind::Mysql);
+}
+
+#[test]
+fn a_missing_client_is_named_on_postgresql() {
+    a_missing_client_is_named(DriverKind::Pgsql);
+}
+
+#[test]
+fn a_late_client_refuses_on_mariadb() {
+    a_late_client_refuses(DriverKind::Mysql);
+}
+
+#[test]
+fn a_late_client_refuses_on_postgresql() {
+    a_late_client_refuses(DriverKind::Pgsql);
+}
+
+#[test]
+fn barrier_options_are_checked_before_the_run() {
+    let dir = Dir::new();
+    dir.bmk().args("cpu --clients=3 run").run().fails_with(
+        "--clients needs --barrier NAME: the barrier is how the clients start together",
+    );
+    dir.bmk()
+        .args("cpu --barrier=x --db-driver=sqlite run")
+        .run()
+        .fails_with("--barrier needs a MySQL/MariaDB or PostgreSQL server that every client reaches (--db-driver=sqlite)");
+}

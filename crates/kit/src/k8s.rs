@@ -1,0 +1,246 @@
+//! `bmk kit k8s NAME USERS SECONDS --clients N [options]`: a Kubernetes manifest (JSON,
+//! which `kubectl apply -f` takes) that runs scenario NAME from N client pods at once.
+//!
+//! The manifest is one Indexed Job:
+//! * `completionMode: Indexed`, `parallelism = completions = N`: N pods run together,
+//!   pod K has `JOB_COMPLETION_INDEX=K`, which bmk takes as its barrier identity
+//!   `index-K`, so a missing pod is named.
+//! * `backoffLimit: 0` and `restartPolicy: Never`: a pod that fails is not replaced —
+//!   an Indexed Job would give the replacement the same index, and a replacement must
+//!   never join a run that has started (the barrier refuses it anyway).
+//! * a required pod anti-affinity on `kubernetes.io/hostname`: two clients never share a
+//!   node, so one node's CPU or network does not cap two clients.
+//! * resource requests equal to the limits: the Guaranteed class, so clients are not
+//!   squeezed by neighbours halfway through a run.
+//! * every pod runs `bmk` with the scenario's command line plus `--barrier=JOB
+//!   --clients=N`; the password comes from a Secret the user creates (named in the
+//!   manifest, never holding the password), through an environment variable that the
+//!   kubelet substitutes into the argument.
+//! * each pod writes `--results=/results/JOB/index-K.json` on a volume: a
+//!   PersistentVolumeClaim the user creates with access mode ReadWriteMany, mounted by
+//!   every pod; `bmk merge /results/JOB/*.json` combines them.
+
+use serde_json::{json, Value};
+
+use crate::catalog::{self, Action};
+use crate::error::KitError;
+
+/// What `bmk kit k8s` was asked for.
+#[derive(Debug, Clone, PartialEq)]
+pub struct K8sJob {
+    /// The scenario's name (`OLTP_RO_10M_8tab-uniform-ps-trx`).
+    pub scenario: String,
+    /// Users (worker threads) per client.
+    pub users: u32,
+    /// Measured seconds.
+    pub seconds: u64,
+    /// Client pods that start together.
+    pub clients: u32,
+    /// The Job's name, also the barrier's and the results folder's.
+    pub job: String,
+    /// The container image with `bmk` on its `PATH`.
+    pub image: String,
+    /// The Secret that holds the database password, and its key.
+    pub secret: String,
+    /// The key of the password in the Secret.
+    pub secret_key: String,
+    /// The PersistentVolumeClaim (ReadWriteMany) the results go to.
+    pub results_claim: String,
+    /// CPU per pod (request = limit), in Kubernetes quantity syntax.
+    pub cpu: String,
+    /// Memory per pod (request = limit).
+    pub memory: String,
+    /// Seconds a pod waits for the others at the barrier.
+    pub barrier_timeout: u64,
+    /// Options passed on to every client (connection options and the like).
+    pub passed: Vec<String>,
+}
+
+/// Where the results volume is mounted in each pod.
+pub const RESULTS_MOUNT: &str = "/results";
+
+/// The environment variable that carries the password from the Secret.
+pub const PASSWORD_ENV: &str = "BMK_DB_PASSWORD";
+
+/// The label that marks the pods of one Job (for the anti-affinity).
+const RUN_LABEL: &str = "bmk.run";
+
+/// A Job name from `scenario`: what Kubernetes takes as a name (lower case letters,
+/// digits and `-`, at most 63 characters), unique per `stamp`.
+pub fn default_job_name(scenario: &str, users: u32, stamp: &str) -> String {
+    let mut base: String = scenario
+        .to_ascii_lowercase()
+        .chars()
+        .map(|c| if c.is_ascii_alphanumeric() { c } else { '-' })
+        .collect();
+    let tail = format!("-{users}u-{stamp}");
+    base.truncate(63usize.saturating_sub(4 + tail.len()));
+    let name = format!("bmk-{}{tail}", base.trim_end_matches('-'));
+    name.split('-')
+        .filter(|p| !p.is_empty())
+        .collect::<Vec<_>>()
+        .join("-")
+}
+
+fn check_dns_label(what: &str, v: &str) -> Result<(), KitError> {
+    let ok = !v.is_empty()
+        && v.len() <= 63
+        && v.bytes()
+            .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-')
+        && !v.starts_with('-')
+        && !v.ends_with('-');
+    if ok {
+        Ok(())
+    } else {
+        Err(KitError::Usage(format!(
+            "{what} '{v}' is not a Kubernetes name: 1 to 63 lower-case letters, digits and '-', starting and ending with a letter or digit"
+        )))
+    }
+}
+
+/// The option name of `--name=value` (or `--name`), `_` read as `-`.
+fn option_name(arg: &str) -> Option<String> {
+    let body = arg.strip_prefix("--")?;
+    Some(body.split('=').next().unwrap_or(body).replace('_', "-"))
+}
+
+/// The manifest of `job`, or why it cannot be made.
+pub fn manifest(job: &K8sJob) -> Result<Value, KitError> {
+    let s = catalog::parse(&job.scenario)?;
+    if s.action != Action::Run {
+        return Err(KitError::Usage(format!(
+            "'{}' is a prepare scenario: prepare once with 'bmk kit prepare', then generate the clients of a run scenario",
+            s.name
+        )));
+    }
+    if s.socket {
+        return Err(KitError::Usage(format!(
+            "'{}' connects through a UNIX socket, which a pod does not share with the server: use the TCP variant",
+            s.name
+        )));
+    }
+    if job.clients == 0 || job.users == 0 {
+        return Err(KitError::Usage("--clients and USERS: at least 1".into()));
+    }
+    check_dns_label("--job", &job.job)?;
+    check_dns_label("--secret", &job.secret)?;
+    check_dns_label("--results-claim", &job.results_claim)?;
+    let mut driver = "mysql".to_string();
+    for a in &job.passed {
+        let Some(name) = option_name(a) else { continue };
+        if name.contains("password") || name.contains("secret") {
+            return Err(KitError::Usage(format!(
+                "--{name}: the password goes in the Secret '{}' (key '{}'), never in the manifest",
+                job.secret, job.secret_key
+            )));
+        }
+        if matches!(
+            name.as_str(),
+            "barrier" | "clients" | "results" | "results-dir" | "target" | "config"
+        ) {
+            return Err(KitError::Usage(format!(
+                "--{name} cannot be passed to the pods: the manifest sets the barrier and the results itself, and a pod has no bmk.toml (give the connection options directly)"
+            )));
+        }
+        if name == "db-driver" {
+            driver = a
+                .split_once('=')
+                .map(|(_, v)| v.to_string())
+                .unwrap_or_default();
+        }
+    }
+    let password_option = match driver.as_str() {
+        "mysql" => "mysql-password",
+        "pgsql" => "pgsql-password",
+        other => {
+            return Err(KitError::Usage(format!(
+                "--db-driver={other}: the clients of a Kubernetes run need a MySQL/MariaDB or PostgreSQL server"
+            )))
+        }
+    };
+    let mut passed = job.passed.clone();
+    passed.push(format!("--{password_option}=$({PASSWORD_ENV})"));
+    passed.push(format!("--barrier={}", job.job));
+    passed.push(format!("--clients={}", job.clients));
+    passed.push(format!("--barrier-timeout={}", job.barrier_timeout));
+    passed.push(format!(
+        "--results={RESULTS_MOUNT}/{}/index-$(JOB_COMPLETION_INDEX).json",
+        job.job
+    ));
+    let args = s.args(job.users, job.seconds, "", &passed);
+    let resources = json!({ "cpu": job.cpu, "memory": job.memory });
+    let labels = json!({
+        "app.kubernetes.io/name": "bmk",
+        RUN_LABEL: job.job,
+    });
+    Ok(json!({
+        "apiVersion": "batch/v1",
+        "kind": "Job",
+        "metadata": {
+            "name": job.job,
+            "labels": labels,
+            "annotations": {
+                "bmk/scenario": s.name,
+                "bmk/users-per-client": job.users.to_string(),
+                "bmk/seconds": job.seconds.to_string(),
+            },
+        },
+        "spec": {
+            "completionMode": "Indexed",
+            "completions": job.clients,
+            "parallelism": job.clients,
+            "backoffLimit": 0,
+            "template": {
+                "metadata": { "labels": labels },
+                "spec": {
+                    "restartPolicy": "Never",
+                    "affinity": {
+                        "podAntiAffinity": {
+                            "requiredDuringSchedulingIgnoredDuringExecution": [{
+                                "labelSelector": { "matchLabels": { RUN_LABEL: job.job } },
+                                "topologyKey": "kubernetes.io/hostname",
+                            }],
+                        },
+                    },
+                    "containers": [{
+                        "name": "bmk",
+                        "image": job.image,
+                        // The results folder first (a claim's fresh volume has none),
+                        // then bmk; `exec` so that bmk gets the pod's signals.
+                        "command": ["sh", "-c", format!(
+                            "mkdir -p {RESULTS_MOUNT}/{} && exec bmk \"$@\"", job.job
+                        ), "bmk"],
+                        "args": args,
+                        "env": [{
+                            "name": PASSWORD_ENV,
+                            "valueFrom": {
+                                "secretKeyRef": { "name": job.secret, "key": job.secret_key },
+                            },
+                        }],
+                        "resources": { "requests": resources, "limits": resources },
+                        "volumeMounts": [{ "name": "results", "mountPath": RESULTS_MOUNT }],
+                    }],
+                    "volumes": [{
+                        "name": "results",
+                        "persistentVolumeClaim": { "claimName": job.results_claim },
+                    }],
+                },
+            },
+        },
+    }))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn job_names_are_kubernetes_names() {
+        let n = default_job_name("OLTP_RO_10M_8tab-uniform-ps-trx", 64, "20261126t010203");
+        assert_eq!(n, "bmk-oltp-ro-10m-8tab-uniform-ps-trx-64u-20261126t010203");
+        assert!(check_dns_label("job", &n).is_ok());
+        let long = default_job_name(&"X_".repeat(60), 1024, "20261126t010203");
+        assert!(long.len() <= 63, "{long}");
+        assert!(check_dns_label("job", &long).is_ok(), "{long}");
+    }
+}

@@ -1,0 +1,192 @@
+//! `bmk kit k8s`: the manifest is a valid `batch/v1` Job by the Kubernetes API types
+//! (`k8s-openapi`), with the properties a distributed run depends on, and is printed
+//! exactly as the golden file shows.
+
+use bmk_kit::k8s::{manifest, K8sJob, PASSWORD_ENV, RESULTS_MOUNT};
+use k8s_openapi::api::batch::v1::Job;
+use serde_json::Value;
+
+fn job() -> K8sJob {
+    K8sJob {
+        scenario: "OLTP_RO_10M_8tab-uniform-ps-trx".into(),
+        users: 64,
+        seconds: 300,
+        clients: 4,
+        job: "bmk-ro-64u".into(),
+        image: "registry.example/bmk:0.1.0".into(),
+        secret: "bmk-db".into(),
+        secret_key: "password".into(),
+        results_claim: "bmk-results".into(),
+        cpu: "4".into(),
+        memory: "4Gi".into(),
+        barrier_timeout: 600,
+        passed: vec![
+            "--mysql-host=db.example".into(),
+            "--mysql-user=bench".into(),
+        ],
+    }
+}
+
+/// The manifest as the API types read it; every field survives the round trip, so
+/// none is misspelt or misplaced (the types would drop it).
+fn typed(value: &Value) -> Job {
+    let job: Job = serde_json::from_value(value.clone()).expect("a batch/v1 Job");
+    let back = serde_json::to_value(&job).unwrap();
+    assert_eq!(&back, value, "fields the API types do not know");
+    job
+}
+
+#[test]
+fn the_manifest_is_an_indexed_job_of_n_pods_that_are_never_replaced() {
+    let value = manifest(&job()).unwrap();
+    let job = typed(&value);
+    let spec = job.spec.unwrap();
+    assert_eq!(spec.completion_mode.as_deref(), Some("Indexed"));
+    assert_eq!(spec.completions, Some(4));
+    assert_eq!(spec.parallelism, Some(4));
+    assert_eq!(spec.backoff_limit, Some(0));
+    let pod = spec.template.spec.unwrap();
+    assert_eq!(pod.restart_policy.as_deref(), Some("Never"));
+
+    // Clients land on different nodes: a required anti-affinity against the pods of
+    // this Job, per node.
+    let labels = spec.template.metadata.unwrap().labels.unwrap();
+    let anti = pod.affinity.unwrap().pod_anti_affinity.unwrap();
+    let terms = anti
+        .required_during_scheduling_ignored_during_execution
+        .unwrap();
+    assert_eq!(terms.len(), 1);
+    assert_eq!(terms[0].topology_key, "kubernetes.io/hostname");
+    let selector = terms[0]
+        .label_selector
+        .clone()
+        .unwrap()
+        .match_labels
+        .unwrap();
+    for (k, v) in &selector {
+        assert_eq!(labels.get(k), Some(v), "the selector must match the pods");
+    }
+
+    let c = &pod.containers[0];
+    assert_eq!(c.image.as_deref(), Some("registry.example/bmk:0.1.0"));
+    let res = c.resources.clone().unwrap();
+    assert_eq!(res.requests, res.limits, "requests = limits (Guaranteed)");
+    assert_eq!(res.limits.unwrap()["cpu"].0, "4");
+
+    // The password: a reference to the user's Secret, substituted by the kubelet.
+    let env = c.env.clone().unwrap();
+    let from = env[0].value_from.clone().unwrap().secret_key_ref.unwrap();
+    assert_eq!(env[0].name, PASSWORD_ENV);
+    assert_eq!(
+        (from.name.as_str(), from.key.as_str()),
+        ("bmk-db", "password")
+    );
+    assert!(env[0].value.is_none());
+    let args = c.args.clone().unwrap();
+    assert!(args.contains(&format!("--mysql-password=$({PASSWORD_ENV})")));
+
+    // Every pod passes the same barrier and writes its own file on the shared claim.
+    for a in [
+        "--barrier=bmk-ro-64u",
+        "--clients=4",
+        "--barrier-timeout=600",
+        "--threads=64",
+        "--time=300",
+        "--mysql-host=db.example",
+    ] {
+        assert!(args.iter().any(|x| x == a), "{a} missing from {args:?}");
+    }
+    assert_eq!(args.first().map(String::as_str), Some("oltp_read_only"));
+    assert_eq!(args.last().map(String::as_str), Some("run"));
+    let results =
+        format!("--results={RESULTS_MOUNT}/bmk-ro-64u/index-$(JOB_COMPLETION_INDEX).json");
+    assert!(args.contains(&results), "{args:?}");
+    let mount = &c.volume_mounts.clone().unwrap()[0];
+    assert_eq!(mount.mount_path, RESULTS_MOUNT);
+    let volume = &pod.volumes.unwrap()[0];
+    assert_eq!(volume.name, mount.name);
+    assert_eq!(
+        volume.persistent_volume_claim.clone().unwrap().claim_name,
+        "bmk-results"
+    );
+}
+
+#[test]
+fn the_manifest_is_printed_as_the_golden_file_shows() {
+    let text = serde_json::to_string_pretty(&manifest(&job()).unwrap()).unwrap() + "\n";
+    let path = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/k8s/oltp-ro-4-clients.json"
+    );
+    if std::env::var_os("BMK_BLESS").is_some() {
+        std::fs::write(path, &text).unwrap();
+    }
+    let golden = std::fs::read_to_string(path).expect("golden file (BMK_BLESS=1 writes it)");
+    assert_eq!(text, golden);
+}
+
+#[test]
+fn a_password_on_the_command_line_is_refused() {
+    for given in ["--mysql-password=hunter2", "--pgsql_password=hunter2"] {
+        let mut j = job();
+        j.passed.push(given.into());
+        let e = manifest(&j).unwrap_err().to_string();
+        assert!(
+            e.contains("the password goes in the Secret 'bmk-db'"),
+            "{e}"
+        );
+        assert!(!e.contains("hunter2"), "{e}");
+    }
+}
+
+#[test]
+fn what_a_pod_cannot_use_is_refused() {
+    let cases: [(&str, Vec<&str>, &str); 5] = [
+        ("Prepare_10M_8tab-InnoDB", vec![], "is a prepare scenario"),
+        (
+            "OLTP_RO_10M_8tab-uniform-ps-trx-socket",
+            vec![],
+            "UNIX socket",
+        ),
+        (
+            "OLTP_RO_10M_8tab-uniform-ps-trx",
+            vec!["--target=maria"],
+            "--target cannot be passed",
+        ),
+        (
+            "OLTP_RO_10M_8tab-uniform-ps-trx",
+            vec!["--db-driver=sqlite"],
+            "MySQL/MariaDB or PostgreSQL",
+        ),
+        ("NOPE", vec![], "NOPE"),
+    ];
+    for (scenario, passed, message) in cases {
+        let mut j = job();
+        j.scenario = scenario.into();
+        j.passed = passed.into_iter().map(String::from).collect();
+        let e = manifest(&j).unwrap_err().to_string();
+        assert!(e.contains(message), "{scenario}: {e}");
+    }
+    let mut j = job();
+    j.job = "Bad_Name".into();
+    let e = manifest(&j).unwrap_err().to_string();
+    assert!(e.contains("is not a Kubernetes name"), "{e}");
+}
+
+#[test]
+fn a_postgresql_run_takes_the_pgsql_password() {
+    let mut j = job();
+    j.passed = vec!["--db-driver=pgsql".into(), "--pgsql-host=pg".into()];
+    let value = manifest(&j).unwrap();
+    let args = typed(&value)
+        .spec
+        .unwrap()
+        .template
+        .spec
+        .unwrap()
+        .containers[0]
+        .args
+        .clone()
+        .unwrap();
+    assert!(args.contains(&format!("--pgsql-password=$({PASSWORD_ENV})")));
+}
