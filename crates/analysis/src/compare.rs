@@ -99,9 +99,11 @@ pub struct Comparison {
     pub differences: Vec<Difference>,
 }
 
-/// Per users count: TPS of each repeat, p95 of each repeat, and the 1-second TPS of
-/// each repeat.
-type Levels = BTreeMap<u32, (Vec<f64>, Vec<f64>, Vec<Vec<f64>>)>;
+/// One level's samples: the TPS of each repeat, the p95 of each repeat, and the
+/// 1-second TPS of each repeat.
+type LevelSamples = (Vec<f64>, Vec<f64>, Vec<Vec<f64>>);
+/// Per users count, that level's samples.
+type Levels = BTreeMap<u32, LevelSamples>;
 
 fn levels_of(run: &RunData) -> Levels {
     let mut out: Levels = BTreeMap::new();
@@ -330,7 +332,7 @@ pub fn compare(runs: &[RunData]) -> Result<Comparison, Error> {
             });
         }
     }
-    let series = |pick: &dyn Fn(&(Vec<f64>, Vec<f64>, Vec<Vec<f64>>)) -> f64| {
+    let series = |pick: &dyn Fn(&LevelSamples) -> f64| {
         all.iter()
             .enumerate()
             .map(|(i, l)| {

@@ -73,7 +73,7 @@ impl Compat {
         }
         match env {
             None => Ok(Compat::V1_1),
-            Some(v) if v.is_empty() => Ok(Compat::V1_1),
+            Some("") => Ok(Compat::V1_1),
             Some(v) => Compat::parse(v).ok_or_else(|| {
                 format!("invalid value '{v}' in the environment variable {ENV_VAR}: expected 1.1 or 1.0")
             }),

@@ -118,12 +118,16 @@ impl Collector {
         self.drain();
         let hist = std::mem::replace(&mut self.pending, new_histogram());
         let now = self.shared.now_ns();
-        let mut events = 0;
+        // An interval's event count is the number of latency samples it drained (one
+        // per event), not the workers' event counters read a moment later: an event
+        // ending between the two reads would otherwise count here but sit in the next
+        // interval's histogram, and intervals merged from several clients must have
+        // counts and histograms that agree.
+        let events = hist.len();
         let mut counters = Counters::default();
         let mut running = 0;
         for (i, slot) in self.shared.slots.iter().enumerate() {
             let mark = SlotMark::of(slot);
-            events += mark.events - self.interval_marks[i].events;
             counters.add(&mark.counters.since(&self.interval_marks[i].counters));
             self.interval_marks[i] = mark;
             if !slot.is_finished() {

@@ -15,6 +15,9 @@ use support::{bmk_bin, NullServer};
 const SECRET: &str = "Pw-9f3c1e7a-never-shown";
 
 /// Everything under `dir`, as text.
+/// Environment variables given to one bmk process.
+type EnvVars = Vec<(&'static str, &'static str)>;
+
 fn files_text(dir: &Path) -> String {
     let mut all = String::new();
     for entry in std::fs::read_dir(dir).unwrap().flatten() {
@@ -102,7 +105,7 @@ fn no_output_or_file_of_a_loud_run_shows_the_password() {
             a.push("run".into());
             a
         };
-        let ways: Vec<(Vec<String>, Vec<(&str, &str)>)> = vec![
+        let ways: Vec<(Vec<String>, EnvVars)> = vec![
             (vec![format!("--{driver}-password={SECRET}")], vec![]),
             (vec![format!("--{driver}-password"), SECRET.into()], vec![]),
             (vec![format!("--{driver}-password-file=pw")], vec![]),

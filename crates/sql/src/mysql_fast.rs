@@ -998,6 +998,37 @@ fn decode_row(p: &[u8], cols: &[ColMeta], rs: &mut ResultSet) -> Result<(), mysq
     Ok(())
 }
 
+/// The fast path's row decoders over arbitrary bytes, for the fuzz targets and their
+/// corpus replay: `data[0]` gives the column count (1–8), the next two bytes per column
+/// its type and flags (bit 0 unsigned, the rest decimals), the rest is one binary row
+/// packet and, the same bytes, one text row. Errors are results; nothing may panic.
+pub(crate) fn fuzz_rows(data: &[u8]) {
+    let Some((&n, rest)) = data.split_first() else {
+        return;
+    };
+    let ncols = usize::from(n % 8) + 1;
+    if rest.len() < 2 * ncols {
+        return;
+    }
+    let (meta, packet) = rest.split_at(2 * ncols);
+    let cols: Vec<ColMeta> = meta
+        .chunks(2)
+        .map(|c| ColMeta {
+            ty: c[0],
+            unsigned: c[1] & 1 != 0,
+            decimals: c[1] >> 1,
+        })
+        .collect();
+    let names: Vec<String> = (0..ncols).map(|i| format!("c{i}")).collect();
+    let mut rs = ResultSet::new(names.clone());
+    // A row packet starts with its 0x00 header, which the reader checked.
+    let mut row = vec![0u8];
+    row.extend_from_slice(packet);
+    let _ = decode_row(&row, &cols, &mut rs);
+    let mut rs = ResultSet::new(names);
+    let _ = decode_text_row(packet, ncols, &mut rs);
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -1038,35 +1069,4 @@ mod tests {
             assert_eq!(Rd(&b).lenenc().unwrap(), n);
         }
     }
-}
-
-/// The fast path's row decoders over arbitrary bytes, for the fuzz targets and their
-/// corpus replay: `data[0]` gives the column count (1–8), the next two bytes per column
-/// its type and flags (bit 0 unsigned, the rest decimals), the rest is one binary row
-/// packet and, the same bytes, one text row. Errors are results; nothing may panic.
-pub(crate) fn fuzz_rows(data: &[u8]) {
-    let Some((&n, rest)) = data.split_first() else {
-        return;
-    };
-    let ncols = usize::from(n % 8) + 1;
-    if rest.len() < 2 * ncols {
-        return;
-    }
-    let (meta, packet) = rest.split_at(2 * ncols);
-    let cols: Vec<ColMeta> = meta
-        .chunks(2)
-        .map(|c| ColMeta {
-            ty: c[0],
-            unsigned: c[1] & 1 != 0,
-            decimals: c[1] >> 1,
-        })
-        .collect();
-    let names: Vec<String> = (0..ncols).map(|i| format!("c{i}")).collect();
-    let mut rs = ResultSet::new(names.clone());
-    // A row packet starts with its 0x00 header, which the reader checked.
-    let mut row = vec![0u8];
-    row.extend_from_slice(packet);
-    let _ = decode_row(&row, &cols, &mut rs);
-    let mut rs = ResultSet::new(names);
-    let _ = decode_text_row(packet, ncols, &mut rs);
 }
