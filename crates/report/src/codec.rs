@@ -10,7 +10,7 @@ use base64::Engine;
 use hdrhistogram::serialization::{Deserializer, Serializer, V2DeflateSerializer};
 use hdrhistogram::Histogram;
 
-use crate::Error;
+use crate::error::Error;
 
 /// Encodes a histogram as base64 of its V2 deflate serialisation.
 pub fn encode(hist: &Histogram<u64>) -> Result<String, Error> {

@@ -51,13 +51,13 @@ impl ReportFormat {
 }
 
 impl FromStr for ReportFormat {
-    type Err = crate::Error;
+    type Err = crate::error::Error;
     fn from_str(s: &str) -> Result<Self, Self::Err> {
         match s.to_ascii_lowercase().as_str() {
             "text" => Ok(ReportFormat::Text),
             "csv" => Ok(ReportFormat::Csv),
             "json" => Ok(ReportFormat::Json),
-            _ => Err(crate::Error::UnknownFormat(s.to_string())),
+            _ => Err(crate::error::Error::UnknownFormat(s.to_string())),
         }
     }
 }

@@ -25,12 +25,12 @@ use bmk_engine::{CumulativeStats, IntervalStats};
 use serde::{Deserialize, Serialize};
 
 use crate::codec;
+use crate::error::Error;
 use crate::host::{now_rfc3339, HostInfo};
 use crate::redact::{redact_args, redact_options};
 use crate::summary::{
     normalize_percentiles, FinalStats, LatencySummary, PercentileValue, ReportStat,
 };
-use crate::Error;
 
 /// The `schema` field of every results file.
 pub const SCHEMA_NAME: &str = "bmk-results";

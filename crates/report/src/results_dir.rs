@@ -27,9 +27,9 @@ use bmk_engine::IntervalStats;
 use serde::{Deserialize, Serialize};
 
 use crate::codec;
+use crate::error::Error;
 use crate::host::HostInfo;
 use crate::results::{IntervalRecord, ToolInfo};
-use crate::Error;
 
 /// The `schema` field of `run.json`.
 pub const RUN_SCHEMA_NAME: &str = "bmk-run";
