@@ -16,6 +16,7 @@ mod legacy;
 mod limits;
 mod options;
 mod output;
+mod range_checks;
 mod rate;
 mod reports;
 mod results;
