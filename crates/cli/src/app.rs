@@ -12,12 +12,15 @@ use anyhow::{Context, Result};
 use bmk_engine::options::{OptKind, OptSpec, OptionSet};
 use bmk_lua::{HostConfig, ScriptHost, ScriptSource};
 use bmk_systests::{BuildParams, SystemTestKind};
+use bmk_workloads::native::Choice;
 use bmk_workloads::BuiltinLibrary;
 
 use crate::args::{self, GivenOption, RawArgs};
 use crate::banner;
+use crate::benchmark::Benchmark;
 use crate::compat::{self, Compat};
 use crate::defs;
+use crate::execution;
 use crate::help;
 use crate::option_pipeline;
 use crate::run_settings::RunSettings;
@@ -308,13 +311,15 @@ fn run_script(
     if from_stdin || raw.command.is_none() {
         return Ok(0);
     }
+    let declared = host.declared_options();
+    let script_options: Vec<String> = declared.iter().map(|s| s.key()).collect();
     match &builtin {
         Some(_) => opts.declare(
-            host.declared_options()
+            declared
                 .into_iter()
                 .map(bmk_workloads::option_limits::with_limits),
         ),
-        None => opts.declare(host.declared_options()),
+        None => opts.declare(declared),
     }
     if host.declares_options() {
         reject_undeclared(&opts, &raw.options)?;
@@ -367,19 +372,35 @@ fn run_script(
         }
         return Ok(0);
     }
-    let settings = run_settings(inv, &opts, &name, command)?;
+    let mut settings = run_settings(inv, &opts, &name, command)?;
     let interrupt = signals::install().context("cannot install signal handlers")?;
-    let native = builtin.and_then(|w| {
-        let workload = bmk_workloads::native::native_workload(&w, &opts)?;
-        if verbosity_of(&opts).shows(Level::Debug) {
-            println!("DEBUG: '{w}' runs on native workers");
-        }
-        Some(workload)
-    });
-    let mut bench = match native {
-        Some(workload) => ScriptBenchmark::with_native_workload(&mut host, workload),
-        None => ScriptBenchmark::new(&mut host),
+    let choice = match &builtin {
+        Some(w) => bmk_workloads::native::choose(w, &opts, &script_options),
+        None => Choice::Lua("not a built-in workload".to_string()),
     };
+    let (mut bench, lua_reason) = match choice {
+        Choice::Native(workload) => {
+            if verbosity_of(&opts).shows(Level::Debug) {
+                println!("DEBUG: '{name}' runs on native workers");
+            }
+            (
+                ScriptBenchmark::with_native_workload(&mut host, workload),
+                None,
+            )
+        }
+        Choice::Lua(reason) => (ScriptBenchmark::new(&mut host), Some(reason)),
+    };
+    let execution = execution::record(
+        &opts,
+        &settings.config,
+        bench.workload().cooperative(),
+        lua_reason,
+    );
+    // bmk's own detail: sysbench prints no such line at any level.
+    if !inv.strict && verbosity_of(&opts).shows(Level::Info) {
+        println!("{}", execution::line(&execution));
+    }
+    settings.execution = Some(execution);
     runner::run(&mut bench, settings, &interrupt)
 }
 
@@ -405,6 +426,7 @@ fn run_settings(
         verbosity: verbosity_of(opts),
         compat: inv.compat,
         barrier: start_barrier::settings(opts).map_err(|e| user_error(e.to_string()))?,
+        execution: None,
     })
 }
 

@@ -6,6 +6,7 @@ mod banner;
 mod benchmark;
 mod compat;
 mod defs;
+mod execution;
 mod help;
 mod option_pipeline;
 mod results;

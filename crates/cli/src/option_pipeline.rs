@@ -48,21 +48,18 @@ pub fn static_options() -> OptionSet {
 /// Records the user's values; declared options are validated right away.
 pub fn apply_given(opts: &mut OptionSet, given: &[GivenOption]) -> Result<(), String> {
     for g in given {
-        let value = match (&g.value, opts.spec(&g.name).map(|s| s.kind)) {
-            (Some(v), _) => v.clone(),
-            (None, Some(OptKind::Bool)) => "on".to_string(),
-            // An option nothing declared (read by a legacy script) given without a
-            // value is the empty string, as sysbench 1.0.20 hands it over: set, and
-            // true in Lua, but not "on".
-            (None, None) => String::new(),
-            (None, Some(_)) => {
-                return Err(format!(
+        match &g.value {
+            Some(v) => opts.set(&g.name, v).map_err(|e| e.to_string())?,
+            // A bare `--name`: `on` for a boolean (also one a script declares later),
+            // the empty string for an option nothing declares, as sysbench 1.0.20
+            // hands it to a legacy script: set, and true in Lua, but not "on".
+            None => opts.set_switch(&g.name).map_err(|_| {
+                format!(
                     "invalid option: {} (it needs a value: {}=VALUE)",
                     g.original, g.original
-                ))
-            }
-        };
-        opts.set(&g.name, &value).map_err(|e| e.to_string())?;
+                )
+            })?,
+        }
     }
     Ok(())
 }

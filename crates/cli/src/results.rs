@@ -38,6 +38,10 @@ impl ResultsSink {
             options,
         )
         .with_percentiles(report.percentile, &report.percentiles);
+        let info = RunInfo {
+            execution: settings.execution.clone(),
+            ..info
+        };
         let writer = ResultsWriter::create(path, &info)
             .with_context(|| format!("cannot write results file '{}'", path.display()))?;
         Ok(ResultsSink {

@@ -3,6 +3,7 @@
 
 use bmk_engine::options::OptionSet;
 use bmk_engine::RunConfig;
+use bmk_report::results::Execution;
 
 use crate::compat::Compat;
 use crate::settings::ReportOptions;
@@ -31,4 +32,6 @@ pub struct RunSettings {
     pub compat: Compat,
     /// `--barrier`: start together with other processes.
     pub barrier: Option<BarrierSettings>,
+    /// How a script's events run (for the results file); `None` for system tests.
+    pub execution: Option<Execution>,
 }

@@ -337,6 +337,9 @@ pub fn parse_list(s: &str) -> Vec<String> {
 pub struct OptionSet {
     specs: BTreeMap<String, OptSpec>,
     given: BTreeMap<String, String>,
+    /// Options given as a bare `--name` before anything declared them: the empty
+    /// string until a declaration says they are booleans, then `on`.
+    bare: std::collections::BTreeSet<String>,
 }
 
 impl OptionSet {
@@ -348,7 +351,32 @@ impl OptionSet {
     /// Declares options; a later declaration of the same name replaces the earlier one.
     pub fn declare(&mut self, specs: impl IntoIterator<Item = OptSpec>) {
         for spec in specs {
-            self.specs.insert(spec.key(), spec);
+            let key = spec.key();
+            if spec.kind == OptKind::Bool && self.bare.remove(&key) {
+                self.given.insert(key.clone(), "on".to_string());
+            }
+            self.specs.insert(key, spec);
+        }
+    }
+
+    /// Records a bare `--name` (no `=value`): `on` for a boolean, now or when a later
+    /// declaration makes it one (a script declares its options after the command line
+    /// is read); the empty string for an option nothing declares, as sysbench hands
+    /// it to a script. Fails for a declared option that needs a value.
+    pub fn set_switch(&mut self, name: &str) -> Result<(), OptionError> {
+        let key = canonical(name);
+        match self.specs.get(&key).map(|s| s.kind) {
+            Some(OptKind::Bool) => self.set(name, "on"),
+            Some(_) => Err(OptionError::BadValue {
+                option: name.replace('_', "-"),
+                value: String::new(),
+                allowed: "a value (--name=VALUE)".to_string(),
+            }),
+            None => {
+                self.given.insert(key.clone(), String::new());
+                self.bare.insert(key);
+                Ok(())
+            }
         }
     }
 
@@ -373,6 +401,7 @@ impl OptionSet {
         if let Some(spec) = self.specs.get(&key) {
             spec.parse(raw)?;
         }
+        self.bare.remove(&key);
         self.given.insert(key, raw.to_string());
         Ok(())
     }
@@ -589,6 +618,27 @@ mod tests {
             let err = ports.parse(bad).unwrap_err().to_string();
             assert!(err.contains("integers from 1 to 65535"), "{err}");
         }
+    }
+
+    /// A bare switch given before its declaration is `on` once a declaration makes
+    /// it a boolean, and the empty string while nothing declares it.
+    #[test]
+    fn bare_switches_become_on_when_declared_boolean() {
+        let mut set = OptionSet::new();
+        set.set_switch("skip-trx").unwrap();
+        set.set_switch("legacy").unwrap();
+        assert_eq!(set.raw("skip_trx").as_deref(), Some(""));
+        set.declare([OptSpec::new("skip_trx", OptKind::Bool, Some("off"), "")]);
+        assert!(set.flag("skip-trx"));
+        assert!(set.validate().is_ok());
+        assert_eq!(set.raw("legacy").as_deref(), Some(""));
+        // A value given later replaces the switch.
+        set.set_switch("later").unwrap();
+        set.set("later", "off").unwrap();
+        set.declare([OptSpec::new("later", OptKind::Bool, Some("on"), "")]);
+        assert!(!set.flag("later"));
+        set.declare([OptSpec::new("n", OptKind::Int, Some("1"), "")]);
+        assert!(set.set_switch("n").is_err());
     }
 
     #[test]

@@ -83,6 +83,24 @@ pub fn run_with_clock(
     )
 }
 
+/// How many event-loop threads a run of `config` on the system clock uses for a
+/// workload whose [`Workload::cooperative`] is `cooperative`; 0 means a thread per
+/// worker. Loops need cooperative workers and no `--rate` (the arrival queue hands
+/// events to threads), and as many loops as workers would only add coroutine switches.
+pub fn event_loops(config: &RunConfig, cooperative: bool) -> u32 {
+    let threads = config.threads.max(1);
+    let loops = match config.event_loops {
+        _ if !cooperative || config.rate > 0.0 => 0,
+        Some(n) => n,
+        None => thread::available_parallelism().map_or(1, |n| n.get() as u32),
+    };
+    if loops < threads {
+        loops
+    } else {
+        0
+    }
+}
+
 fn run_on(
     config: RunConfig,
     test: Arc<dyn Workload>,
@@ -96,13 +114,11 @@ fn run_on(
     let mut stats = Collector::new(shared.clone());
 
     let mut handles = Vec::with_capacity(threads as usize);
-    let loops = match shared.config.event_loops {
-        _ if !test.cooperative() || shared.arrivals.is_some() || !shared.clock.is_system() => 0,
-        Some(n) => n,
-        None => thread::available_parallelism().map_or(1, |n| n.get() as u32),
+    let loops = if shared.clock.is_system() {
+        event_loops(&shared.config, test.cooperative())
+    } else {
+        0
     };
-    // As many loops as workers would only add coroutine switches to threads.
-    let loops = if loops < threads { loops } else { 0 };
     // Workers whose thread runs: the others count as initialised when a spawn fails,
     // so that the wait below ends.
     let mut spawned_workers = 0u32;

@@ -69,6 +69,28 @@ pub struct RunInfo {
     pub host: HostInfo,
     /// When the run started (RFC 3339, UTC).
     pub start_time: String,
+    /// How a script's events ran (native or Lua workers, threads or event loops).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub execution: Option<Execution>,
+}
+
+/// How the events of a script run were executed: by bmk's native workers or by Lua,
+/// on a thread per worker or on event loops, with or without the MySQL fast path.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Execution {
+    /// `native` or `lua`.
+    pub path: String,
+    /// Why a built-in workload ran in Lua: the option that forced it (`--pin-tables`),
+    /// the switch (`--native-oltp=off`, `BMK_NATIVE_OLTP=0`), an environment variable,
+    /// or that the workload has no native worker. Absent on the native path.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub lua_reason: Option<String>,
+    /// `threads` (a thread per worker) or `event_loops` (workers as coroutines).
+    pub workers: String,
+    /// Event-loop threads (0 with `threads`).
+    pub event_loops: u32,
+    /// Whether MySQL executes took bmk's own protocol path (false on other drivers).
+    pub mysql_fast_path: bool,
 }
 
 impl RunInfo {
@@ -94,6 +116,7 @@ impl RunInfo {
             percentiles: Vec::new(),
             host: HostInfo::collect(),
             start_time: now_rfc3339(),
+            execution: None,
         }
     }
 

@@ -67,6 +67,7 @@ pub fn option_specs() -> Vec<OptSpec> {
     opt("mysql-debug", Some("off"), "trace every client call to standard error", OptKind::Bool),
     opt("mysql-ignore-errors", Some("1213,1020,1205"), "server error numbers that restart the event instead of stopping the run, or \"all\"", OptKind::List),
     opt("mysql-dry-run", Some("off"), "skip the server: every client call succeeds at once (measures client overhead)", OptKind::Bool),
+    opt("mysql-fast-path", Some("on"), "execute prepared statements through bmk's own protocol code on plain (no TLS, no compression) connections; off leaves everything to the client library (default: $BMK_MYSQL_FASTPATH, else on)", OptKind::Bool),
     opt("pgsql-host", Some("localhost"), "PostgreSQL host name (or socket directory)", OptKind::String),
     opt("pgsql-port", Some("5432"), "PostgreSQL TCP port", OptKind::Int).with_range(PORT_RANGE.0, PORT_RANGE.1),
     opt("pgsql-user", Some("sbtest"), "user to connect as", OptKind::String),
@@ -253,6 +254,9 @@ pub struct MysqlOptions {
     pub ignore_errors: IgnoreList<u32>,
     /// `--mysql-dry-run`.
     pub dry_run: bool,
+    /// `--mysql-fast-path` (else `BMK_MYSQL_FASTPATH`): whether executes may take
+    /// bmk's own protocol path where the connection allows it.
+    pub fast_path: bool,
 }
 
 impl fmt::Debug for MysqlOptions {
@@ -268,6 +272,7 @@ impl fmt::Debug for MysqlOptions {
             .field("compression", &self.compression)
             .field("ignore_errors", &self.ignore_errors)
             .field("dry_run", &self.dry_run)
+            .field("fast_path", &self.fast_path)
             .finish_non_exhaustive()
     }
 }
@@ -292,6 +297,7 @@ impl Default for MysqlOptions {
             debug: false,
             ignore_errors: IgnoreList::Some(vec![1213, 1020, 1205]),
             dry_run: false,
+            fast_path: true,
         }
     }
 }
@@ -479,6 +485,23 @@ impl Lookup<'_> {
         Ok(self.value(name)?.is_some_and(|v| v.as_bool()))
     }
 
+    /// A boolean option whose environment variable `env` stands in for it when it is
+    /// not given (an alias kept from before the option existed); a value of `env`
+    /// that is not a boolean is an error naming the variable.
+    fn bool_or_env(&self, name: &str, env: &str) -> Result<bool, SqlError> {
+        if self.raw(name).is_none() {
+            if let Ok(v) = std::env::var(env) {
+                return bmk_engine::options::parse_bool(&v).ok_or_else(|| {
+                    SqlError::config(
+                        self.kind,
+                        format!("invalid value '{v}' for {env}: expected on, off, 1 or 0"),
+                    )
+                });
+            }
+        }
+        self.bool(name)
+    }
+
     /// An integer option in the type the configuration holds it in; the option's range
     /// keeps it inside that type.
     fn int<T: TryFrom<i64>>(&self, name: &str) -> Result<T, SqlError> {
@@ -619,6 +642,7 @@ impl DriverConfig {
                         |e| l.err("mysql-ignore-errors", e),
                     )?,
                     dry_run: l.bool("mysql-dry-run")?,
+                    fast_path: l.bool_or_env("mysql-fast-path", "BMK_MYSQL_FASTPATH")?,
                 };
             }
             DriverKind::Pgsql => {

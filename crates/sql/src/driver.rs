@@ -35,14 +35,20 @@ impl Driver {
         &self.config
     }
 
+    /// Whether MySQL executes take bmk's own protocol path (`--mysql-fast-path`, on a
+    /// plain socket); false on the other drivers and in a dry run.
+    pub fn mysql_fast_path(&self) -> bool {
+        self.config.kind == DriverKind::Mysql
+            && !self.config.mysql.dry_run
+            && mysql::fast_path_allowed(&self.config)
+    }
+
     /// Whether this driver's connections wait for the server's answers in
     /// [`bmk_engine::coop::wait_readable`], so that workers may share event-loop
     /// threads: MySQL over a plain socket (its own protocol path). TLS, compression,
     /// PostgreSQL and SQLite block their thread.
     pub fn waits_cooperatively(&self) -> bool {
-        self.config.kind == DriverKind::Mysql
-            && !self.config.mysql.dry_run
-            && mysql::fast_path_allowed(&self.config)
+        self.mysql_fast_path()
     }
 
     /// Open a connection. `connection_index` picks the host/port/socket round-robin

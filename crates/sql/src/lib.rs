@@ -45,7 +45,7 @@
 //! reused, so the steady state allocates nothing. On the MySQL driver, server-side
 //! prepared executes and text queries on plain sockets (no TLS, no compression) bypass
 //! the `mysql` crate's per-row machinery with a small hand-written protocol path on the
-//! same socket (see `mysql_fast.rs`; `BMK_MYSQL_FASTPATH=0` in the environment turns it
+//! same socket (see `mysql_fast.rs`; `--mysql-fast-path=off`, or `BMK_MYSQL_FASTPATH=0`, turns it
 //! off for comparison); everything else goes through the crate.
 //!
 //! Prepared statements keep their SQL: after a reconnect they are re-prepared on their

@@ -62,7 +62,7 @@ pub(crate) struct MysqlConnection {
     /// the server stays unreachable.
     lost_errno: Option<u32>,
     /// Buffers of the hand-written execute path; `None` when the connection uses TLS or
-    /// compression (or `BMK_MYSQL_FASTPATH=0`), where the crate does everything.
+    /// compression (or `--mysql-fast-path=off`), where the crate does everything.
     fast: Option<FastIo>,
     /// Column names of the last text query (fast path), reused while unchanged.
     text_meta: StmtMeta,
@@ -87,10 +87,10 @@ pub(crate) struct MysqlConnection {
 const INFILE_REFUSED: [u32; 3] = [1148, 4166, 3948];
 
 /// Whether executes may bypass the crate (see [`crate::mysql_fast`]): plain sockets
-/// only; `BMK_MYSQL_FASTPATH=0` turns it off (for comparisons and diagnosis).
+/// only; `--mysql-fast-path=off` (or `BMK_MYSQL_FASTPATH=0`) turns it off (for
+/// comparisons and diagnosis).
 pub(crate) fn fast_path_allowed(cfg: &DriverConfig) -> bool {
-    let off = std::env::var("BMK_MYSQL_FASTPATH").is_ok_and(|v| v == "0" || v == "off");
-    !off && cfg.mysql.ssl == MysqlSslMode::Disabled && !cfg.mysql.compression
+    cfg.mysql.fast_path && cfg.mysql.ssl == MysqlSslMode::Disabled && !cfg.mysql.compression
 }
 
 /// Host, port or socket for connection `index`.

@@ -9,6 +9,7 @@ mod analysis;
 mod barrier;
 mod compat;
 mod errors;
+mod execution;
 mod fileio;
 mod help_goldens;
 mod kit;

@@ -8,7 +8,9 @@
 //! and every run that uses a BMK-kit extension — and a script that
 //! `require("oltp_common")` always runs in Lua. The statements, parameters, random
 //! draws, counters and restart rules match the Lua workloads (the tests run both and
-//! compare). `BMK_NATIVE_OLTP=0` in the environment turns the native path off.
+//! compare). `--native-oltp=off` (or, when that option is not given,
+//! `BMK_NATIVE_OLTP=0` in the environment) turns the native path off. [`choose`] says
+//! which path runs and why, for the results file and `--verbosity=4`.
 
 mod plan;
 mod worker;
@@ -23,21 +25,55 @@ use bmk_sql::{Driver, DriverConfig, DriverKind};
 use plan::OltpPlan;
 use worker::NativeOltp;
 
-/// The native workload for built-in workload `workload` with these (validated)
-/// options, or `None` when the workload must run in Lua.
-pub fn native_workload(workload: &str, opts: &OptionSet) -> Option<Arc<dyn Workload>> {
-    if std::env::var("BMK_NATIVE_OLTP").is_ok_and(|v| v == "0") {
-        return None;
+/// Which workers run a built-in workload's events.
+pub enum Choice {
+    /// The native workers.
+    Native(Arc<dyn Workload>),
+    /// The Lua workload, for this reason (an option as `--name`, a switch, an
+    /// environment variable, or a workload without native workers).
+    Lua(String),
+}
+
+/// The environment variable that stands in for `--native-oltp` when it is not given.
+pub const NATIVE_OLTP_ENV: &str = "BMK_NATIVE_OLTP";
+
+/// Whether the native path is switched off, and by what: `--native-oltp=off`, else
+/// `BMK_NATIVE_OLTP=0` (or `off`/`no`/`false`).
+fn switched_off(opts: &OptionSet) -> Option<String> {
+    if opts.is_given("native-oltp") {
+        return (!opts.flag("native-oltp")).then(|| "--native-oltp=off".to_string());
     }
-    let plan = OltpPlan::for_workload(workload, opts)?;
-    let kind: DriverKind = opts
+    let env = std::env::var(NATIVE_OLTP_ENV).ok()?;
+    (bmk_engine::options::parse_bool(&env) == Some(false))
+        .then(|| format!("{NATIVE_OLTP_ENV}={env}"))
+}
+
+/// The workers for built-in workload `workload` with these (validated) options:
+/// native when the workload has native workers and every workload option given is one
+/// they implement, else Lua with the reason. `script_options`: the canonical keys of
+/// the options the workload's script declares.
+pub fn choose(workload: &str, opts: &OptionSet, script_options: &[String]) -> Choice {
+    if let Some(off) = switched_off(opts) {
+        return Choice::Lua(off);
+    }
+    let plan = match OltpPlan::for_workload(workload, opts, script_options) {
+        Ok(plan) => plan,
+        Err(reason) => return Choice::Lua(reason),
+    };
+    let kind: DriverKind = match opts
         .raw("db-driver")
         .unwrap_or_else(|| "mysql".into())
         .parse()
-        .ok()?;
+    {
+        Ok(kind) => kind,
+        Err(_) => return Choice::Lua("--db-driver".into()),
+    };
     // A configuration error is reported by the Lua path, in its words.
-    let config = DriverConfig::from_options(kind, &|n| opts.raw(n)).ok()?;
-    Some(Arc::new(NativeOltp {
+    let config = match DriverConfig::from_options(kind, &|n| opts.raw(n)) {
+        Ok(config) => config,
+        Err(_) => return Choice::Lua("the driver's options".into()),
+    };
+    Choice::Native(Arc::new(NativeOltp {
         plan: Arc::new(plan),
         driver: Driver::new(config),
         connections: AtomicUsize::new(0),

@@ -1,10 +1,11 @@
 //! What one event of a natively run OLTP workload does, decided once from the options:
 //! the statement groups in event order, their counts, and the SQL of every statement.
 //!
-//! The plan is only made for the option combinations the native worker reproduces
-//! exactly; anything else (a BMK-kit extension that prints start-up lines or changes
-//! the per-event logic, the sync-file barrier, session options, reconnects) returns
-//! `None` and the workload runs in Lua, where all of it lives.
+//! The plan is only made when every workload option given is one the native worker
+//! implements ([`NATIVE_OPTIONS`], an allow-list): any other option (a BMK-kit
+//! extension that prints start-up lines or changes the per-event logic, the sync-file
+//! barrier, session options, reconnects, and any option added to the scripts later)
+//! makes the workload run in Lua, where all of it lives, and the reason is recorded.
 
 use bmk_engine::options::OptionSet;
 use bmk_sql::{classify, QueryKind};
@@ -104,16 +105,26 @@ pub(crate) struct OltpPlan {
 }
 
 impl OltpPlan {
-    /// The plan for built-in workload `name`, or `None` when it must run in Lua.
-    pub(crate) fn for_workload(name: &str, opts: &OptionSet) -> Option<OltpPlan> {
-        if !NATIVE.contains(&name) || !plain_options(opts) {
-            return None;
+    /// The plan for built-in workload `name`, or why it must run in Lua.
+    /// `script_options`: the canonical keys of the options the workload's script
+    /// declares (the others are the engine's and the drivers', which both paths share).
+    pub(crate) fn for_workload(
+        name: &str,
+        opts: &OptionSet,
+        script_options: &[String],
+    ) -> Result<OltpPlan, String> {
+        if !NATIVE.contains(&name) {
+            return Err(format!("{name} has no native worker"));
         }
+        lua_only_option(opts, script_options).map_or(Ok(()), Err)?;
         let count = |n: &str| opts.int(n, 0).clamp(0, u32::MAX as i64) as u32;
         let tables = opts.int("tables", 1);
         let table_size = opts.int("table_size", 10000);
-        if tables < 1 || tables > u32::MAX as i64 || table_size > u32::MAX as i64 {
-            return None;
+        if tables < 1 || tables > u32::MAX as i64 {
+            return Err("--tables".into());
+        }
+        if table_size > u32::MAX as i64 {
+            return Err("--table-size".into());
         }
         let redshift = opts.string("pgsql_variant").as_deref() == Some("redshift");
         let ranges = opts.flag("range_selects");
@@ -167,7 +178,7 @@ impl OltpPlan {
                 groups.push(Group::Deletes(1));
                 false
             }
-            _ => return None,
+            _ => return Err(format!("{name} has no native worker")),
         } && !opts.flag("skip_trx");
         // The Lua workloads prepare every statement kind of the event (whatever its
         // count, even 0), so the native worker prepares the same set.
@@ -183,7 +194,7 @@ impl OltpPlan {
             };
             prepared.extend_from_slice(kinds);
         }
-        Some(OltpPlan {
+        Ok(OltpPlan {
             transaction,
             groups,
             prepared,
@@ -202,58 +213,87 @@ impl OltpPlan {
     }
 }
 
-/// True when no option asks for behaviour that only the Lua workload implements (the
-/// BMK-kit extensions that change statements, ids, data or print start-up lines, the
-/// sync-file barrier, session options, reconnects) and the option checks of
-/// `check_options` pass (otherwise Lua reports the error).
-fn plain_options(opts: &OptionSet) -> bool {
-    let empty = |n: &str| opts.string(n).unwrap_or_default().is_empty();
-    let zero = |n: &str| opts.int(n, 0) == 0;
-    let strings_empty = [
-        "mysql_query_hint",
-        "select_star",
-        "extra_query_before",
-        "extra_query_after",
-        "mysql_session_options",
-        "sync_file",
-    ]
-    .iter()
-    .all(|n| empty(n));
-    let numbers_zero = [
-        "sleep_after_query",
-        "sleep_before_commit",
-        "update_range_size",
-        "rand_loop",
-        "rnd_loop",
-        "reconnect",
-    ]
-    .iter()
-    .all(|n| zero(n));
-    let flags_off = [
-        "by_secidx",
-        "trx_retry",
-        "opt_debug",
-        "pin_tables",
-        "mysql_check_charset",
-    ]
-    .iter()
-    .all(|n| !opts.flag(n));
+/// The workload options the native worker implements: those it reads (counts, sizes,
+/// names, the range selects, `--skip-trx`, the Redshift variant) and those that only
+/// `prepare` and `cleanup` read, which always run in Lua. An option that is not here
+/// sends the run to Lua when it is given with another value than its default.
+pub(crate) const NATIVE_OPTIONS: &[&str] = &[
+    "tables",
+    "table_size",
+    "range_size",
+    "point_selects",
+    "simple_ranges",
+    "sum_ranges",
+    "order_ranges",
+    "distinct_ranges",
+    "index_updates",
+    "non_index_updates",
+    "delete_inserts",
+    "range_selects",
+    "skip_trx",
+    "table_name",
+    "pgsql_variant",
+    "select_cols",
+    "rand_data",
+    "rnd_data",
+    // Read by prepare and cleanup only.
+    "auto_inc",
+    "secondary",
+    "create_secondary",
+    "create_table_options",
+    "mysql_storage_engine",
+    "mysql_table_options",
+    "mysql_table_compression",
+    "mysql_table_partitions",
+    "load_mode",
+    "load_bulk_size",
+    "load_tables_at_once",
+];
+
+/// The first reason the workload must run in Lua, or `None`: a given workload option
+/// that is not in [`NATIVE_OPTIONS`] (unless given at its default), a value of an
+/// allowed one that the native worker does not reproduce, or session options from the
+/// environment (`MYSQL_SESSION_OPTIONS`).
+fn lua_only_option(opts: &OptionSet, script_options: &[String]) -> Option<String> {
+    let shown = |key: &str| format!("--{}", key.replace('_', "-"));
+    for (key, raw) in opts.given() {
+        if !script_options.iter().any(|k| k == key) || NATIVE_OPTIONS.contains(&key) {
+            continue;
+        }
+        let at_default = opts.spec(key).is_some_and(|spec| {
+            let default = spec.default.as_deref().map(|d| spec.parse(d));
+            matches!(default, Some(Ok(d)) if spec.parse(raw).is_ok_and(|v| v == d))
+        });
+        if !at_default {
+            return Some(shown(key));
+        }
+    }
     let select_cols = opts.string("select_cols").unwrap_or_else(|| "c".into());
+    if !(select_cols == "c" || select_cols.is_empty()) {
+        return Some(shown("select_cols"));
+    }
+    for n in ["rand_data", "rnd_data"] {
+        if opts.int(n, 100) != 100 {
+            return Some(shown(n));
+        }
+    }
     let load_mode = opts
         .string("load_mode")
         .unwrap_or_else(|| "parallel".into());
-    let session_env = std::env::var("MYSQL_SESSION_OPTIONS").unwrap_or_default();
-    strings_empty
-        && numbers_zero
-        && flags_off
-        && (select_cols == "c" || select_cols.is_empty())
-        && opts.int("rand_data", 100) == 100
-        && opts.int("rnd_data", 100) == 100
-        && matches!(
-            load_mode.as_str(),
-            "original" | "parallel" | "parallel_ordered" | "ordered"
-        )
-        && session_env.is_empty()
+    if !matches!(
+        load_mode.as_str(),
+        "original" | "parallel" | "parallel_ordered" | "ordered"
+    ) {
+        // The Lua workload's option check reports the bad value.
+        return Some(shown("load_mode"));
+    }
+    if !std::env::var("MYSQL_SESSION_OPTIONS")
+        .unwrap_or_default()
+        .is_empty()
+    {
+        return Some("MYSQL_SESSION_OPTIONS".into());
+    }
+    None
 }
 
 #[cfg(test)]
@@ -282,6 +322,7 @@ mod tests {
             spec("table_name", OptKind::String, "sbtest"),
             spec("select_cols", OptKind::String, "c"),
             spec("pgsql_variant", OptKind::String, ""),
+            spec("sleep_after_query", OptKind::Int, "0"),
         ]);
         for (k, v) in given {
             o.set(k, v).unwrap();
@@ -289,9 +330,13 @@ mod tests {
         o
     }
 
+    fn keys() -> Vec<String> {
+        options(&[]).specs().map(|s| s.key()).collect()
+    }
+
     #[test]
     fn read_write_defaults_are_the_stock_transaction() {
-        let p = OltpPlan::for_workload("oltp_read_write", &options(&[])).unwrap();
+        let p = OltpPlan::for_workload("oltp_read_write", &options(&[]), &keys()).unwrap();
         assert!(p.transaction);
         assert_eq!(
             p.groups,
@@ -322,31 +367,54 @@ mod tests {
             ("range_selects", "off"),
             ("tables", "4"),
         ]);
-        let p = OltpPlan::for_workload("oltp_read_only", &o).unwrap();
+        let p = OltpPlan::for_workload("oltp_read_only", &o, &keys()).unwrap();
         assert!(!p.transaction);
         assert_eq!(p.groups, vec![Group::PointSelects(10)]);
         assert_eq!(p.tables, 4);
         let o = options(&[("pgsql_variant", "redshift")]);
-        let p = OltpPlan::for_workload("oltp_write_only", &o).unwrap();
+        let p = OltpPlan::for_workload("oltp_write_only", &o, &keys()).unwrap();
         assert_eq!(p.groups[2], Group::DeleteInserts(0));
     }
 
     #[test]
     fn point_select_runs_one_select_whatever_point_selects_says() {
         let o = options(&[("point_selects", "5")]);
-        let p = OltpPlan::for_workload("oltp_point_select", &o).unwrap();
+        let p = OltpPlan::for_workload("oltp_point_select", &o, &keys()).unwrap();
         assert_eq!(p.groups, vec![Group::PointSelects(1)]);
     }
 
     #[test]
     fn extensions_and_other_workloads_stay_in_lua() {
-        assert!(OltpPlan::for_workload("oltp_insert", &options(&[])).is_none());
-        assert!(OltpPlan::for_workload("bulk_insert", &options(&[])).is_none());
+        assert!(OltpPlan::for_workload("oltp_insert", &options(&[]), &keys()).is_err());
+        assert!(OltpPlan::for_workload("bulk_insert", &options(&[]), &keys()).is_err());
         let pinned = options(&[("pin_tables", "on")]);
-        assert!(OltpPlan::for_workload("oltp_point_select", &pinned).is_none());
+        assert!(OltpPlan::for_workload("oltp_point_select", &pinned, &keys()).is_err());
         let cols = options(&[("select_cols", "*")]);
-        assert!(OltpPlan::for_workload("oltp_point_select", &cols).is_none());
+        assert!(OltpPlan::for_workload("oltp_point_select", &cols, &keys()).is_err());
         let zero = options(&[("tables", "0")]);
-        assert!(OltpPlan::for_workload("oltp_point_select", &zero).is_none());
+        assert!(OltpPlan::for_workload("oltp_point_select", &zero, &keys()).is_err());
+    }
+
+    /// The allow-list: an option the native worker does not know runs the workload
+    /// in Lua and is named as the reason; given at its default, it does not.
+    #[test]
+    fn options_off_the_allow_list_name_the_reason() {
+        let sleep = options(&[("sleep_after_query", "5")]);
+        let why = OltpPlan::for_workload("oltp_read_only", &sleep, &keys()).unwrap_err();
+        assert_eq!(why, "--sleep-after-query");
+        let pinned = options(&[("pin_tables", "on")]);
+        let why = OltpPlan::for_workload("oltp_read_only", &pinned, &keys()).unwrap_err();
+        assert_eq!(why, "--pin-tables");
+        let at_default = options(&[("sleep_after_query", "0"), ("tables", "3")]);
+        assert!(OltpPlan::for_workload("oltp_read_only", &at_default, &keys()).is_ok());
+        // Options the script does not declare (the engine's, the drivers') are the
+        // same on both paths.
+        let mut general = options(&[]);
+        general.set("threads", "8").unwrap();
+        assert!(OltpPlan::for_workload("oltp_read_only", &general, &keys()).is_ok());
+        assert_eq!(
+            OltpPlan::for_workload("oltp_insert", &options(&[]), &keys()).unwrap_err(),
+            "oltp_insert has no native worker"
+        );
     }
 }
