@@ -7,6 +7,7 @@ mod benchmark;
 mod compat;
 mod defs;
 mod help;
+mod option_pipeline;
 mod results;
 mod results_dir;
 mod run_settings;

@@ -18,6 +18,7 @@ mod limits;
 mod network_faults;
 mod options;
 mod output;
+mod range_checks;
 mod rate;
 mod reports;
 mod results;
