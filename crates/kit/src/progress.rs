@@ -206,7 +206,8 @@ impl PrepareScreen {
     /// A screen whose bar is drawn to `target` ([`ProgressDrawTarget::stderr`] on a
     /// terminal).
     pub fn new(work: PrepareWork, target: ProgressDrawTarget) -> PrepareScreen {
-        let bar = bar(Some(work.total), "{msg} [{bar:30}]");
+        // Message and bar fit in 80 columns: a wrapped bar cannot be redrawn in place.
+        let bar = bar(Some(work.total), "{msg} [{bar:20}]");
         bar.set_draw_target(target);
         let screen = PrepareScreen {
             work,
