@@ -151,6 +151,10 @@ fn report_writes_one_self_contained_page_and_prints_the_summary() {
         );
     }
     assert!(html.contains("stalls</span> — level-0004 (8 users)"));
+    assert!(
+        html.contains("<td><a href=\"#level-0001\">level-0001</a></td><td class=\"n\">1</td>"),
+        "the table's rows: level and users from the summary row"
+    );
     dir.bmk()
         .args("report nowhere")
         .run()
