@@ -5,118 +5,19 @@
 use std::process::Child;
 use std::time::{Duration, Instant};
 
-use bmk_sql::{Connection, Driver, DriverConfig, DriverKind};
+use bmk_sql::DriverKind;
 use serde_json::Value;
 
+use crate::server_db::ServerDb;
 use crate::util::{Dir, Run};
 
-static NEXT: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
-
-/// A database of its own on one of the machine's servers, dropped afterwards.
-struct Db {
-    kind: DriverKind,
-    name: String,
-    args: Vec<String>,
-    admin: Box<dyn Connection>,
+/// Test-only uses of the database: the barrier table, and clients started on it.
+trait BarrierDb {
+    fn has_barrier_table(&self) -> bool;
+    fn client(&self, dir: &Dir, barrier: &str, clients: u32, index: u32, extra: &str) -> Child;
 }
 
-fn connect(kind: DriverKind, opts: &[(&str, &str)]) -> Result<Box<dyn Connection>, String> {
-    let get = |k: &str| {
-        opts.iter()
-            .find(|(n, _)| *n == k)
-            .map(|(_, v)| v.to_string())
-    };
-    let config = DriverConfig::from_options(kind, &get).map_err(|e| e.to_string())?;
-    Driver::new(config).connect(0).map_err(|e| e.to_string())
-}
-
-fn skip(what: &str, why: &str) -> Option<Db> {
-    if std::env::var("CI").is_ok_and(|v| v == "true") {
-        panic!("{what} is required under CI=true: {why}");
-    }
-    eprintln!("NOTE: skipping test: {what} unavailable: {why}");
-    None
-}
-
-impl Db {
-    fn new(kind: DriverKind) -> Option<Db> {
-        let name = format!(
-            "bmk_t_barrier_{}_{}",
-            std::process::id(),
-            NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
-        );
-        let (admin, args) = match kind {
-            DriverKind::Mysql => {
-                let opts = [
-                    ("mysql-host", "127.0.0.1"),
-                    ("mysql-port", "3306"),
-                    ("mysql-user", "root"),
-                    ("mysql-db", ""),
-                ];
-                let admin = match connect(kind, &opts) {
-                    Ok(c) => c,
-                    Err(e) => return skip("MariaDB (root on 127.0.0.1:3306)", &e),
-                };
-                let args = vec![
-                    "--db-driver=mysql".into(),
-                    "--mysql-host=127.0.0.1".into(),
-                    "--mysql-port=3306".into(),
-                    "--mysql-user=root".into(),
-                    format!("--mysql-db={name}"),
-                ];
-                (admin, args)
-            }
-            _ => {
-                let opts = [
-                    ("pgsql-host", "127.0.0.1"),
-                    ("pgsql-port", "5432"),
-                    ("pgsql-user", "postgres"),
-                    ("pgsql-db", "postgres"),
-                    ("pgsql-sslmode", "disable"),
-                ];
-                let admin = match connect(kind, &opts) {
-                    Ok(c) => c,
-                    Err(e) => return skip("PostgreSQL (postgres on 127.0.0.1:5432)", &e),
-                };
-                let args = vec![
-                    "--db-driver=pgsql".into(),
-                    "--pgsql-host=127.0.0.1".into(),
-                    "--pgsql-port=5432".into(),
-                    "--pgsql-user=postgres".into(),
-                    "--pgsql-sslmode=disable".into(),
-                    format!("--pgsql-db={name}"),
-                ];
-                (admin, args)
-            }
-        };
-        let mut db = Db {
-            kind,
-            name,
-            args,
-            admin,
-        };
-        db.admin(&format!("CREATE DATABASE {}", db.name));
-        Some(db)
-    }
-
-    fn admin(&mut self, sql: &str) {
-        self.admin
-            .query(sql)
-            .unwrap_or_else(|e| panic!("{sql}: {e}"));
-    }
-
-    /// Connects to the test database itself.
-    fn conn(&self) -> Box<dyn Connection> {
-        let opts: Vec<(String, String)> = self
-            .args
-            .iter()
-            .filter_map(|a| a.strip_prefix("--")?.split_once('='))
-            .map(|(k, v)| (k.to_string(), v.to_string()))
-            .collect();
-        let pairs: Vec<(&str, &str)> = opts.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect();
-        connect(self.kind, &pairs).expect("connect to the test database")
-    }
-
+impl BarrierDb for ServerDb {
     fn has_barrier_table(&self) -> bool {
         let sql = format!(
             "SELECT COUNT(*) FROM information_schema.tables WHERE table_name = 'bmk_barrier' AND {} = '{}'",
@@ -148,16 +49,6 @@ impl Db {
     }
 }
 
-impl Drop for Db {
-    fn drop(&mut self) {
-        let sql = match self.kind {
-            DriverKind::Mysql => format!("DROP DATABASE IF EXISTS {}", self.name),
-            _ => format!("DROP DATABASE IF EXISTS {} WITH (FORCE)", self.name),
-        };
-        let _ = self.admin.query(&sql);
-    }
-}
-
 fn finish(child: Child, what: &str) -> Run {
     let deadline = Instant::now() + Duration::from_secs(120);
     let mut child = child;
@@ -176,7 +67,9 @@ fn results(dir: &Dir, index: u32) -> Value {
 /// Three processes, arriving 0.3 s apart, start within 20 ms of each other at the one
 /// instant they agreed on, and report on one grid; cleanup removes the barrier table.
 fn three_clients_start_together(kind: DriverKind) {
-    let Some(db) = Db::new(kind) else { return };
+    let Some(db) = ServerDb::new(kind) else {
+        return;
+    };
     let dir = Dir::new();
     let children: Vec<Child> = (0..3)
         .map(|i| {
@@ -241,7 +134,9 @@ fn three_clients_start_together(kind: DriverKind) {
 
 /// Two of three come: both fail, each with one line naming the one missing.
 fn a_missing_client_is_named(kind: DriverKind) {
-    let Some(db) = Db::new(kind) else { return };
+    let Some(db) = ServerDb::new(kind) else {
+        return;
+    };
     let dir = Dir::new();
     let a = db.client(&dir, "short", 3, 0, "--time=1 --barrier-timeout=1");
     let b = db.client(&dir, "short", 3, 1, "--time=1 --barrier-timeout=30");
@@ -261,7 +156,9 @@ fn a_missing_client_is_named(kind: DriverKind) {
 
 /// A client that comes while the others run refuses to join.
 fn a_late_client_refuses(kind: DriverKind) {
-    let Some(db) = Db::new(kind) else { return };
+    let Some(db) = ServerDb::new(kind) else {
+        return;
+    };
     let dir = Dir::new();
     let a = db.client(&dir, "early", 2, 0, "--time=4");
     // Registered in this order (the message lists clients in order of arrival).

@@ -4,9 +4,7 @@
 //! plain run. Server tests use a database of their own and are skipped with a note
 //! when the server is unreachable (a failure under `CI=true`).
 
-use std::collections::HashMap;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant, UNIX_EPOCH};
 
 use bmk_report::capture;
@@ -15,104 +13,10 @@ use bmk_report::results_dir::{
     level_dirs, read_intervals, read_json, LevelInfo, RunManifest, SummaryRow, INTERVALS_FILE,
     LEVEL_FILE, RESULT_FILE, RUN_FILE, SUMMARY_FILE,
 };
-use bmk_sql::{Connection, Driver, DriverConfig, DriverKind};
+use bmk_sql::DriverKind;
 
+use crate::server_db::ServerDb;
 use crate::util::Dir;
-
-fn ci() -> bool {
-    std::env::var("CI").is_ok_and(|v| v == "true")
-}
-
-static COUNTER: AtomicUsize = AtomicUsize::new(0);
-
-fn unique_name() -> String {
-    format!(
-        "bmk_kit_{}_{}",
-        std::process::id(),
-        COUNTER.fetch_add(1, Ordering::Relaxed)
-    )
-}
-
-fn connect(kind: DriverKind, opts: &[(&str, &str)]) -> Result<Box<dyn Connection>, String> {
-    let m: HashMap<String, String> = opts
-        .iter()
-        .map(|(k, v)| (k.to_string(), v.to_string()))
-        .collect();
-    let cfg =
-        DriverConfig::from_options(kind, &move |k| m.get(k).cloned()).map_err(|e| e.to_string())?;
-    Driver::new(cfg).connect(0).map_err(|e| e.to_string())
-}
-
-/// A database of its own on a server, dropped at the end.
-struct ServerDb {
-    kind: DriverKind,
-    name: String,
-    admin: Box<dyn Connection>,
-}
-
-impl ServerDb {
-    fn new(kind: DriverKind) -> Option<ServerDb> {
-        let admin = match kind {
-            DriverKind::Mysql => connect(
-                kind,
-                &[
-                    ("mysql-host", "127.0.0.1"),
-                    ("mysql-user", "root"),
-                    ("mysql-db", ""),
-                ],
-            ),
-            _ => connect(
-                kind,
-                &[
-                    ("pgsql-host", "127.0.0.1"),
-                    ("pgsql-user", "postgres"),
-                    ("pgsql-db", "postgres"),
-                    ("pgsql-sslmode", "disable"),
-                ],
-            ),
-        };
-        let mut admin = match admin {
-            Ok(a) => a,
-            Err(e) if ci() => panic!("{kind:?} server required under CI=true: {e}"),
-            Err(e) => {
-                eprintln!("NOTE: skipping: {kind:?} server unavailable: {e}");
-                return None;
-            }
-        };
-        let name = unique_name();
-        admin
-            .query(&format!("CREATE DATABASE {name}"))
-            .expect("create the test database");
-        Some(ServerDb { kind, name, admin })
-    }
-
-    /// A `bmk.toml` target for this database whose password comes from `BMK_KIT_TEST_PW`.
-    fn target(&self, with_password: bool) -> String {
-        let pw = if with_password {
-            "password_env = \"BMK_KIT_TEST_PW\"\n"
-        } else {
-            ""
-        };
-        match self.kind {
-            DriverKind::Mysql => format!(
-                "[targets.db]\ndriver = \"mysql\"\nhost = \"127.0.0.1\"\nport = 3306\nuser = \"root\"\ndatabase = \"{}\"\n{pw}",
-                self.name
-            ),
-            _ => format!(
-                "[targets.db]\ndriver = \"pgsql\"\nhost = \"127.0.0.1\"\nuser = \"postgres\"\ndatabase = \"{}\"\nssl = \"disable\"\n{pw}",
-                self.name
-            ),
-        }
-    }
-}
-
-impl Drop for ServerDb {
-    fn drop(&mut self) {
-        let _ = self
-            .admin
-            .query(&format!("DROP DATABASE IF EXISTS {}", self.name));
-    }
-}
 
 /// The one results directory under `dir/bmk-home/results`.
 fn only_results_dir(dir: &Dir) -> PathBuf {
