@@ -236,7 +236,7 @@ fn signal(child: &Child, sig: i32) {
 /// too; `--partial` merges anyway.
 #[test]
 fn a_client_killed_mid_run_is_missing_from_merge() {
-    let Some(db) = Db::new(DriverKind::Mysql) else {
+    let Some(db) = ServerDb::new(DriverKind::Mysql) else {
         return;
     };
     let dir = Dir::new();

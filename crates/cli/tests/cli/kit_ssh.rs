@@ -5,34 +5,10 @@
 use std::os::unix::fs::PermissionsExt;
 
 use bmk_report::results::ResultsFile;
-use bmk_sql::{Connection, Driver, DriverConfig, DriverKind};
+use bmk_sql::DriverKind;
 
+use crate::server_db::ServerDb;
 use crate::util::Dir;
-
-fn admin() -> Option<Box<dyn Connection>> {
-    let opts = [
-        ("mysql-host", "127.0.0.1"),
-        ("mysql-port", "3306"),
-        ("mysql-user", "root"),
-        ("mysql-db", ""),
-    ];
-    let get = |k: &str| {
-        opts.iter()
-            .find(|(n, _)| *n == k)
-            .map(|(_, v)| v.to_string())
-    };
-    let config = DriverConfig::from_options(DriverKind::Mysql, &get).ok()?;
-    match Driver::new(config).connect(0) {
-        Ok(c) => Some(c),
-        Err(e) => {
-            if std::env::var("CI").is_ok_and(|v| v == "true") {
-                panic!("MariaDB is required under CI=true: {e}");
-            }
-            eprintln!("NOTE: skipping test: MariaDB (root on 127.0.0.1:3306) unavailable: {e}");
-            None
-        }
-    }
-}
 
 /// What ssh does, without a network: log the host, run the command line here.
 const FAKE_SSH: &str =
@@ -40,14 +16,13 @@ const FAKE_SSH: &str =
 
 #[test]
 fn two_hosts_pass_the_barrier_and_their_results_are_merged() {
-    let Some(mut admin) = admin() else { return };
-    let db = format!("scale_ssh_{}", std::process::id());
-    admin.query(&format!("CREATE DATABASE {db}")).unwrap();
+    let Some(db) = ServerDb::new(DriverKind::Mysql) else {
+        return;
+    };
     let dir = Dir::new();
     dir.write("fake-ssh", FAKE_SSH);
     std::fs::set_permissions(dir.join("fake-ssh"), std::fs::Permissions::from_mode(0o755)).unwrap();
-    let conn =
-        format!("--db-driver=mysql --mysql-host=127.0.0.1 --mysql-user=root --mysql-db={db}");
+    let conn = db.args.join(" ");
     dir.bmk()
         .args(&format!(
             "oltp_read_only {conn} --tables=1 --table-size=200 prepare"
@@ -63,7 +38,6 @@ fn two_hosts_pass_the_barrier_and_their_results_are_merged() {
             dir.path().display()
         ))
         .run();
-    let _ = admin.query(&format!("DROP DATABASE IF EXISTS {db}"));
     let run = run.code(0);
     let ctx = run.context();
     assert!(
