@@ -16,6 +16,7 @@ mod kit;
 mod kit_ssh;
 mod legacy;
 mod limits;
+mod netns;
 mod network_faults;
 mod options;
 mod output;
