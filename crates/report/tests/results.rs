@@ -9,32 +9,27 @@ use bmk_engine::{Counter, Counters, CumulativeStats, IntervalStats, LagStats, Th
 use bmk_report::results::{merge_runs, QueryTypeStats, SCHEMA_VERSION};
 use bmk_report::{codec, LatencySummary, ResultsFile, ResultsWriter, RunEnd, RunInfo};
 
-/// A fresh directory for one test, removed when dropped.
-struct TestDir(PathBuf);
+/// A fresh directory for one test (a `tempfile` directory, removed when dropped).
+struct TestDir(tempfile::TempDir);
 
 impl TestDir {
     fn new(name: &str) -> TestDir {
-        let dir = std::env::temp_dir().join(format!("bmk-report-{}-{name}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&dir);
-        std::fs::create_dir_all(&dir).unwrap();
+        let dir = tempfile::Builder::new()
+            .prefix(&format!("bmk-report-{name}-"))
+            .tempdir()
+            .unwrap();
         TestDir(dir)
     }
     fn path(&self, file: &str) -> PathBuf {
-        self.0.join(file)
+        self.0.path().join(file)
     }
     fn files(&self) -> Vec<String> {
-        let mut v: Vec<String> = std::fs::read_dir(&self.0)
+        let mut v: Vec<String> = std::fs::read_dir(self.0.path())
             .unwrap()
             .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
             .collect();
         v.sort();
         v
-    }
-}
-
-impl Drop for TestDir {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
     }
 }
 

@@ -203,6 +203,11 @@ fn base_opts(cfg: &DriverConfig, ep: &Endpoint) -> Result<OptsBuilder, SqlError>
         .prefer_socket(false)
         .tcp_nodelay(true)
         .stmt_cache_size(0)
+        // A client-side packet limit given here spares every connect the crate's
+        // `SELECT @@max_allowed_packet` round trip (the C client libraries ask nothing
+        // either). 1 GiB is the largest the server accepts, so the client never refuses
+        // what the server would take; the server enforces its own limit.
+        .max_allowed_packet(Some(1 << 30))
         .tcp_connect_timeout(Some(cfg.common.connect_timeout))
         // The fast path reads and writes the same socket, so the timeouts (socket
         // options) bound its blocking calls too.

@@ -5,6 +5,8 @@
 
 mod support;
 
+use bmk_testkit::require;
+
 use std::thread;
 use std::time::Duration;
 

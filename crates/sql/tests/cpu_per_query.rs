@@ -9,6 +9,8 @@
 
 mod support;
 
+use bmk_testkit::require;
+
 use std::time::Instant;
 
 use bmk_sql::{Connection, ResultSet, StatementId, Value};

@@ -3,6 +3,8 @@
 
 mod support;
 
+use bmk_testkit::require;
+
 use std::time::{Duration, Instant};
 
 use bmk_sql::{Connection, DriverKind, SqlErrorKind, StatementId, Value};

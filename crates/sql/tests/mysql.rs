@@ -3,6 +3,8 @@
 
 mod support;
 
+use bmk_testkit::require;
+
 use std::net::TcpListener;
 use std::time::{Duration, Instant};
 
@@ -737,4 +739,20 @@ fn insert_rows_keep_text_in_every_column_charset() {
         let text = scalar(&mut *con, "SELECT u FROM again WHERE id = 1");
         assert_eq!(text.as_deref(), Some("plain-ascii-42"), "{charset}");
     }
+}
+
+/// A connect sends no query of its own: the first statement a benchmark sends is the
+/// session's first (sysbench's C client asks nothing either, and the `reconnect`
+/// scenarios measure exactly this path).
+#[test]
+fn connecting_sends_no_query() {
+    let db = require!(MysqlTestDb::create());
+    let mut c = db.connect(&[]);
+    // `Questions` counts the statement that reads it, so a silent connect shows 1.
+    let rs = scalar(
+        &mut *c,
+        "SELECT variable_value FROM information_schema.session_status WHERE variable_name = 'QUESTIONS'",
+    )
+    .unwrap();
+    assert_eq!(rs, "1", "queries the session saw, counting this one");
 }

@@ -3,6 +3,8 @@
 
 mod support;
 
+use bmk_testkit::require;
+
 use std::net::TcpListener;
 use std::time::{Duration, Instant};
 

@@ -4,6 +4,8 @@
 
 mod support;
 
+use bmk_testkit::require;
+
 use std::time::{Duration, Instant};
 
 use bmk_sql::{DriverKind, SqlErrorKind, Value};

@@ -5,9 +5,9 @@ mod support;
 use std::time::Duration;
 
 use bmk_sql::{Connection, Driver, DriverKind, SqlErrorKind, Value};
-use support::{config, exec, scalar, types, TempDir};
+use support::{config, exec, scalar, temp_dir, types};
 
-fn open(dir: &TempDir, extra: &[(&str, &str)]) -> Box<dyn Connection> {
+fn open(dir: &tempfile::TempDir, extra: &[(&str, &str)]) -> Box<dyn Connection> {
     let path = dir.path().join("t.db");
     let path = path.to_str().unwrap();
     let mut opts = vec![("sqlite-db", path)];
@@ -17,7 +17,7 @@ fn open(dir: &TempDir, extra: &[(&str, &str)]) -> Box<dyn Connection> {
 
 #[test]
 fn wal_mode_and_defaults() {
-    let dir = TempDir::new("bmk-sqlite");
+    let dir = temp_dir("bmk-sqlite");
     let mut con = open(&dir, &[]);
     assert_eq!(scalar(&mut *con, "PRAGMA journal_mode").unwrap(), "wal");
     assert_eq!(scalar(&mut *con, "PRAGMA busy_timeout").unwrap(), "10000");
@@ -43,7 +43,7 @@ fn unopenable_file_is_a_connect_error() {
 
 #[test]
 fn bind_types_round_trip_with_nulls() {
-    let dir = TempDir::new("bmk-sqlite");
+    let dir = temp_dir("bmk-sqlite");
     for mode in ["auto", "disable"] {
         let mut con = open(&dir, &[("db-ps-mode", mode)]);
         types::round_trip(&mut *con, DriverKind::Sqlite, mode);
@@ -52,7 +52,7 @@ fn bind_types_round_trip_with_nulls() {
 
 #[test]
 fn ps_disable_gives_same_rows_as_auto() {
-    let dir = TempDir::new("bmk-sqlite");
+    let dir = temp_dir("bmk-sqlite");
     let mut a = open(&dir, &[("db-ps-mode", "auto")]);
     let mut d = open(&dir, &[("db-ps-mode", "disable")]);
     types::same_rows(&mut *a, &mut *d);
@@ -60,7 +60,7 @@ fn ps_disable_gives_same_rows_as_auto() {
 
 #[test]
 fn bulk_insert_one_million_rows() {
-    let dir = TempDir::new("bmk-sqlite");
+    let dir = temp_dir("bmk-sqlite");
     let mut con = open(&dir, &[]);
     assert!(con.bulk_insert_next("(1)").is_err(), "next before init");
     types::bulk_million(&mut *con, "");
@@ -69,7 +69,7 @@ fn bulk_insert_one_million_rows() {
 
 #[test]
 fn transactions_are_honoured() {
-    let dir = TempDir::new("bmk-sqlite");
+    let dir = temp_dir("bmk-sqlite");
     let mut a = open(&dir, &[]);
     let mut b = open(&dir, &[]);
     exec(&mut *a, "CREATE TABLE t (id INTEGER PRIMARY KEY, v INT)");
@@ -86,7 +86,7 @@ fn transactions_are_honoured() {
 
 #[test]
 fn busy_is_ignorable_and_rolls_back() {
-    let dir = TempDir::new("bmk-sqlite");
+    let dir = temp_dir("bmk-sqlite");
     let mut a = open(&dir, &[("sqlite-busy-timeout", "50")]);
     let mut b = open(&dir, &[("sqlite-busy-timeout", "50")]);
     exec(&mut *a, "CREATE TABLE t (id INTEGER PRIMARY KEY, v INT)");
@@ -131,7 +131,7 @@ fn busy_is_ignorable_and_rolls_back() {
 /// Runs `txns` transactions of `shape` (each `?` in the statements bound to `id`) on
 /// `threads` connections at once; returns the ignored (busy) errors met on the way.
 fn concurrent_transactions(
-    dir: &TempDir,
+    dir: &tempfile::TempDir,
     threads: usize,
     txns: usize,
     shape: &'static [&'static str],
@@ -178,7 +178,7 @@ fn transactions_that_read_then_write_wait_for_each_other() {
     // Deferred, every transaction of one connection that read before another
     // committed would fail at its write (SQLITE_BUSY_SNAPSHOT) and restart; as BEGIN
     // IMMEDIATE after a transaction that wrote, they queue for the write lock.
-    let dir = TempDir::new("bmk-sqlite");
+    let dir = temp_dir("bmk-sqlite");
     let mut setup = open(&dir, &[]);
     exec(
         &mut *setup,
@@ -204,7 +204,7 @@ fn transactions_that_read_then_write_wait_for_each_other() {
 fn read_only_transactions_stay_deferred() {
     // After a transaction that only read, BEGIN takes no write lock: a writer commits
     // while the reader's transaction is open (with BEGIN IMMEDIATE it would time out).
-    let dir = TempDir::new("bmk-sqlite");
+    let dir = temp_dir("bmk-sqlite");
     let mut reader = open(&dir, &[("sqlite-busy-timeout", "50")]);
     let mut writer = open(&dir, &[("sqlite-busy-timeout", "50")]);
     exec(
@@ -228,7 +228,7 @@ fn read_only_transactions_stay_deferred() {
 
 #[test]
 fn several_threads_write_concurrently() {
-    let dir = TempDir::new("bmk-sqlite");
+    let dir = temp_dir("bmk-sqlite");
     let path = dir.path().join("t.db").to_str().unwrap().to_string();
     let drv = Driver::new(config(DriverKind::Sqlite, &[("sqlite-db", &path)]));
     let mut setup = drv.connect(0).unwrap();
@@ -268,7 +268,7 @@ fn several_threads_write_concurrently() {
 
 #[test]
 fn errors_and_reconnect() {
-    let dir = TempDir::new("bmk-sqlite");
+    let dir = temp_dir("bmk-sqlite");
     let mut con = open(&dir, &[]);
     let e = con.query("SELECT * FROM nope").unwrap_err();
     assert_eq!(e.kind, SqlErrorKind::Fatal);
@@ -297,7 +297,7 @@ fn errors_and_reconnect() {
 
 #[test]
 fn load_text_is_declined() {
-    let dir = TempDir::new("bmk-sqlite");
+    let dir = temp_dir("bmk-sqlite");
     let mut con = open(&dir, &[]);
     exec(&mut *con, "CREATE TABLE loaded (id INT PRIMARY KEY)");
     assert_eq!(con.load_text("loaded", "id", b"1\n").unwrap(), None);
@@ -309,7 +309,7 @@ fn load_text_is_declined() {
 
 #[test]
 fn insert_rows_by_multi_row_inserts() {
-    let dir = TempDir::new("bmk-sqlite");
+    let dir = temp_dir("bmk-sqlite");
     let mut con = open(&dir, &[]);
     types::insert_rows_intact(&mut *con);
 }

@@ -5,118 +5,19 @@
 use std::process::Child;
 use std::time::{Duration, Instant};
 
-use bmk_sql::{Connection, Driver, DriverConfig, DriverKind};
+use bmk_sql::DriverKind;
 use serde_json::Value;
 
+use crate::server_db::ServerDb;
 use crate::util::{Dir, Run};
 
-static NEXT: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
-
-/// A database of its own on one of the machine's servers, dropped afterwards.
-struct Db {
-    kind: DriverKind,
-    name: String,
-    args: Vec<String>,
-    admin: Box<dyn Connection>,
+/// Test-only uses of the database: the barrier table, and clients started on it.
+trait BarrierDb {
+    fn has_barrier_table(&self) -> bool;
+    fn client(&self, dir: &Dir, barrier: &str, clients: u32, index: u32, extra: &str) -> Child;
 }
 
-fn connect(kind: DriverKind, opts: &[(&str, &str)]) -> Result<Box<dyn Connection>, String> {
-    let get = |k: &str| {
-        opts.iter()
-            .find(|(n, _)| *n == k)
-            .map(|(_, v)| v.to_string())
-    };
-    let config = DriverConfig::from_options(kind, &get).map_err(|e| e.to_string())?;
-    Driver::new(config).connect(0).map_err(|e| e.to_string())
-}
-
-fn skip(what: &str, why: &str) -> Option<Db> {
-    if std::env::var("CI").is_ok_and(|v| v == "true") {
-        panic!("{what} is required under CI=true: {why}");
-    }
-    eprintln!("NOTE: skipping test: {what} unavailable: {why}");
-    None
-}
-
-impl Db {
-    fn new(kind: DriverKind) -> Option<Db> {
-        let name = format!(
-            "bmk_t_barrier_{}_{}",
-            std::process::id(),
-            NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
-        );
-        let (admin, args) = match kind {
-            DriverKind::Mysql => {
-                let opts = [
-                    ("mysql-host", "127.0.0.1"),
-                    ("mysql-port", "3306"),
-                    ("mysql-user", "root"),
-                    ("mysql-db", ""),
-                ];
-                let admin = match connect(kind, &opts) {
-                    Ok(c) => c,
-                    Err(e) => return skip("MariaDB (root on 127.0.0.1:3306)", &e),
-                };
-                let args = vec![
-                    "--db-driver=mysql".into(),
-                    "--mysql-host=127.0.0.1".into(),
-                    "--mysql-port=3306".into(),
-                    "--mysql-user=root".into(),
-                    format!("--mysql-db={name}"),
-                ];
-                (admin, args)
-            }
-            _ => {
-                let opts = [
-                    ("pgsql-host", "127.0.0.1"),
-                    ("pgsql-port", "5432"),
-                    ("pgsql-user", "postgres"),
-                    ("pgsql-db", "postgres"),
-                    ("pgsql-sslmode", "disable"),
-                ];
-                let admin = match connect(kind, &opts) {
-                    Ok(c) => c,
-                    Err(e) => return skip("PostgreSQL (postgres on 127.0.0.1:5432)", &e),
-                };
-                let args = vec![
-                    "--db-driver=pgsql".into(),
-                    "--pgsql-host=127.0.0.1".into(),
-                    "--pgsql-port=5432".into(),
-                    "--pgsql-user=postgres".into(),
-                    "--pgsql-sslmode=disable".into(),
-                    format!("--pgsql-db={name}"),
-                ];
-                (admin, args)
-            }
-        };
-        let mut db = Db {
-            kind,
-            name,
-            args,
-            admin,
-        };
-        db.admin(&format!("CREATE DATABASE {}", db.name));
-        Some(db)
-    }
-
-    fn admin(&mut self, sql: &str) {
-        self.admin
-            .query(sql)
-            .unwrap_or_else(|e| panic!("{sql}: {e}"));
-    }
-
-    /// Connects to the test database itself.
-    fn conn(&self) -> Box<dyn Connection> {
-        let opts: Vec<(String, String)> = self
-            .args
-            .iter()
-            .filter_map(|a| a.strip_prefix("--")?.split_once('='))
-            .map(|(k, v)| (k.to_string(), v.to_string()))
-            .collect();
-        let pairs: Vec<(&str, &str)> = opts.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect();
-        connect(self.kind, &pairs).expect("connect to the test database")
-    }
-
+impl BarrierDb for ServerDb {
     fn has_barrier_table(&self) -> bool {
         let sql = format!(
             "SELECT COUNT(*) FROM information_schema.tables WHERE table_name = 'bmk_barrier' AND {} = '{}'",
@@ -148,16 +49,6 @@ impl Db {
     }
 }
 
-impl Drop for Db {
-    fn drop(&mut self) {
-        let sql = match self.kind {
-            DriverKind::Mysql => format!("DROP DATABASE IF EXISTS {}", self.name),
-            _ => format!("DROP DATABASE IF EXISTS {} WITH (FORCE)", self.name),
-        };
-        let _ = self.admin.query(&sql);
-    }
-}
-
 fn finish(child: Child, what: &str) -> Run {
     let deadline = Instant::now() + Duration::from_secs(120);
     let mut child = child;
@@ -176,7 +67,9 @@ fn results(dir: &Dir, index: u32) -> Value {
 /// Three processes, arriving 0.3 s apart, start within 20 ms of each other at the one
 /// instant they agreed on, and report on one grid; cleanup removes the barrier table.
 fn three_clients_start_together(kind: DriverKind) {
-    let Some(db) = Db::new(kind) else { return };
+    let Some(db) = ServerDb::new(kind) else {
+        return;
+    };
     let dir = Dir::new();
     let children: Vec<Child> = (0..3)
         .map(|i| {
@@ -241,7 +134,9 @@ fn three_clients_start_together(kind: DriverKind) {
 
 /// Two of three come: both fail, each with one line naming the one missing.
 fn a_missing_client_is_named(kind: DriverKind) {
-    let Some(db) = Db::new(kind) else { return };
+    let Some(db) = ServerDb::new(kind) else {
+        return;
+    };
     let dir = Dir::new();
     let a = db.client(&dir, "short", 3, 0, "--time=1 --barrier-timeout=1");
     let b = db.client(&dir, "short", 3, 1, "--time=1 --barrier-timeout=30");
@@ -261,7 +156,9 @@ fn a_missing_client_is_named(kind: DriverKind) {
 
 /// A client that comes while the others run refuses to join.
 fn a_late_client_refuses(kind: DriverKind) {
-    let Some(db) = Db::new(kind) else { return };
+    let Some(db) = ServerDb::new(kind) else {
+        return;
+    };
     let dir = Dir::new();
     let a = db.client(&dir, "early", 2, 0, "--time=4");
     // Registered in this order (the message lists clients in order of arrival).
@@ -325,4 +222,67 @@ fn barrier_options_are_checked_before_the_run() {
         .args("cpu --barrier=x --db-driver=sqlite run")
         .run()
         .fails_with("--barrier needs a MySQL/MariaDB or PostgreSQL server that every client reaches (--db-driver=sqlite)");
+}
+
+fn signal(child: &Child, sig: i32) {
+    // SAFETY: kill only sends a signal to a client this test started.
+    unsafe {
+        libc::kill(child.id() as libc::pid_t, sig);
+    }
+}
+
+/// A client killed mid-run leaves no results: `bmk merge` of the others names it as
+/// missing instead of giving a partial result; one stopped early (Ctrl-C) is refused
+/// too; `--partial` merges anyway.
+#[test]
+fn a_client_killed_mid_run_is_missing_from_merge() {
+    let Some(db) = ServerDb::new(DriverKind::Mysql) else {
+        return;
+    };
+    let dir = Dir::new();
+    let children: Vec<Child> = (0..3)
+        .map(|i| db.client(&dir, "killed", 3, i, "--time=4"))
+        .collect();
+    // Registered, 1 s of lead, then well into the run.
+    std::thread::sleep(Duration::from_millis(2800));
+    signal(&children[2], libc::SIGKILL);
+    let mut runs = children.into_iter().enumerate();
+    for (i, c) in runs.by_ref().take(2) {
+        finish(c, &format!("client {i}")).code(0);
+    }
+    let _ = finish(runs.next().unwrap().1, "killed client");
+    assert!(!dir.join("r2.json").exists());
+    dir.bmk()
+        .args("merge r0.json r1.json")
+        .run()
+        .fails_with("cannot merge: 3 clients passed barrier 'killed' but index-2 is missing: killed mid-run or not given; the others alone are a partial result (use --partial to merge anyway)");
+    let run = dir.bmk().args("merge --partial r0.json r1.json").run().ok();
+    assert!(
+        run.stdout.contains("Merged 2 results: 2 threads"),
+        "{}",
+        run.context()
+    );
+
+    // Both come, one is stopped by Ctrl-C mid-run: its result ends early.
+    let children: Vec<Child> = (3..5)
+        .map(|i| db.client(&dir, "stopped", 2, i, "--time=4"))
+        .collect();
+    std::thread::sleep(Duration::from_millis(2800));
+    signal(&children[1], libc::SIGINT);
+    let codes: Vec<Option<i32>> = children
+        .into_iter()
+        .enumerate()
+        .map(|(i, c)| finish(c, &format!("client {i}")).code)
+        .collect();
+    assert_eq!(codes, [Some(0), Some(130)]);
+    let run = dir.bmk().args("merge r3.json r4.json").run().code(1);
+    assert!(
+        run.stderr.starts_with("cannot merge: r4.json stopped measuring ")
+            && run.stderr.trim_end().ends_with(
+                " s before the others (status interrupted): a client that ended early makes a partial result (use --partial to merge anyway)"
+            )
+            && run.stderr.lines().count() == 1,
+        "{}",
+        run.context()
+    );
 }

@@ -95,3 +95,46 @@ fn sigint_leaves_a_complete_results_file() {
     assert!(doc["intervals"].as_array().unwrap().len() >= 2, "{doc}");
     assert!(doc["final"]["events"].as_u64().unwrap() > 0);
 }
+
+/// `kill -9` mid-run: the `--results` file is still the complete one of the run before
+/// (the new one was being written to a temporary file beside it), and the next run
+/// writes a temporary of its own instead of reusing the one left behind.
+#[test]
+fn kill_9_leaves_the_previous_results_file_and_no_reused_temporary() {
+    let dir = Dir::new();
+    let cpu = "cpu --cpu-max-prime=2000 --report-interval=0.2 --results=r.json";
+    dir.bmk().args(cpu).args("--time=1 run").run().code(0);
+    let before = std::fs::read_to_string(dir.join("r.json")).unwrap();
+    serde_json::from_str::<serde_json::Value>(&before).expect("a complete first file");
+
+    let (mut child, line) = dir.bmk().args(cpu).args("--time=30 run").spawn();
+    std::thread::sleep(Duration::from_millis(1500));
+    child.kill().unwrap(); // SIGKILL
+    child.wait().unwrap();
+    assert_eq!(
+        std::fs::read_to_string(dir.join("r.json")).unwrap(),
+        before,
+        "`{line}` killed with SIGKILL changed r.json"
+    );
+    let temporaries = |d: &Dir| -> Vec<String> {
+        d.entries()
+            .into_iter()
+            .filter(|n| n.ends_with(".tmp"))
+            .collect()
+    };
+    let stale = temporaries(&dir);
+    assert_eq!(stale.len(), 1, "{:?}", dir.entries());
+    let stale_text = std::fs::read_to_string(dir.join(&stale[0])).unwrap();
+    assert!(stale_text.len() > 10, "the killed run had started its file");
+
+    dir.bmk().args(cpu).args("--time=1 run").run().code(0);
+    let after = std::fs::read_to_string(dir.join("r.json")).unwrap();
+    serde_json::from_str::<serde_json::Value>(&after).expect("a complete third file");
+    assert_ne!(after, before);
+    // The stale temporary is neither reused nor touched.
+    assert_eq!(temporaries(&dir), stale);
+    assert_eq!(
+        std::fs::read_to_string(dir.join(&stale[0])).unwrap(),
+        stale_text
+    );
+}

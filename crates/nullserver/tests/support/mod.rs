@@ -9,11 +9,6 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};
 use std::sync::OnceLock;
 
-/// True under CI (`CI=true`): a missing tool is a failure, not a skip.
-pub fn ci() -> bool {
-    std::env::var("CI").map(|v| v == "true").unwrap_or(false)
-}
-
 /// The path of system program `name`, or `None` (with a note; a panic under CI).
 pub fn system_program(name: &str) -> Option<PathBuf> {
     let found = std::env::var_os("PATH").and_then(|paths| {
@@ -21,13 +16,7 @@ pub fn system_program(name: &str) -> Option<PathBuf> {
             .map(|d| d.join(name))
             .find(|p| p.is_file())
     });
-    if found.is_none() {
-        if ci() {
-            panic!("{name} is required under CI=true but not installed");
-        }
-        eprintln!("NOTE: skipping test: {name} is not installed");
-    }
-    found
+    found.or_else(|| bmk_testkit::unavailable(name, "not installed"))
 }
 
 /// A running null server.

@@ -10,48 +10,17 @@ pub mod throwaway_pg;
 pub mod types;
 
 use std::collections::HashMap;
-use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicUsize, Ordering};
 
 use bmk_sql::{Connection, Driver, DriverConfig, DriverKind};
 
 /// The machine's MariaDB socket.
 pub const MYSQL_SOCKET: &str = "/run/mysqld/mysqld.sock";
 
-static COUNTER: AtomicUsize = AtomicUsize::new(0);
+pub use bmk_testkit::unavailable;
 
-/// True under CI (`CI=true`): a missing server is a failure, not a skip.
-pub fn ci() -> bool {
-    std::env::var("CI").map(|v| v == "true").unwrap_or(false)
-}
-
-/// Fail under CI, else print a skip note. Returns `None` so callers can `?`/return.
-pub fn unavailable<T>(what: &str, why: &str) -> Option<T> {
-    if ci() {
-        panic!("{what} is required under CI=true but unavailable: {why}");
-    }
-    eprintln!("NOTE: skipping test: {what} unavailable: {why}");
-    None
-}
-
-/// Unwrap an `Option` from this module or return from the test (skip).
-#[macro_export]
-macro_rules! require {
-    ($e:expr) => {
-        match $e {
-            Some(v) => v,
-            None => return,
-        }
-    };
-}
-
-/// A unique name `bmk_t_<pid>_<n>`.
+/// A unique name `bmk_t_<pid>_<n>` for a database, user or table of these tests.
 pub fn unique_name() -> String {
-    format!(
-        "bmk_t_{}_{}",
-        std::process::id(),
-        COUNTER.fetch_add(1, Ordering::Relaxed)
-    )
+    bmk_testkit::unique_name("bmk_t")
 }
 
 /// Build a config of `kind` from option pairs.
@@ -280,30 +249,10 @@ impl Drop for PgTestDb {
     }
 }
 
-/// A temporary directory removed on drop.
-pub struct TempDir(pub PathBuf);
-
-impl TempDir {
-    /// Create `/tmp/<prefix>-<pid>-<n>`.
-    pub fn new(prefix: &str) -> TempDir {
-        let p = std::env::temp_dir().join(format!(
-            "{prefix}-{}-{}",
-            std::process::id(),
-            COUNTER.fetch_add(1, Ordering::Relaxed)
-        ));
-        let _ = std::fs::remove_dir_all(&p);
-        std::fs::create_dir_all(&p).expect("create temp dir");
-        TempDir(p)
-    }
-
-    /// The path.
-    pub fn path(&self) -> &Path {
-        &self.0
-    }
-}
-
-impl Drop for TempDir {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
-    }
+/// A temporary directory (removed when dropped) named after `prefix`.
+pub fn temp_dir(prefix: &str) -> tempfile::TempDir {
+    tempfile::Builder::new()
+        .prefix(&format!("{prefix}-"))
+        .tempdir()
+        .expect("create a temporary directory")
 }

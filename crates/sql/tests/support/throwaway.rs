@@ -10,14 +10,14 @@ use std::time::{Duration, Instant};
 
 use bmk_sql::DriverKind;
 
-use super::{connect, unavailable, TempDir};
+use super::{connect, temp_dir, unavailable};
 
 /// How long a start may take before it is considered failed.
 const READY_TIMEOUT: Duration = Duration::from_secs(60);
 
 /// A private MariaDB server for one test.
 pub struct ThrowawayMariadb {
-    dir: TempDir,
+    dir: tempfile::TempDir,
     /// TCP port on 127.0.0.1.
     pub port: u16,
     /// UNIX socket path.
@@ -53,7 +53,7 @@ impl ThrowawayMariadb {
         if find_tool("mariadbd").is_none() {
             return unavailable("throwaway MariaDB", "mariadbd not found");
         }
-        let dir = TempDir::new("bmk-mariadb");
+        let dir = temp_dir("bmk-mariadb");
         let data = dir.path().join("data");
         let log = std::fs::File::create(dir.path().join("install.log")).expect("log");
         // A private tmpdir: concurrent servers must not share temporary files.

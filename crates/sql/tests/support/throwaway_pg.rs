@@ -11,7 +11,7 @@ use std::time::{Duration, Instant};
 
 use bmk_sql::DriverKind;
 
-use super::{connect, unavailable, TempDir};
+use super::{connect, temp_dir, unavailable};
 
 /// Superuser password of the throwaway server.
 pub const PG_PASSWORD: &str = "Throwaway_Pg_Pw1";
@@ -20,7 +20,7 @@ const READY_TIMEOUT: Duration = Duration::from_secs(60);
 
 /// A private PostgreSQL server for one test.
 pub struct ThrowawayPostgres {
-    dir: TempDir,
+    dir: tempfile::TempDir,
     bin: PathBuf,
     /// TCP port on 127.0.0.1.
     pub port: u16,
@@ -81,7 +81,7 @@ impl ThrowawayPostgres {
                 "running as root without a postgres user",
             );
         }
-        let dir = TempDir::new("bmk-pg");
+        let dir = temp_dir("bmk-pg");
         std::fs::write(dir.path().join("pw"), PG_PASSWORD).unwrap();
         let st = Command::new("openssl")
             .args([

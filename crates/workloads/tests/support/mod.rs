@@ -7,36 +7,17 @@
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};
-use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::OnceLock;
 
 use bmk_sql::{Connection, Driver, DriverConfig, DriverKind};
+use bmk_testkit::unavailable;
 
 /// The machine's MariaDB socket.
 pub const MYSQL_SOCKET: &str = "/run/mysqld/mysqld.sock";
 
-static COUNTER: AtomicUsize = AtomicUsize::new(0);
-
-/// True under CI (`CI=true`): a missing server is a failure, not a skip.
-pub fn ci() -> bool {
-    std::env::var("CI").map(|v| v == "true").unwrap_or(false)
-}
-
-fn unavailable<T>(what: &str, why: &str) -> Option<T> {
-    if ci() {
-        panic!("{what} is required under CI=true but unavailable: {why}");
-    }
-    eprintln!("NOTE: skipping test: {what} unavailable: {why}");
-    None
-}
-
 /// A unique database name `bmk_wl_<pid>_<n>`.
 pub fn unique_name() -> String {
-    format!(
-        "bmk_wl_{}_{}",
-        std::process::id(),
-        COUNTER.fetch_add(1, Ordering::Relaxed)
-    )
+    bmk_testkit::unique_name("bmk_wl")
 }
 
 fn workspace_root() -> PathBuf {
