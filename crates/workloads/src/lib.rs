@@ -8,8 +8,11 @@
 //! `require("oltp_common")` works from any user script and `bmk oltp_read_write ...`
 //! finds the workload by name ([`workload_names`], [`script`]).
 //!
-//! It also owns the [`native`] workers that run the stock OLTP events in Rust when no
-//! Lua-only option is in use (same statements, draws and counters as the scripts).
+//! It also owns the [`native`] workers that run the stock OLTP events in Rust when every
+//! workload option given is one they implement (same statements, draws and counters as
+//! the scripts; [`native::choose`] says which path runs and why), and the limits of the
+//! workloads' own options that the scripts' sysbench-style declarations cannot express
+//! ([`option_limits`]: `--tables`, `--sync-file`).
 //!
 //! It must not: parse the command line, run the event loop, or print reports — the
 //! CLI, the engine and `bmk-report` do. The scripts reach the engine only through the
