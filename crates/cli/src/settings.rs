@@ -5,12 +5,12 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use bmk_engine::options::OptionSet;
-
-use crate::defs::{MAX_SECONDS, MAX_THREADS};
 use bmk_engine::rand::{Distribution, RandConfig};
 use bmk_engine::RunConfig;
 use bmk_report::ReportFormat;
 use thiserror::Error;
+
+use crate::defs::{MAX_SECONDS, MAX_THREADS};
 
 /// A combination of option values that is not allowed.
 #[derive(Debug, Error, PartialEq)]
