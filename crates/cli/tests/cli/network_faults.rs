@@ -16,10 +16,8 @@ use crate::server_db::ServerDb;
 use crate::test_network::{forward_mariadb, ip, TestNetwork};
 use crate::util::{Dir, Run, BMK};
 
-/// A database with one small sbtest table, and the options that reach it through
-/// `proxy` instead of directly.
-fn prepared(kind: DriverKind, dir: &Dir) -> Option<(ServerDb, FaultProxy, Vec<String>)> {
-    let db = ServerDb::new(kind)?;
+/// Makes the one small sbtest table the runs of these tests read.
+fn prepare_table(db: &ServerDb, dir: &Dir) {
     let mut prepare = dir
         .bmk()
         .args("oltp_point_select --tables=1 --table-size=1000");
@@ -27,6 +25,13 @@ fn prepared(kind: DriverKind, dir: &Dir) -> Option<(ServerDb, FaultProxy, Vec<St
         prepare = prepare.arg(a);
     }
     prepare.arg("prepare").run().code(0);
+}
+
+/// A database with one small sbtest table, and the options that reach it through
+/// `proxy` instead of directly.
+fn prepared(kind: DriverKind, dir: &Dir) -> Option<(ServerDb, FaultProxy, Vec<String>)> {
+    let db = ServerDb::new(kind)?;
+    prepare_table(&db, dir);
     let (port_option, upstream) = match kind {
         DriverKind::Mysql => ("--mysql-port=", "127.0.0.1:3306"),
         _ => ("--pgsql-port=", "127.0.0.1:5432"),
@@ -168,13 +173,7 @@ fn a_link_that_goes_down_is_a_lost_connection_after_the_db_timeout() {
         return;
     };
     let dir = Dir::new();
-    let mut prepare = dir
-        .bmk()
-        .args("oltp_point_select --tables=1 --table-size=1000");
-    for a in &db.args {
-        prepare = prepare.arg(a);
-    }
-    prepare.arg("prepare").run().code(0);
+    prepare_table(&db, &dir);
     let Some(net) = TestNetwork::new("bmkdown", 8, 1) else {
         return;
     };
