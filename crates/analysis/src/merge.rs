@@ -37,6 +37,9 @@ const PER_PROCESS_OPTIONS: [&str; 6] = [
 pub struct MergeOptions {
     /// Merge even when workloads differ or the runs did not overlap in time.
     pub mixed: bool,
+    /// Merge even when a client of the run is missing or stopped early (a partial
+    /// result, said so by the caller).
+    pub partial: bool,
 }
 
 /// Merges whole inputs level by level (level N of every input together).
@@ -123,6 +126,9 @@ pub fn merge_levels(parts: &[(&str, &Level)], opts: MergeOptions) -> Result<Leve
     let (_, first) = parts
         .first()
         .ok_or_else(|| Error::Incompatible("nothing to merge".into()))?;
+    if !opts.partial {
+        check_all_clients(parts)?;
+    }
     let start = parts
         .iter()
         .map(|(_, l)| l.info.start_unix_ns)
@@ -162,6 +168,10 @@ pub fn merge_levels(parts: &[(&str, &Level)], opts: MergeOptions) -> Result<Leve
             }
         }
     }
+    // Runs that did not overlap (--mixed) end at different times by design.
+    if !opts.partial && !opts.mixed {
+        check_none_ended_early(parts)?;
+    }
     let common_s = if end > start {
         (end - start) as f64 / 1e9
     } else {
@@ -194,6 +204,84 @@ pub fn merge_levels(parts: &[(&str, &Level)], opts: MergeOptions) -> Result<Leve
         intervals,
         result: Some(result),
     })
+}
+
+/// Refuses a merge that lacks a client of a run that started through a barrier: every
+/// client's results file names all the clients that passed the barrier with it, so a
+/// client killed mid-run (it leaves no results) is known to be missing.
+fn check_all_clients(parts: &[(&str, &Level)]) -> Result<(), Error> {
+    // barrier name -> (clients that passed it, clients given here)
+    let mut runs: BTreeMap<&str, (Vec<&str>, Vec<&str>)> = BTreeMap::new();
+    for (name, level) in parts {
+        let Some(b) = level
+            .result
+            .as_ref()
+            .and_then(|r| r.start.as_ref())
+            .and_then(|s| s.barrier.as_ref())
+        else {
+            continue;
+        };
+        let entry = runs.entry(b.name.as_str()).or_default();
+        for c in &b.clients {
+            if !entry.0.contains(&c.as_str()) {
+                entry.0.push(c);
+            }
+        }
+        if entry.1.contains(&b.client.as_str()) {
+            return Err(Error::Incompatible(format!(
+                "cannot merge: client '{}' of barrier '{}' is given twice ({name} is the second)",
+                b.client, b.name
+            )));
+        }
+        entry.1.push(&b.client);
+    }
+    for (barrier, (passed, given)) in &runs {
+        let missing: Vec<&str> = passed
+            .iter()
+            .filter(|c| !given.contains(c))
+            .copied()
+            .collect();
+        if !missing.is_empty() {
+            return Err(Error::Incompatible(format!(
+                "cannot merge: {} clients passed barrier '{barrier}' but {} {} missing: killed mid-run or not given; the others alone are a partial result (use --partial to merge anyway)",
+                passed.len(),
+                missing.join(", "),
+                if missing.len() == 1 { "is" } else { "are" }
+            )));
+        }
+    }
+    Ok(())
+}
+
+/// Refuses a merge where one input stopped measuring well before the others (more
+/// than two report intervals, at least a second): a client stopped mid-run (signal,
+/// failure) wrote a result that covers only part of the run.
+fn check_none_ended_early(parts: &[(&str, &Level)]) -> Result<(), Error> {
+    let last_end = |l: &Level| {
+        l.intervals
+            .last()
+            .map(|i| i.end_unix_ns)
+            .unwrap_or_else(|| l.end_unix_ns())
+    };
+    let Some(latest) = parts.iter().map(|(_, l)| last_end(l)).max() else {
+        return Ok(());
+    };
+    for (name, level) in parts {
+        let step = level.intervals.last().map_or(0.0, |i| i.record.interval_s);
+        let slack = ((2.0 * step).max(1.0) * 1e9) as u64;
+        let end = last_end(level);
+        if end + slack < latest {
+            let status = level
+                .result
+                .as_ref()
+                .map_or("unknown", |r| r.status.as_str());
+            return Err(Error::Incompatible(format!(
+                "cannot merge: {name} stopped measuring {:.1} s before the others (status {status}): a client that ended early makes a partial result (use --partial to merge anyway)",
+                (latest - end) as f64 / 1e9
+            )));
+        }
+    }
+    Ok(())
 }
 
 /// Events per second over the window every input was measuring: each input's events in
@@ -483,6 +571,19 @@ fn merge_intervals(parts: &[(&str, &Level)], earliest: u64) -> Result<Vec<Interv
         out.push(add_lines(lines, earliest)?);
     }
     Ok(out)
+}
+
+/// Adds up interval lines of several processes that cover the same grid slot (the
+/// live report of a level split over processes); `earliest` is the measured start
+/// the merged line's `time_s` counts from.
+pub fn merge_interval_lines(
+    lines: &[&IntervalLine],
+    earliest: u64,
+) -> Result<Option<IntervalLine>, Error> {
+    if lines.is_empty() {
+        return Ok(None);
+    }
+    add_lines(lines, earliest).map(Some)
 }
 
 fn add_lines(lines: &[&IntervalLine], earliest: u64) -> Result<IntervalLine, Error> {

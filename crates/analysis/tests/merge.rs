@@ -113,7 +113,14 @@ fn runs_that_did_not_overlap_are_refused_unless_mixed() {
         "{err}"
     );
     assert!(!err.contains('\n'));
-    let merged = merge_runs(&[a, b], MergeOptions { mixed: true }).unwrap();
+    let merged = merge_runs(
+        &[a, b],
+        MergeOptions {
+            mixed: true,
+            ..MergeOptions::default()
+        },
+    )
+    .unwrap();
     assert_eq!(
         merged.levels[0]
             .result
@@ -153,7 +160,14 @@ fn different_workloads_are_refused_unless_mixed() {
         "{err}"
     );
     assert!(err.contains("use --mixed"), "{err}");
-    assert!(merge_runs(&[a, b], MergeOptions { mixed: true }).is_ok());
+    assert!(merge_runs(
+        &[a, b],
+        MergeOptions {
+            mixed: true,
+            ..MergeOptions::default()
+        }
+    )
+    .is_ok());
 }
 
 #[test]

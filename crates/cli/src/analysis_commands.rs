@@ -103,14 +103,14 @@ fn read_inputs(command: &str, paths: &[PathBuf]) -> Result<Vec<RunData>> {
 }
 
 const MERGE_USAGE: &str =
-    "usage: bmk merge [--mixed] [--results=FILE.json] [--results-dir=DIR] FILE|DIR...";
+    "usage: bmk merge [--mixed] [--partial] [--results=FILE.json] [--results-dir=DIR] FILE|DIR...";
 
 fn merge(args: &[String]) -> Result<i32> {
     let a = Args::parse(
         "merge",
         args,
         &["results", "results-dir"],
-        &["mixed", "help"],
+        &["mixed", "partial", "help"],
     )?;
     if a.flag("help") {
         println!("{MERGE_USAGE}");
@@ -126,6 +126,7 @@ fn merge(args: &[String]) -> Result<i32> {
         &inputs,
         MergeOptions {
             mixed: a.flag("mixed"),
+            partial: a.flag("partial"),
         },
     )
     .map_err(analysis_error)?;

@@ -44,33 +44,19 @@ fn option_pairs(settings: &RunSettings) -> Vec<(String, String)> {
         .collect()
 }
 
-impl LevelSink {
-    /// The sink this run needs, if any.
-    pub fn create(settings: &RunSettings, report: &ReportConfig) -> Result<Option<LevelSink>> {
-        let level_env = std::env::var_os(LEVEL_DIR_ENV).map(PathBuf::from);
-        let dir = settings
-            .options
-            .string("results-dir")
-            .filter(|s| !s.is_empty())
-            .map(PathBuf::from);
-        let percentiles = RunInfo::default()
-            .with_percentiles(report.percentile, &report.percentiles)
-            .stored_percentiles();
-        let users = settings.config.threads;
-        let warmup = settings.config.warmup.as_secs_f64();
-        if let Some(level_dir) = level_env {
-            return Ok(Some(LevelSink::open(
-                &level_dir,
-                users,
-                warmup,
-                percentiles,
-                settings,
-                report,
-                None,
-                None,
-            )?));
-        }
-        let Some(dir) = dir else { return Ok(None) };
+/// The results directory of a plain run given `--results-dir`, just created.
+pub struct PlainRun {
+    /// The directory (its `run.json` says `running`).
+    pub run: RunDir,
+    /// The server the sampler watches (none for a system test).
+    pub driver: Option<bmk_sql::DriverConfig>,
+    /// Seconds between capture samples (0: none).
+    pub capture_interval: f64,
+}
+
+impl PlainRun {
+    /// Creates `dir` (new or empty) with the run's manifest and the server's facts.
+    pub fn create(dir: &Path, settings: &RunSettings) -> Result<PlainRun> {
         let system_test = bmk_systests::SystemTestKind::by_name(&settings.test_name).is_some();
         let driver = if system_test {
             None
@@ -104,7 +90,7 @@ impl LevelSink {
             end_time: None,
             status: "running".into(),
         };
-        let mut run = RunDir::create_at(&dir, manifest).map_err(|e| anyhow::anyhow!("{e}"))?;
+        let mut run = RunDir::create_at(dir, manifest).map_err(|e| anyhow::anyhow!("{e}"))?;
         if let Some(cfg) = driver.as_ref() {
             if let Ok(mut conn) = server::connect(cfg) {
                 if let Ok((info, _)) = server::describe(cfg, conn.as_mut()) {
@@ -114,6 +100,46 @@ impl LevelSink {
                 conn.disconnect();
             }
         }
+        Ok(PlainRun {
+            run,
+            driver,
+            capture_interval: interval,
+        })
+    }
+}
+
+impl LevelSink {
+    /// The sink this run needs, if any.
+    pub fn create(settings: &RunSettings, report: &ReportConfig) -> Result<Option<LevelSink>> {
+        let level_env = std::env::var_os(LEVEL_DIR_ENV).map(PathBuf::from);
+        let dir = settings
+            .options
+            .string("results-dir")
+            .filter(|s| !s.is_empty())
+            .map(PathBuf::from);
+        let percentiles = RunInfo::default()
+            .with_percentiles(report.percentile, &report.percentiles)
+            .stored_percentiles();
+        let users = settings.config.threads;
+        let warmup = settings.config.warmup.as_secs_f64();
+        if let Some(level_dir) = level_env {
+            return Ok(Some(LevelSink::open(
+                &level_dir,
+                users,
+                warmup,
+                percentiles,
+                settings,
+                report,
+                None,
+                None,
+            )?));
+        }
+        let Some(dir) = dir else { return Ok(None) };
+        let PlainRun {
+            run,
+            driver,
+            capture_interval: interval,
+        } = PlainRun::create(&dir, settings)?;
         let level_dir = run.level_path(1);
         let sampler = (interval > 0.0).then(|| {
             Sampler::start(SamplerConfig {

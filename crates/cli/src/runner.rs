@@ -170,6 +170,16 @@ pub fn run(
     mut settings: RunSettings,
     interrupt: &Arc<AtomicUsize>,
 ) -> Result<i32> {
+    // A level with more users than one process holds runs as several processes.
+    if let Some(plan) = crate::split_run::plan(&settings)? {
+        return crate::split_run::run(&settings, &plan, interrupt);
+    }
+    // A part of a split level: its parent writes the level's results.
+    let mut part_gate =
+        crate::split_gate::SplitGate::from_env().map_err(crate::user_error::user_error)?;
+    if part_gate.is_some() {
+        settings.report.results = None;
+    }
     if settings.config.events == 0 {
         if let Some(limit) = bench.implied_event_limit() {
             settings.config.events = limit;
@@ -223,15 +233,22 @@ pub fn run(
         .barrier
         .clone()
         .map(|b| DatabaseGate::new(b, verbosity));
-    let outcome = match gate.as_mut() {
-        Some(gate) => bmk_engine::run_gated(
+    let outcome = match (gate.as_mut(), part_gate.as_mut()) {
+        (Some(gate), _) => bmk_engine::run_gated(
             settings.config.clone(),
             test,
             &mut observer,
             interrupt,
             gate,
         ),
-        None => bmk_engine::run(settings.config.clone(), test, &mut observer, interrupt),
+        (None, Some(gate)) => bmk_engine::run_gated(
+            settings.config.clone(),
+            test,
+            &mut observer,
+            interrupt,
+            gate,
+        ),
+        (None, None) => bmk_engine::run(settings.config.clone(), test, &mut observer, interrupt),
     };
     let PrintingObserver {
         bench,
@@ -242,7 +259,10 @@ pub fn run(
         ..
     } = observer;
     // The barrier hears that this client is done as soon as its workers are.
-    let start = gate.as_ref().and_then(|g| g.start_record(released));
+    let start = gate
+        .as_ref()
+        .and_then(|g| g.start_record(released))
+        .or_else(|| part_gate.as_ref().and_then(|g| g.start_record(released)));
     let barrier_error = gate.as_mut().and_then(|g| g.finish().err());
 
     let mut code = 0;

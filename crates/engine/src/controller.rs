@@ -176,7 +176,7 @@ pub(crate) fn drive(
             let _unused = shared.wait(ctl, wake.max(now + 1));
         }
     }
-    stats.end_at(shared.now_ns());
+    stats.end_at(shared.measured_end(shared.now_ns()));
     shared.stop();
     // A worker counts as finished before it drops its connection, and closing a
     // connection to a server that broke its protocol can wait for ever: threads still

@@ -172,7 +172,9 @@ fn run_loop(
         };
         let co = Coroutine::with_stack(stack, move |yielder: &Yielder<(), Wait>, ()| {
             YIELDER.with(|y| y.set(yielder as *const _));
-            let result = worker.run(&ctx).and_then(|()| worker.finish(&ctx));
+            let ran = worker.run(&ctx);
+            ctx.shared.note_events_done();
+            let result = ran.and_then(|()| worker.finish(&ctx));
             YIELDER.with(|y| y.set(std::ptr::null()));
             result
         });

@@ -90,6 +90,11 @@ pub(crate) struct Shared {
     /// Workers the controller stopped waiting for (still in an event when the run's
     /// grace after its stop ran out).
     pub(crate) abandoned: AtomicU32,
+    /// Workers that have left their event loop (before `thread_done`), and the run-clock
+    /// time the last of them left: the measured time ends there, not after thousands of
+    /// workers have closed their connections, which is no part of the load.
+    events_done: AtomicU32,
+    events_done_at: AtomicU64,
     control: Mutex<Control>,
     changed: Condvar,
 }
@@ -131,6 +136,8 @@ impl Shared {
             events_claimed: AtomicU64::new(0),
             concurrency: AtomicU64::new(0),
             abandoned: AtomicU32::new(0),
+            events_done: AtomicU32::new(0),
+            events_done_at: AtomicU64::new(0),
             control: Mutex::new(Control::default()),
             changed: Condvar::new(),
         }
@@ -174,6 +181,24 @@ impl Shared {
         ctl.started = true;
         drop(ctl);
         self.notify();
+    }
+
+    /// Notes that a worker left its event loop (its last event ended).
+    pub(crate) fn note_events_done(&self) {
+        self.events_done_at
+            .fetch_max(self.now_ns(), Ordering::AcqRel);
+        self.events_done.fetch_add(1, Ordering::AcqRel);
+    }
+
+    /// When the measured time of a run that ends at `now` ends: the time the last
+    /// worker left its event loop when every worker did, else `now` (a worker still in
+    /// an event, or one that never ran).
+    pub(crate) fn measured_end(&self, now: u64) -> u64 {
+        if self.events_done.load(Ordering::Acquire) as usize == self.slots.len() {
+            self.events_done_at.load(Ordering::Acquire).min(now)
+        } else {
+            now
+        }
     }
 
     /// Marks worker `tid` finished.

@@ -38,7 +38,9 @@ pub(crate) fn worker_main(tid: u32, shared: Arc<Shared>, test: Arc<dyn Workload>
         return;
     }
     let body = catch_unwind(AssertUnwindSafe(|| -> Result<(), WorkerError> {
-        worker.run(&ctx)?;
+        let ran = worker.run(&ctx);
+        shared.note_events_done();
+        ran?;
         worker.finish(&ctx)
     }));
     let failure = match body {

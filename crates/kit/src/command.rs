@@ -47,7 +47,7 @@ pub struct KitContext {
     pub interrupt: Arc<AtomicUsize>,
 }
 
-const USAGE: &str = "usage: bmk kit list | show NAME | prepare NAME [LOADERS] | run NAME USERS SECONDS | sweep NAME --users=1,2,4 --time=S [--pause=S] [--repeat=N] | k8s NAME USERS SECONDS --clients=N [--image=I]";
+const USAGE: &str = "usage: bmk kit list | show NAME | prepare NAME [LOADERS] | run NAME USERS SECONDS | sweep NAME --users=1,2,4 --time=S [--pause=S] [--repeat=N] | k8s NAME USERS SECONDS --clients=N [--image=I] | ssh HOST... -- NAME USERS SECONDS";
 
 /// The kit's options, taken out of the arguments.
 #[derive(Debug, Default)]
@@ -222,7 +222,7 @@ pub fn main(args: &[String], ctx: &KitContext) -> Result<i32, KitError> {
             Ok(0)
         }
         other => Err(KitError::Usage(format!(
-            "unknown kit command '{other}' (use list, show, prepare, run, sweep or k8s)"
+            "unknown kit command '{other}' (use list, show, prepare, run, sweep, k8s or ssh)"
         ))),
     }
 }
@@ -471,10 +471,15 @@ fn sweep_cmd(a: &KitArgs, ctx: &KitContext) -> Result<i32, KitError> {
 
 fn execute(
     s: &Scenario,
-    plan: bmk_report::results_dir::SweepPlan,
+    mut plan: bmk_report::results_dir::SweepPlan,
     a: &KitArgs,
     ctx: &KitContext,
 ) -> Result<i32, KitError> {
+    // Each level's process splits itself when it has more users than this; the plan
+    // records it for run.json.
+    if let Some(v) = option_map(&a.passed)?.get("max-users-per-process") {
+        plan.max_users_per_process = number("--max-users-per-process", v)?;
+    }
     let socket = socket_path(&a.passed);
     let mut passed = a.passed.clone();
     if plan.warmup_s > 0.0 {

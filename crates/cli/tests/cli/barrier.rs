@@ -223,3 +223,66 @@ fn barrier_options_are_checked_before_the_run() {
         .run()
         .fails_with("--barrier needs a MySQL/MariaDB or PostgreSQL server that every client reaches (--db-driver=sqlite)");
 }
+
+fn signal(child: &Child, sig: i32) {
+    // SAFETY: kill only sends a signal to a client this test started.
+    unsafe {
+        libc::kill(child.id() as libc::pid_t, sig);
+    }
+}
+
+/// A client killed mid-run leaves no results: `bmk merge` of the others names it as
+/// missing instead of giving a partial result; one stopped early (Ctrl-C) is refused
+/// too; `--partial` merges anyway.
+#[test]
+fn a_client_killed_mid_run_is_missing_from_merge() {
+    let Some(db) = ServerDb::new(DriverKind::Mysql) else {
+        return;
+    };
+    let dir = Dir::new();
+    let children: Vec<Child> = (0..3)
+        .map(|i| db.client(&dir, "killed", 3, i, "--time=4"))
+        .collect();
+    // Registered, 1 s of lead, then well into the run.
+    std::thread::sleep(Duration::from_millis(2800));
+    signal(&children[2], libc::SIGKILL);
+    let mut runs = children.into_iter().enumerate();
+    for (i, c) in runs.by_ref().take(2) {
+        finish(c, &format!("client {i}")).code(0);
+    }
+    let _ = finish(runs.next().unwrap().1, "killed client");
+    assert!(!dir.join("r2.json").exists());
+    dir.bmk()
+        .args("merge r0.json r1.json")
+        .run()
+        .fails_with("cannot merge: 3 clients passed barrier 'killed' but index-2 is missing: killed mid-run or not given; the others alone are a partial result (use --partial to merge anyway)");
+    let run = dir.bmk().args("merge --partial r0.json r1.json").run().ok();
+    assert!(
+        run.stdout.contains("Merged 2 results: 2 threads"),
+        "{}",
+        run.context()
+    );
+
+    // Both come, one is stopped by Ctrl-C mid-run: its result ends early.
+    let children: Vec<Child> = (3..5)
+        .map(|i| db.client(&dir, "stopped", 2, i, "--time=4"))
+        .collect();
+    std::thread::sleep(Duration::from_millis(2800));
+    signal(&children[1], libc::SIGINT);
+    let codes: Vec<Option<i32>> = children
+        .into_iter()
+        .enumerate()
+        .map(|(i, c)| finish(c, &format!("client {i}")).code)
+        .collect();
+    assert_eq!(codes, [Some(0), Some(130)]);
+    let run = dir.bmk().args("merge r3.json r4.json").run().code(1);
+    assert!(
+        run.stderr.starts_with("cannot merge: r4.json stopped measuring ")
+            && run.stderr.trim_end().ends_with(
+                " s before the others (status interrupted): a client that ended early makes a partial result (use --partial to merge anyway)"
+            )
+            && run.stderr.lines().count() == 1,
+        "{}",
+        run.context()
+    );
+}

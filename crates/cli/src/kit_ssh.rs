@@ -1,0 +1,384 @@
+//! `bmk kit ssh HOST... -- NAME USERS SECONDS [options]`: one run of a kit scenario
+//! from several client hosts reached over the system's `ssh`, for people without
+//! Kubernetes. Each host runs the scenario's plain command line with the start
+//! barrier (`--barrier`, `--clients`, its index as `JOB_COMPLETION_INDEX`, so a
+//! time-out names the missing host's index) and writes its results file on its own
+//! disk; once all have ended, each file is copied back with `ssh HOST cat FILE`
+//! (and removed there), and the files are merged exactly, as `bmk merge` does.
+//!
+//! The ssh program is `--ssh-command` (default `ssh`; split on spaces, so
+//! `--ssh-command="ssh -p 2222 -o BatchMode=yes"` works): the host and the remote
+//! command line are its last two arguments, as ssh takes them. This lives in the
+//! binary rather than the kit crate because the merge belongs to the analysis crate,
+//! which the kit must not depend on.
+
+use std::io::{BufRead, BufReader};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+
+use anyhow::{anyhow, Result};
+use bmk_analysis::{MergeOptions, RunData};
+use bmk_kit::catalog::{self, Action};
+use bmk_kit::command::shell_line;
+use bmk_report::{FinalOptions, Layout};
+
+use crate::user_error::user_error;
+
+const USAGE: &str = "usage: bmk kit ssh HOST... -- NAME USERS SECONDS [--ssh-command=CMD] [--remote-bmk=PATH] [--remote-dir=DIR] [--barrier=NAME] [--barrier-timeout=S] [--results-dir=DIR] [options]";
+
+/// The options of `bmk kit ssh` itself; every other option goes to each client.
+const OWN: [&str; 6] = [
+    "ssh-command",
+    "remote-bmk",
+    "remote-dir",
+    "barrier",
+    "barrier-timeout",
+    "results-dir",
+];
+
+/// What `bmk kit ssh` was asked for.
+#[derive(Debug)]
+struct SshRun {
+    hosts: Vec<String>,
+    scenario: String,
+    users: u32,
+    seconds: u64,
+    ssh: Vec<String>,
+    remote_bmk: String,
+    remote_dir: String,
+    barrier: String,
+    barrier_timeout: u64,
+    results_dir: PathBuf,
+    passed: Vec<String>,
+}
+
+fn parse(args: &[String]) -> Result<SshRun> {
+    let usage = || user_error(USAGE);
+    let mut words = Vec::new();
+    let mut own = std::collections::BTreeMap::new();
+    let mut passed = Vec::new();
+    let mut after_dashes = None;
+    for a in args {
+        if a == "--" && after_dashes.is_none() {
+            after_dashes = Some(words.len());
+            continue;
+        }
+        match a.strip_prefix("--") {
+            Some(body) => {
+                let (name, value) = body.split_once('=').unwrap_or((body, ""));
+                let canon = name.replace('_', "-");
+                if OWN.contains(&canon.as_str()) {
+                    own.insert(canon, value.to_string());
+                } else if matches!(canon.as_str(), "clients" | "results" | "config") {
+                    return Err(user_error(format!(
+                        "--{canon} is set by 'bmk kit ssh' for each client (one per HOST); leave it out"
+                    )));
+                } else {
+                    passed.push(a.clone());
+                }
+            }
+            None => words.push(a.clone()),
+        }
+    }
+    let split = after_dashes.ok_or_else(usage)?;
+    let (hosts, rest) = words.split_at(split);
+    let [scenario, users, seconds] = rest else {
+        return Err(usage());
+    };
+    if hosts.is_empty() {
+        return Err(user_error(format!("name at least one HOST ({USAGE})")));
+    }
+    let users: u32 = users
+        .parse()
+        .ok()
+        .filter(|u| *u > 0)
+        .ok_or_else(|| user_error(format!("USERS: '{users}' is not a positive number")))?;
+    let seconds: u64 = seconds
+        .parse()
+        .map_err(|_| user_error(format!("SECONDS: '{seconds}' is not a number of seconds")))?;
+    let stamp: String = bmk_report::host::now_rfc3339()
+        .chars()
+        .filter(|c| c.is_ascii_digit() || *c == 'T')
+        .take(15)
+        .collect();
+    let barrier = own
+        .get("barrier")
+        .cloned()
+        .unwrap_or_else(|| format!("ssh-{stamp}-{}", std::process::id()));
+    let ssh: Vec<String> = own
+        .get("ssh-command")
+        .map_or("ssh", String::as_str)
+        .split_whitespace()
+        .map(str::to_string)
+        .collect();
+    if ssh.is_empty() {
+        return Err(user_error("--ssh-command is empty"));
+    }
+    let barrier_timeout = match own.get("barrier-timeout") {
+        Some(v) => v
+            .parse()
+            .map_err(|_| user_error(format!("--barrier-timeout: '{v}' is not a number")))?,
+        None => 300,
+    };
+    Ok(SshRun {
+        hosts: hosts.to_vec(),
+        scenario: scenario.clone(),
+        users,
+        seconds,
+        ssh,
+        remote_bmk: own
+            .get("remote-bmk")
+            .cloned()
+            .unwrap_or_else(|| "bmk".into()),
+        remote_dir: own
+            .get("remote-dir")
+            .cloned()
+            .unwrap_or_else(|| "/tmp".into()),
+        results_dir: own
+            .get("results-dir")
+            .map(PathBuf::from)
+            .unwrap_or_else(|| PathBuf::from(format!("bmk-{barrier}"))),
+        barrier,
+        barrier_timeout,
+        passed,
+    })
+}
+
+/// The remote results file of client `index`.
+fn remote_file(run: &SshRun, index: usize) -> String {
+    format!(
+        "{}/bmk-{}-index-{index}.json",
+        run.remote_dir.trim_end_matches('/'),
+        run.barrier
+    )
+}
+
+/// The command line client `index` runs on its host (one shell line, as ssh takes it).
+fn remote_line(run: &SshRun, args: &[String], index: usize) -> String {
+    let mut words = vec![
+        "env".to_string(),
+        format!("JOB_COMPLETION_INDEX={index}"),
+        run.remote_bmk.clone(),
+    ];
+    let (command, options) = args.split_last().expect("a run has its command word");
+    words.extend(options.iter().cloned());
+    words.push(format!("--barrier={}", run.barrier));
+    words.push(format!("--clients={}", run.hosts.len()));
+    words.push(format!("--barrier-timeout={}", run.barrier_timeout));
+    words.push(format!("--results={}", remote_file(run, index)));
+    words.push(command.clone());
+    shell_line(&words)
+}
+
+fn ssh(run: &SshRun, host: &str, line: &str) -> Command {
+    let mut cmd = Command::new(&run.ssh[0]);
+    cmd.args(&run.ssh[1..]).arg(host).arg(line);
+    cmd
+}
+
+/// Runs `bmk kit ssh`; returns the exit code.
+pub fn main(args: &[String], interrupt: &Arc<AtomicUsize>) -> Result<i32> {
+    if args.iter().any(|a| a == "--help" || a == "help") {
+        println!("{USAGE}");
+        return Ok(0);
+    }
+    let run = parse(args)?;
+    let s = catalog::parse(&run.scenario).map_err(|e| user_error(e.to_string()))?;
+    if s.action != Action::Run {
+        return Err(user_error(format!(
+            "'{}' is a prepare scenario: 'bmk kit ssh' runs benchmarks",
+            s.name
+        )));
+    }
+    if s.socket {
+        return Err(user_error(format!(
+            "'{}' connects through a local socket; clients on other hosts need a network address: drop 'socket' from the name",
+            s.name
+        )));
+    }
+    let args = s.args(run.users, run.seconds, "", &run.passed);
+    let clients_dir = run.results_dir.join("clients");
+    if run.results_dir.exists()
+        && std::fs::read_dir(&run.results_dir).is_ok_and(|mut d| d.next().is_some())
+    {
+        return Err(user_error(format!(
+            "{} exists and is not empty: choose a new --results-dir",
+            run.results_dir.display()
+        )));
+    }
+    std::fs::create_dir_all(&clients_dir)?;
+    println!(
+        "[kit] {} on {} hosts ({} users each), barrier '{}'; results: {}",
+        s.name,
+        run.hosts.len(),
+        run.users,
+        run.barrier,
+        run.results_dir.display()
+    );
+    let mut children: Vec<(usize, Child)> = Vec::new();
+    for (i, host) in run.hosts.iter().enumerate() {
+        let line = remote_line(&run, &args, i);
+        let child = ssh(&run, host, &line)
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .map_err(|e| anyhow!("cannot run '{}': {e}", run.ssh[0]))?;
+        children.push((i, child));
+    }
+    let codes = std::thread::scope(|scope| -> Result<Vec<i32>> {
+        for (i, child) in children.iter_mut() {
+            let host = run.hosts[*i].clone();
+            if let Some(out) = child.stdout.take() {
+                let host = host.clone();
+                scope.spawn(move || {
+                    for line in BufReader::new(out).lines().map_while(|l| l.ok()) {
+                        println!("[{host}] {line}");
+                    }
+                });
+            }
+            if let Some(err) = child.stderr.take() {
+                scope.spawn(move || {
+                    for line in BufReader::new(err).lines().map_while(|l| l.ok()) {
+                        eprintln!("[{host}] {line}");
+                    }
+                });
+            }
+        }
+        let mut codes = vec![None; children.len()];
+        let mut forwarded = false;
+        while codes.iter().any(Option::is_none) {
+            for (k, (_, child)) in children.iter_mut().enumerate() {
+                if codes[k].is_none() {
+                    if let Some(status) = child.try_wait()? {
+                        codes[k] = Some(status.code().unwrap_or(128 + libc::SIGTERM));
+                    }
+                }
+            }
+            let sig = interrupt.load(Ordering::Relaxed);
+            if sig != 0 && !forwarded {
+                // Ending ssh closes the session; the remote bmk sees its connection
+                // (and terminal, with -t) go away.
+                for (k, (_, child)) in children.iter().enumerate() {
+                    if codes[k].is_none() {
+                        // SAFETY: kill only signals an ssh process this run started.
+                        unsafe {
+                            libc::kill(child.id() as libc::pid_t, sig as i32);
+                        }
+                    }
+                }
+                forwarded = true;
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        Ok(codes.into_iter().map(|c| c.unwrap_or(1)).collect())
+    })?;
+    let mut files = Vec::new();
+    for (i, host) in run.hosts.iter().enumerate() {
+        if codes[i] != 0 {
+            eprintln!(
+                "FATAL: host {host} (client index-{i}) exited with code {}",
+                codes[i]
+            );
+        }
+        let remote = remote_file(&run, i);
+        let out = ssh(&run, host, &shell_line(&["cat".into(), remote.clone()]))
+            .stdin(Stdio::null())
+            .stderr(Stdio::null())
+            .output()?;
+        if !out.status.success() || out.stdout.is_empty() {
+            continue;
+        }
+        let local = clients_dir.join(format!("index-{i}.json"));
+        std::fs::write(&local, &out.stdout)?;
+        let _ = ssh(&run, host, &shell_line(&["rm".into(), "-f".into(), remote]))
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .status();
+        files.push(local);
+    }
+    if files.is_empty() {
+        return Err(user_error(
+            "no client wrote results: nothing to merge (see the hosts' messages above)",
+        ));
+    }
+    let merged = merge(&files, &run.results_dir)?;
+    print!("{merged}");
+    Ok(codes.into_iter().find(|&c| c != 0).unwrap_or(0))
+}
+
+/// Merges the clients' files into `dir/result.json`; returns the merged report.
+fn merge(files: &[PathBuf], dir: &Path) -> Result<String> {
+    let inputs: Vec<RunData> = files
+        .iter()
+        .map(|p| RunData::read(p).map_err(|e| user_error(e.to_string())))
+        .collect::<Result<_>>()?;
+    let merged = bmk_analysis::merge_runs(&inputs, MergeOptions::default())
+        .map_err(|e| user_error(e.to_string()))?;
+    let level = merged
+        .levels
+        .first()
+        .ok_or_else(|| anyhow!("the merge gave no level"))?;
+    let file = bmk_analysis::output::level_results_file(level)
+        .ok_or_else(|| anyhow!("the merge gave no result"))?;
+    let path = dir.join("result.json");
+    bmk_analysis::output::write_results_file(&path, &file)
+        .map_err(|e| user_error(e.to_string()))?;
+    let f = &file.final_stats;
+    let opts = FinalOptions {
+        layout: if f.counters.queries() > 0 {
+            Layout::Db
+        } else {
+            Layout::Events
+        },
+        percentile: file.run.percentile,
+        percentiles: file.run.percentiles.clone(),
+        sysbench_1_0: false,
+    };
+    Ok(format!(
+        "\nMerged {} results: {} threads over a common window of {:.3}s (written to {})\n\n{}",
+        files.len(),
+        f.threads,
+        f.time_total_s,
+        path.display(),
+        bmk_report::final_text::render(f, &opts)
+    ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn v(s: &str) -> Vec<String> {
+        s.split_whitespace().map(str::to_string).collect()
+    }
+
+    #[test]
+    fn hosts_come_before_the_dashes_and_options_anywhere() {
+        let r = parse(&v(
+            "a --ssh-command=./fake b -- OLTP_RO_1K_1tab 4 10 --mysql-host=db --barrier=x",
+        ))
+        .unwrap();
+        assert_eq!(r.hosts, ["a", "b"]);
+        assert_eq!((r.users, r.seconds), (4, 10));
+        assert_eq!(r.ssh, ["./fake"]);
+        assert_eq!(r.barrier, "x");
+        assert_eq!(r.passed, ["--mysql-host=db"]);
+        let line = remote_line(&r, &v("oltp_read_only --threads=4 run"), 1);
+        assert_eq!(
+            line,
+            "env JOB_COMPLETION_INDEX=1 bmk oltp_read_only --threads=4 --barrier=x --clients=2 --barrier-timeout=300 --results=/tmp/bmk-x-index-1.json run"
+        );
+    }
+
+    #[test]
+    fn what_the_clients_get_from_the_kit_is_refused() {
+        let e = parse(&v("a -- X 1 1 --clients=3")).unwrap_err().to_string();
+        assert!(e.contains("--clients is set by 'bmk kit ssh'"), "{e}");
+        assert!(parse(&v("a b X 1 1")).is_err());
+    }
+}

@@ -1,0 +1,577 @@
+//! `--max-users-per-process N`: a level with more users than one process should hold
+//! runs as several `bmk` processes on this host, each with its share of the users,
+//! started together through a local start gate ([`crate::split_gate`]) so that their
+//! interval grids coincide, each writing its own part of the level; this process (the
+//! one the user started, or the kit's level process) merges them with `bmk merge`'s
+//! code into the level's one `result.json` and `intervals.jsonl`, and keeps the parts
+//! in the level's `processes/` folder.
+//!
+//! A split needs a results directory (a kit run, or `--results-dir`): the parts are
+//! merged from their files. Without `--max-users-per-process` the limit is what one
+//! process can hold: its open-files limit (`RLIMIT_NOFILE`, the soft value) less a
+//! reserve for bmk's own files, over the files one user needs (one connection; three
+//! for SQLite: the database, its write-ahead log and its shared memory).
+
+use std::io::{Read, Seek, SeekFrom, Write};
+use std::os::unix::process::CommandExt;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use anyhow::{anyhow, Result};
+use bmk_analysis::load::Level;
+use bmk_analysis::MergeOptions;
+use bmk_kit::sampler::{Sampler, SamplerConfig};
+use bmk_kit::sweep::LEVEL_DIR_ENV;
+use bmk_report::results_dir::{IntervalLine, LevelInfo, INTERVALS_FILE, LEVEL_FILE, RESULT_FILE};
+use bmk_report::{FinalOptions, Layout, LineOptions, ReportFormat, ReportStat};
+
+use crate::results_dir::PlainRun;
+use crate::run_settings::RunSettings;
+use crate::split_gate::{self, GATE_ENV};
+use crate::user_error::user_error;
+use crate::verbosity::Level as Verbosity;
+
+/// The folder of a level that holds its processes' parts.
+pub const PARTS_DIR: &str = "processes";
+
+/// Open files kept for bmk itself (its binary's libraries, results files, the
+/// sampler, the barrier connection, standard streams) before counting users.
+const FD_RESERVE: u64 = 64;
+
+/// How far ahead of the last ready process the start is set: long enough for every
+/// process (polling every 2 ms) to see it first.
+const START_LEAD: Duration = Duration::from_millis(300);
+
+/// How a level is split.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SplitPlan {
+    /// The most users one process runs.
+    pub limit: u32,
+    /// Users of each process, in order.
+    pub shares: Vec<u32>,
+}
+
+/// Users per process that this host's open-files limit allows, for a driver.
+pub fn default_limit(driver: Option<&str>) -> u32 {
+    // SAFETY: getrlimit fills the struct it is given.
+    let mut lim: libc::rlimit = unsafe { std::mem::zeroed() };
+    let soft = if unsafe { libc::getrlimit(libc::RLIMIT_NOFILE, &mut lim) } == 0 {
+        lim.rlim_cur as u64
+    } else {
+        1024
+    };
+    let per_user = if driver == Some("sqlite") { 3 } else { 1 };
+    (soft.saturating_sub(FD_RESERVE) / per_user).clamp(1, u32::MAX as u64) as u32
+}
+
+/// `users` in `ceil(users / limit)` shares that differ by at most one.
+pub fn shares(users: u32, limit: u32) -> Vec<u32> {
+    let limit = limit.max(1);
+    let n = users.div_ceil(limit).max(1);
+    (0..n)
+        .map(|i| users / n + u32::from(i < users % n))
+        .collect()
+}
+
+/// The split this run needs, if any. A part of a split never splits again.
+pub fn plan(settings: &RunSettings) -> Result<Option<SplitPlan>> {
+    if std::env::var_os(GATE_ENV).is_some() {
+        return Ok(None);
+    }
+    let opts = &settings.options;
+    let given = opts.is_given("max-users-per-process");
+    let limit = match opts.int("max-users-per-process", 0) {
+        n if n > 0 => n as u32,
+        _ => default_limit(opts.string("db-driver").as_deref()),
+    };
+    let users = settings.config.threads;
+    if users <= limit {
+        return Ok(None);
+    }
+    let has_dir = std::env::var_os(LEVEL_DIR_ENV).is_some()
+        || opts.string("results-dir").is_some_and(|d| !d.is_empty());
+    if !has_dir {
+        if given {
+            return Err(user_error(
+                "--max-users-per-process splits a level into processes whose results are merged in a results directory: add --results-dir=DIR (or use bmk kit run)",
+            ));
+        }
+        return Ok(None);
+    }
+    if settings.barrier.is_some() {
+        return Err(user_error(format!(
+            "{users} users are more than one process runs here (--max-users-per-process={limit}); with --barrier give each client at most {limit} users (more clients or hosts) instead"
+        )));
+    }
+    Ok(Some(SplitPlan {
+        limit,
+        shares: shares(users, limit),
+    }))
+}
+
+/// One running part.
+struct Part {
+    index: u32,
+    dir: PathBuf,
+    child: Child,
+    code: Option<i32>,
+    tail: Tail,
+}
+
+/// Reads the whole lines a part appends to its `intervals.jsonl`.
+struct Tail {
+    path: PathBuf,
+    offset: u64,
+    pending: String,
+    lines: std::collections::VecDeque<IntervalLine>,
+}
+
+impl Tail {
+    fn new(path: PathBuf) -> Tail {
+        Tail {
+            path,
+            offset: 0,
+            pending: String::new(),
+            lines: Default::default(),
+        }
+    }
+
+    fn poll(&mut self) {
+        let Ok(mut f) = std::fs::File::open(&self.path) else {
+            return;
+        };
+        if f.seek(SeekFrom::Start(self.offset)).is_err() {
+            return;
+        }
+        let mut bytes = Vec::new();
+        if let Ok(n) = f.read_to_end(&mut bytes) {
+            self.offset += n as u64;
+            self.pending.push_str(&String::from_utf8_lossy(&bytes));
+        }
+        while let Some(nl) = self.pending.find('\n') {
+            let line: String = self.pending.drain(..=nl).collect();
+            if let Ok(l) = serde_json::from_str::<IntervalLine>(line.trim_end()) {
+                self.lines.push_back(l);
+            }
+        }
+    }
+}
+
+fn exit_code(status: std::process::ExitStatus) -> i32 {
+    use std::os::unix::process::ExitStatusExt;
+    status
+        .code()
+        .unwrap_or_else(|| 128 + status.signal().unwrap_or(0))
+}
+
+fn signal_all(parts: &[Part], sig: i32) {
+    for p in parts.iter().filter(|p| p.code.is_none()) {
+        // SAFETY: kill only sends a signal to a part process this run started.
+        unsafe {
+            libc::kill(p.child.id() as libc::pid_t, sig);
+        }
+    }
+}
+
+/// Reaps parts that ended; true when every part has.
+fn reap(parts: &mut [Part]) -> Result<bool> {
+    for p in parts.iter_mut().filter(|p| p.code.is_none()) {
+        if let Some(status) = p.child.try_wait()? {
+            p.code = Some(exit_code(status));
+        }
+    }
+    Ok(parts.iter().all(|p| p.code.is_some()))
+}
+
+/// The arguments of part `index` (0-based) with `threads` users: the run's own, with
+/// the part's share of the users, of an `--events` limit and of a `--rate`, and its
+/// own seed, appended (later options win).
+fn part_args(settings: &RunSettings, plan: &SplitPlan, index: usize) -> Vec<String> {
+    let opts = &settings.options;
+    let users: u32 = plan.shares.iter().sum();
+    let share = plan.shares[index];
+    let mut args: Vec<String> = settings.argv.iter().skip(1).cloned().collect();
+    args.push(format!("--threads={share}"));
+    let events = opts.int("events", 0);
+    if events > 0 && opts.is_given("events") {
+        let before: u64 = plan.shares[..index].iter().map(|&s| s as u64).sum();
+        let cut = |n: u64| (events as u64 * n).div_ceil(users as u64);
+        args.push(format!(
+            "--events={}",
+            (cut(before + share as u64) - cut(before)).max(1)
+        ));
+    }
+    let rate = opts.double("rate", 0.0);
+    if rate > 0.0 {
+        args.push(format!("--rate={}", rate * share as f64 / users as f64));
+    }
+    if let Some(seed) = settings.seed {
+        // Equal seeds would make every part draw the same keys.
+        args.push(format!("--rand-seed={}", seed.wrapping_add(index as u64)));
+    }
+    args
+}
+
+fn now_ns() -> u64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| d.as_nanos() as u64)
+}
+
+fn write_json<T: serde::Serialize>(path: &Path, value: &T) -> Result<()> {
+    let mut text = serde_json::to_string_pretty(value)?;
+    text.push('\n');
+    bmk_analysis::output::write_atomic(path, text.as_bytes()).map_err(|e| anyhow!("{e}"))
+}
+
+/// One line per failed part: its exit code and the first line it wrote to standard
+/// error (or its first `FATAL` report line), each different message once.
+fn failure_lines(parts: &[Part]) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    for p in parts.iter().filter(|p| p.code.is_some_and(|c| c != 0)) {
+        let errors = std::fs::read_to_string(p.dir.join("stderr.txt")).unwrap_or_default();
+        let report = std::fs::read_to_string(p.dir.join("output.txt")).unwrap_or_default();
+        let message = errors
+            .lines()
+            .chain(report.lines().filter(|l| l.starts_with("FATAL")))
+            .find(|l| !l.trim().is_empty())
+            .unwrap_or("(no message)")
+            .to_string();
+        let line = format!(
+            "{} of the level ended with exit code {}: {message}",
+            split_gate::part_name(p.index),
+            p.code.unwrap_or(0)
+        );
+        if !out.iter().any(|o| o.ends_with(&message)) {
+            out.push(line);
+        }
+    }
+    out
+}
+
+/// Runs the level split by `plan`; returns the exit code.
+pub fn run(settings: &RunSettings, plan: &SplitPlan, interrupt: &Arc<AtomicUsize>) -> Result<i32> {
+    let notice = settings.verbosity.shows(Verbosity::Notice);
+    let users: u32 = plan.shares.iter().sum();
+    let (level_dir, mut plain) = match std::env::var_os(LEVEL_DIR_ENV) {
+        Some(d) => (PathBuf::from(d), None),
+        None => {
+            let dir = settings.options.string("results-dir").unwrap_or_default();
+            let plain = PlainRun::create(Path::new(&dir), settings)?;
+            (plain.run.level_path(1), Some(plain))
+        }
+    };
+    let parts_dir = level_dir.join(PARTS_DIR);
+    let gate_dir = parts_dir.join("gate");
+    std::fs::create_dir_all(&gate_dir)?;
+    // The kit may have planned the level (index, repeat); kept.
+    let mut info: LevelInfo = bmk_report::results_dir::read_json(&level_dir.join(LEVEL_FILE))
+        .unwrap_or_else(|_| LevelInfo {
+            schema: bmk_report::results_dir::LEVEL_SCHEMA_NAME.into(),
+            schema_version: bmk_report::results_dir::DIR_SCHEMA_VERSION,
+            index: 1,
+            repeat: 1,
+            ..LevelInfo::default()
+        });
+    info.users = users;
+    info.processes = plan.shares.len() as u32;
+    info.warmup_s = settings.config.warmup.as_secs_f64();
+    info.status = "starting".into();
+    write_json(&level_dir.join(LEVEL_FILE), &info)?;
+    if notice {
+        println!(
+            "{users} users run as {} processes of at most {} users (--max-users-per-process); their results are in {}",
+            plan.shares.len(),
+            plan.limit,
+            parts_dir.display()
+        );
+    }
+    let program = std::env::current_exe()?;
+    let count = plan.shares.len() as u32;
+    let mut parts = Vec::with_capacity(plan.shares.len());
+    for i in 0..plan.shares.len() {
+        let index = i as u32 + 1;
+        let dir = parts_dir.join(split_gate::part_name(index));
+        std::fs::create_dir_all(&dir)?;
+        let mut cmd = Command::new(&program);
+        cmd.args(part_args(settings, plan, i))
+            .env(LEVEL_DIR_ENV, &dir)
+            .env(GATE_ENV, format!("{}:{index}:{count}", gate_dir.display()))
+            .stdin(Stdio::null())
+            .stdout(std::fs::File::create(dir.join("output.txt"))?)
+            .stderr(std::fs::File::create(dir.join("stderr.txt"))?)
+            .process_group(0);
+        // SAFETY: the closure runs in the child between fork and exec and only calls
+        // prctl, which is async-signal-safe: if this process dies, its parts get
+        // SIGTERM and stop instead of running on unattended.
+        unsafe {
+            cmd.pre_exec(|| {
+                libc::prctl(
+                    libc::PR_SET_PDEATHSIG,
+                    libc::SIGTERM as libc::c_ulong,
+                    0,
+                    0,
+                    0,
+                );
+                Ok(())
+            });
+        }
+        let child = match cmd.spawn() {
+            Ok(c) => c,
+            Err(e) => {
+                signal_all(&parts, libc::SIGTERM);
+                return Err(anyhow!("cannot start {}: {e}", program.display()));
+            }
+        };
+        parts.push(Part {
+            index,
+            tail: Tail::new(dir.join(INTERVALS_FILE)),
+            dir,
+            child,
+            code: None,
+        });
+    }
+    let sampler = plain
+        .as_ref()
+        .filter(|p| p.capture_interval > 0.0)
+        .map(|p| {
+            Sampler::start(SamplerConfig {
+                driver: p.driver.clone(),
+                level_dir: level_dir.clone(),
+                interval: Duration::from_secs_f64(p.capture_interval),
+                client_pids: parts.iter().map(|p| p.child.id()).collect(),
+            })
+        });
+    // Every part initialises its workers, then waits at the gate.
+    let mut forwarded = false;
+    let mut started: Option<u64> = None;
+    loop {
+        let all_ended = reap(&mut parts)?;
+        if !forwarded {
+            if let sig @ 1.. = interrupt.load(Ordering::Relaxed) {
+                signal_all(&parts, sig as i32);
+                forwarded = true;
+            }
+        }
+        if started.is_none() {
+            let failed = parts.iter().any(|p| p.code.is_some());
+            if failed && !forwarded {
+                // One part could not start: the level cannot have its users.
+                signal_all(&parts, libc::SIGTERM);
+                forwarded = true;
+            }
+            let ready = parts
+                .iter()
+                .all(|p| split_gate::ready_file(&gate_dir, p.index).exists());
+            if ready && !failed && !forwarded {
+                let at = now_ns() + START_LEAD.as_nanos() as u64;
+                let tmp = gate_dir.join(".start.tmp");
+                std::fs::write(&tmp, at.to_string())?;
+                std::fs::rename(&tmp, split_gate::start_file(&gate_dir))?;
+                started = Some(at);
+                info.start_unix_ns = at;
+                info.status = "running".into();
+                write_json(&level_dir.join(LEVEL_FILE), &info)?;
+            }
+        } else if settings.report.format == ReportFormat::Text && notice {
+            print_merged_lines(&mut parts, started.unwrap_or(0), settings);
+        }
+        if all_ended {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(if started.is_some() {
+            100
+        } else {
+            5
+        }));
+    }
+    if started.is_some() && settings.report.format == ReportFormat::Text && notice {
+        print_merged_lines(&mut parts, started.unwrap_or(0), settings);
+    }
+    if let Some(s) = sampler {
+        s.stop();
+    }
+    let code = parts
+        .iter()
+        .filter_map(|p| p.code)
+        .find(|&c| c != 0)
+        .unwrap_or(0);
+    let merged = merge_parts(&parts, &level_dir, &mut info);
+    let merged = match merged {
+        Ok(m) => m,
+        Err(e) => {
+            for line in failure_lines(&parts) {
+                eprintln!("FATAL: {line}");
+            }
+            if let Some(p) = plain.as_mut() {
+                let _ = p.run.finish("failed");
+            }
+            eprintln!("FATAL: {e}");
+            return Ok(if code == 0 { 1 } else { code });
+        }
+    };
+    for line in failure_lines(&parts) {
+        eprintln!("FATAL: {line}");
+    }
+    let result = merged
+        .result
+        .as_ref()
+        .ok_or_else(|| anyhow!("the merged level has no result"))?;
+    if notice {
+        let f = &result.final_stats;
+        println!(
+            "\nMerged {} processes: {} threads over a common window of {:.3}s\n",
+            parts.len(),
+            f.threads,
+            f.time_total_s
+        );
+        let opts = FinalOptions {
+            layout: if f.counters.queries() > 0 {
+                Layout::Db
+            } else {
+                Layout::Events
+            },
+            percentile: result.run.percentile,
+            percentiles: result.run.percentiles.clone(),
+            sysbench_1_0: false,
+        };
+        print!("{}", bmk_report::final_text::render(f, &opts));
+    }
+    if let Some(path) = &settings.report.results {
+        if let Some(file) = bmk_analysis::output::level_results_file(&merged) {
+            bmk_analysis::output::write_results_file(path, &file).map_err(|e| anyhow!("{e}"))?;
+        }
+    }
+    if let Some(mut p) = plain {
+        if let Some(row) = bmk_analysis::output::summary_row(&merged) {
+            p.run.push_summary(row).map_err(|e| anyhow!("{e}"))?;
+        }
+        let end = match result.status.as_str() {
+            s @ ("completed" | "interrupted") => s,
+            _ => "failed",
+        };
+        p.run.finish(end).map_err(|e| anyhow!("{e}"))?;
+    }
+    Ok(code)
+}
+
+/// Merges the parts' folders and writes the level's own files; `info` is the
+/// level's record (index, repeat as planned).
+fn merge_parts(parts: &[Part], level_dir: &Path, info: &mut LevelInfo) -> Result<Level> {
+    let mut levels = Vec::with_capacity(parts.len());
+    for p in parts {
+        let level = Level::read(&p.dir).map_err(|e| {
+            anyhow!(
+                "{} wrote no level ({e}); its output is in {}",
+                split_gate::part_name(p.index),
+                p.dir.display()
+            )
+        })?;
+        levels.push(level);
+    }
+    let names: Vec<String> = parts
+        .iter()
+        .map(|p| split_gate::part_name(p.index))
+        .collect();
+    let pairs: Vec<(&str, &Level)> = names.iter().map(String::as_str).zip(&levels).collect();
+    let mut merged = bmk_analysis::merge_levels(&pairs, MergeOptions::default())
+        .map_err(|e| anyhow!("cannot merge the level's processes: {e}"))?;
+    merged.info.index = info.index;
+    merged.info.repeat = info.repeat;
+    merged.info.schema = info.schema.clone();
+    merged.info.schema_version = info.schema_version;
+    *info = merged.info.clone();
+    let mut text = String::new();
+    for l in &merged.intervals {
+        text.push_str(&l.to_line().map_err(|e| anyhow!("{e}"))?);
+        text.push('\n');
+    }
+    bmk_analysis::output::write_atomic(&level_dir.join(INTERVALS_FILE), text.as_bytes())
+        .map_err(|e| anyhow!("{e}"))?;
+    if let Some(file) = bmk_analysis::output::level_results_file(&merged) {
+        bmk_analysis::output::write_results_file(&level_dir.join(RESULT_FILE), &file)
+            .map_err(|e| anyhow!("{e}"))?;
+    }
+    write_json(&level_dir.join(LEVEL_FILE), &merged.info)?;
+    merged.dir = Some(level_dir.to_path_buf());
+    Ok(merged)
+}
+
+/// Prints the report line of every interval all parts have written.
+fn print_merged_lines(parts: &mut [Part], start_ns: u64, settings: &RunSettings) {
+    for p in parts.iter_mut() {
+        p.tail.poll();
+    }
+    let mut out = std::io::stdout().lock();
+    while parts.iter().all(|p| !p.tail.lines.is_empty()) {
+        let lines: Vec<IntervalLine> = parts
+            .iter_mut()
+            .filter_map(|p| p.tail.lines.pop_front())
+            .collect();
+        let refs: Vec<&IntervalLine> = lines.iter().collect();
+        let Ok(Some(m)) = bmk_analysis::merge::merge_interval_lines(&refs, start_ns) else {
+            continue;
+        };
+        let r = &m.record;
+        let pct = settings.report.percentile;
+        let stat = ReportStat {
+            threads_running: r.threads,
+            time_total: r.time_s,
+            time_interval: r.interval_s,
+            events: r.events,
+            reads: r.reads,
+            writes: r.writes,
+            other: r.other,
+            errors: r.errors,
+            reconnects: r.reconnects,
+            bytes_read: r.bytes_read,
+            bytes_written: r.bytes_written,
+            latency_pct: r
+                .latency
+                .percentiles
+                .iter()
+                .find(|p| (p.percentile - pct).abs() < 1e-9)
+                .map_or(0.0, |p| p.ms / 1e3),
+            queue_length: r.queue_length.unwrap_or(0),
+            concurrency: r.concurrency.unwrap_or(0),
+            ..ReportStat::default()
+        };
+        let layout = if r.reads + r.writes + r.other > 0 {
+            Layout::Db
+        } else {
+            Layout::Events
+        };
+        let opts = LineOptions::new(
+            layout,
+            pct,
+            settings.report.interval,
+            settings.config.rate > 0.0,
+        );
+        let _ = out.write_all(bmk_report::text::intermediate(&stat, &opts).as_bytes());
+    }
+    let _ = out.flush();
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn users_are_shared_evenly_over_the_fewest_processes() {
+        assert_eq!(shares(3000, 1000), [1000, 1000, 1000]);
+        assert_eq!(shares(3001, 1000), [751, 750, 750, 750]);
+        assert_eq!(shares(5, 2), [2, 2, 1]);
+        assert_eq!(shares(1, 0), [1]);
+    }
+
+    #[test]
+    fn the_default_limit_counts_files_per_user() {
+        let mysql = default_limit(Some("mysql"));
+        let sqlite = default_limit(Some("sqlite"));
+        assert!(mysql >= 1 && sqlite >= 1);
+        assert!(sqlite <= mysql / 3 + 1);
+    }
+}
