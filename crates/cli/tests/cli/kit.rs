@@ -582,6 +582,14 @@ fn kill_9_of_a_level_process_leaves_every_file_whole_and_the_sweep_failed() {
         "only the finished level: {summary}"
     );
     check_whole_files(&results);
+    let report = dir.bmk().arg("report").arg(&results).run().ok();
+    assert!(
+        report
+            .stdout
+            .contains("! level did not finish: level-0002 (2 users): no result.json"),
+        "{}",
+        report.stdout
+    );
 }
 
 #[test]
@@ -648,6 +656,14 @@ fn a_sampler_that_cannot_connect_leaves_the_numbers_unchanged() {
     assert_eq!(counters, base);
     let events = events.expect("the failure is recorded");
     assert!(events.contains("sampler cannot connect"), "{events}");
+    let report = dir.bmk().args("report closed").run().ok();
+    assert!(
+        report
+            .stdout
+            .contains("! capture failed: level-0001 (1 users): 1 sampler failure(s)"),
+        "{}",
+        report.stdout
+    );
 
     // The wrong-user case needs MariaDB up (skipped with a note without it).
     if ServerDb::new(DriverKind::Mysql).is_some() {
