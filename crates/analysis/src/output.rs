@@ -3,7 +3,6 @@
 //! directory and renamed into place, and an existing non-regular file (a symlink, a
 //! device) at the target name is refused, as bmk's other writers do.
 
-use std::io::Write;
 use std::path::Path;
 
 use bmk_report::results_dir::{
@@ -25,23 +24,7 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), Error> {
             )));
         }
     }
-    let dir = match path.parent() {
-        Some(d) if !d.as_os_str().is_empty() => d,
-        _ => Path::new("."),
-    };
-    let name = path
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_default();
-    let mut tmp = tempfile::Builder::new()
-        .prefix(&format!(".{name}."))
-        .suffix(".tmp")
-        .tempfile_in(dir)
-        .map_err(|e| Error::io(path, e))?;
-    tmp.write_all(bytes).map_err(|e| Error::io(path, e))?;
-    tmp.as_file().sync_all().map_err(|e| Error::io(path, e))?;
-    tmp.persist(path).map_err(|e| Error::io(path, e.error))?;
-    Ok(())
+    bmk_report::atomic_file::write(path, bytes).map_err(|e| Error::io(path, e))
 }
 
 fn json<T: serde::Serialize>(path: &Path, value: &T) -> Result<Vec<u8>, Error> {

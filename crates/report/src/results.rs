@@ -411,22 +411,10 @@ impl ResultsWriter {
     pub fn create(path: impl AsRef<Path>, run: &RunInfo) -> Result<ResultsWriter, Error> {
         let path = path.as_ref().to_path_buf();
         refuse_non_regular(&path)?;
-        let dir = match path.parent() {
-            Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
-            _ => PathBuf::from("."),
-        };
-        let name = path
-            .file_name()
-            .map(|n| n.to_string_lossy().into_owned())
-            .unwrap_or_default();
-        let file = tempfile::Builder::new()
-            .prefix(&format!(".{name}."))
-            .suffix(".tmp")
-            .tempfile_in(&dir)
-            .map_err(|source| Error::Io {
-                path: path.clone(),
-                source,
-            })?;
+        let file = crate::atomic_file::temp_beside(&path).map_err(|source| Error::Io {
+            path: path.clone(),
+            source,
+        })?;
         let tmp = file.path().to_path_buf();
         let mut writer = ResultsWriter {
             path,
