@@ -13,7 +13,8 @@ use serde::Serialize;
 
 use crate::charts::LineChart;
 use crate::load::RunData;
-use crate::report::{level_row, Chart};
+use crate::output;
+use crate::report::Chart;
 use crate::stats::{self, ALPHA, MIN_MANN_WHITNEY};
 use crate::Error;
 
@@ -108,7 +109,9 @@ type Levels = BTreeMap<u32, LevelSamples>;
 fn levels_of(run: &RunData) -> Levels {
     let mut out: Levels = BTreeMap::new();
     for l in &run.levels {
-        let Some(row) = level_row(l) else { continue };
+        let Some(row) = output::summary_row(l) else {
+            continue;
+        };
         let e = out.entry(row.users).or_default();
         e.0.push(row.tps);
         e.1.push(row.p95_ms);

@@ -72,20 +72,13 @@ pub fn write_results_file(path: &Path, file: &ResultsFile) -> Result<(), Error> 
 /// The `summary.csv` row of a finished level.
 pub fn summary_row(level: &Level) -> Option<SummaryRow> {
     let f = &level.result.as_ref()?.final_stats;
-    Some(SummaryRow {
-        level: level.name(),
-        users: level.info.users,
-        repeat: level.info.repeat,
-        tps: f.events_per_sec,
-        qps: f.per_sec(f.counters.queries()),
-        avg_ms: f.latency.avg_ms,
-        p95_ms: f.latency.percentile_ms(95.0).unwrap_or(0.0),
-        p99_ms: f.latency.percentile_ms(99.0).unwrap_or(0.0),
-        max_ms: f.latency.max_ms,
-        errors: f.counters.errors,
-        reconnects: f.counters.reconnects,
-        status: level.info.status.clone(),
-    })
+    Some(SummaryRow::of(
+        &level.name(),
+        level.info.users,
+        level.info.repeat,
+        f,
+        &level.info.status,
+    ))
 }
 
 /// Writes `run` as a new results directory at `dir` (absent or empty). The server

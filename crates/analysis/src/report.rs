@@ -4,42 +4,26 @@
 
 use std::collections::BTreeMap;
 
+use bmk_report::results_dir::SummaryRow;
 use serde::Serialize;
 
 use crate::charts::LineChart;
 use crate::checks::{self, Finding};
 use crate::load::{Level, RunData};
+use crate::output;
 use crate::rates;
 use crate::series::LevelSeries;
 use crate::Error;
 
-/// One row of the per-level table.
+/// One row of the per-level table: the level's `summary.csv` row and what only the
+/// report adds.
 #[derive(Debug, Clone, Serialize, PartialEq)]
 pub struct LevelRow {
-    /// `level-0001`.
-    pub name: String,
-    /// Users.
-    pub users: u32,
-    /// Repeat number.
-    pub repeat: u32,
-    /// Events per second.
-    pub tps: f64,
-    /// Queries per second.
-    pub qps: f64,
-    /// Latency, ms.
-    pub avg_ms: f64,
-    /// 95th percentile latency, ms.
-    pub p95_ms: f64,
-    /// 99th percentile latency, ms.
-    pub p99_ms: f64,
-    /// Largest latency, ms.
-    pub max_ms: f64,
-    /// Ignored errors.
-    pub errors: u64,
+    /// The numbers every per-level table shows (users, TPS, latency, status, ...).
+    #[serde(flatten)]
+    pub summary: SummaryRow,
     /// Stalled intervals.
     pub stalls: usize,
-    /// The level's status.
-    pub status: String,
 }
 
 /// A chart on the page.
@@ -142,26 +126,11 @@ pub struct Report {
     pub variables: Vec<(String, String)>,
 }
 
-fn percentile(f: &bmk_report::FinalStats, p: f64) -> f64 {
-    f.latency.percentile_ms(p).unwrap_or(0.0)
-}
-
 /// The table row of a level (`None` for a level that did not finish).
 pub fn level_row(level: &Level) -> Option<LevelRow> {
-    let f = &level.result.as_ref()?.final_stats;
     Some(LevelRow {
-        name: level.name(),
-        users: level.info.users,
-        repeat: level.info.repeat,
-        tps: f.events_per_sec,
-        qps: f.per_sec(f.counters.queries()),
-        avg_ms: f.latency.avg_ms,
-        p95_ms: percentile(f, 95.0),
-        p99_ms: percentile(f, 99.0),
-        max_ms: f.latency.max_ms,
-        errors: f.counters.errors,
+        summary: output::summary_row(level)?,
         stalls: LevelSeries::of(level).stalls.len(),
-        status: level.info.status.clone(),
     })
 }
 
@@ -228,7 +197,7 @@ impl Report {
             let by_users = |get: &dyn Fn(&LevelRow) -> f64| -> Vec<(f64, f64)> {
                 let mut m: BTreeMap<u32, Vec<f64>> = BTreeMap::new();
                 for r in &rows {
-                    m.entry(r.users).or_default().push(get(r));
+                    m.entry(r.summary.users).or_default().push(get(r));
                 }
                 m.into_iter()
                     .map(|(u, v)| (u as f64, v.iter().sum::<f64>() / v.len() as f64))
@@ -238,9 +207,11 @@ impl Report {
                 (
                     "Transactions per second vs users",
                     "TPS",
-                    &(|r: &LevelRow| r.tps) as &dyn Fn(&LevelRow) -> f64,
+                    &(|r: &LevelRow| r.summary.tps) as &dyn Fn(&LevelRow) -> f64,
                 ),
-                ("Queries per second vs users", "QPS", &|r: &LevelRow| r.qps),
+                ("Queries per second vs users", "QPS", &|r: &LevelRow| {
+                    r.summary.qps
+                }),
             ] {
                 scalability.push(chart(LineChart {
                     title: title.into(),
@@ -255,9 +226,9 @@ impl Report {
                 x_label: "users".into(),
                 y_label: "ms".into(),
                 series: vec![
-                    ("avg".into(), by_users(&|r| r.avg_ms)),
-                    ("p95".into(), by_users(&|r| r.p95_ms)),
-                    ("p99".into(), by_users(&|r| r.p99_ms)),
+                    ("avg".into(), by_users(&|r| r.summary.avg_ms)),
+                    ("p95".into(), by_users(&|r| r.summary.p95_ms)),
+                    ("p99".into(), by_users(&|r| r.summary.p99_ms)),
                 ],
                 ..LineChart::default()
             })?);
@@ -325,18 +296,19 @@ pub fn table_text(rows: &[LevelRow]) -> String {
         "stalls"
     );
     for r in rows {
+        let s = &r.summary;
         out.push_str(&format!(
             "{:<11} {:>6} {:>6} {:>11.2} {:>12.2} {:>9.3} {:>9.3} {:>9.3} {:>9.3} {:>7} {:>6}\n",
-            r.name,
-            r.users,
-            r.repeat,
-            r.tps,
-            r.qps,
-            r.avg_ms,
-            r.p95_ms,
-            r.p99_ms,
-            r.max_ms,
-            r.errors,
+            s.level,
+            s.users,
+            s.repeat,
+            s.tps,
+            s.qps,
+            s.avg_ms,
+            s.p95_ms,
+            s.p99_ms,
+            s.max_ms,
+            s.errors,
             r.stalls
         ));
     }

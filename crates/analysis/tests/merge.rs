@@ -25,22 +25,8 @@ fn process<'a>(
 /// processes of 4 threads (even threads in A, odd ones in B).
 fn split_runs(root: &std::path::Path, b_offset_ns: u64) -> (RunData, RunData, RunData) {
     let all = events(8, 10, 42, 2_000_000, |s| 900 + 40 * s);
-    let a: Vec<Event> = all
-        .iter()
-        .filter(|e| e.thread % 2 == 0)
-        .map(|e| Event {
-            thread: e.thread / 2,
-            ..*e
-        })
-        .collect();
-    let b: Vec<Event> = all
-        .iter()
-        .filter(|e| e.thread % 2 == 1)
-        .map(|e| Event {
-            thread: e.thread / 2,
-            ..*e
-        })
-        .collect();
+    let a = process_share(&all, 2, 0);
+    let b = process_share(&all, 2, 1);
     let one = root.join("one/level-0001");
     write_level(&one, 1, 1, 0.0, &process(8, T0_NS, &all, "10000"));
     let pa = root.join("a/level-0001");

@@ -19,6 +19,7 @@ use crate::banner;
 use crate::compat::{self, Compat};
 use crate::defs;
 use crate::help;
+use crate::option_pipeline;
 use crate::run_settings::RunSettings;
 use crate::runner;
 use crate::script_benchmark::ScriptBenchmark;
@@ -72,35 +73,6 @@ enum Target {
     Script(ScriptSource),
 }
 
-/// Every option declared before the test is known: general, database and driver ones.
-fn base_options() -> OptionSet {
-    let mut set = OptionSet::new();
-    set.declare(driver_specs());
-    set.declare(defs::general_specs());
-    set
-}
-
-/// The SQL drivers' options as engine option specs (the `db-*` ones are general).
-fn driver_specs() -> Vec<OptSpec> {
-    bmk_sql::option_specs()
-        .iter()
-        .filter(|s| {
-            !s.name.starts_with("db-") || matches!(s.name, "db-connect-timeout" | "db-timeout")
-        })
-        .map(|s| {
-            let kind = match s.kind {
-                bmk_sql::OptKind::Bool => OptKind::Bool,
-                bmk_sql::OptKind::Int => OptKind::Int,
-                bmk_sql::OptKind::String => OptKind::String,
-                bmk_sql::OptKind::List => OptKind::List,
-                bmk_sql::OptKind::File => OptKind::File,
-                bmk_sql::OptKind::Size => OptKind::Size,
-            };
-            OptSpec::new(s.name, kind, s.default, s.help)
-        })
-        .collect()
-}
-
 /// Runs the program; `Ok(code)` for every outcome that was already reported.
 pub fn run(mut inv: Invocation) -> Result<i32> {
     signals::quiet_sigpipe_on_stdout();
@@ -112,13 +84,7 @@ pub fn run(mut inv: Invocation) -> Result<i32> {
             return outcome;
         }
     }
-    let statics = {
-        let mut set = base_options();
-        for t in SystemTestKind::ALL {
-            set.declare(t.options());
-        }
-        set
-    };
+    let statics = option_pipeline::static_options();
     let takes_value = |name: &str| -> bool {
         !inv.strict && statics.spec(name).is_some_and(|s| s.kind != OptKind::Bool)
     };
@@ -147,8 +113,8 @@ pub fn run(mut inv: Invocation) -> Result<i32> {
         }
     }
 
-    let mut opts = base_options();
-    apply_given(&mut opts, &raw.options)?;
+    let mut opts = option_pipeline::base_options();
+    option_pipeline::apply_given(&mut opts, &raw.options).map_err(user_error)?;
 
     if opts.string("db-driver").as_deref() == Some("help") {
         print_drivers();
@@ -200,29 +166,6 @@ fn print_banner(inv: &Invocation, verbosity: Verbosity) {
 /// The `--verbosity` of validated options.
 fn verbosity_of(opts: &OptionSet) -> Verbosity {
     Verbosity::new(opts.int("verbosity", 3).clamp(0, i64::from(u8::MAX)) as u8)
-}
-
-/// Records the user's values; declared options are validated right away.
-fn apply_given(opts: &mut OptionSet, given: &[GivenOption]) -> Result<()> {
-    for g in given {
-        let value = match (&g.value, opts.spec(&g.name).map(|s| s.kind)) {
-            (Some(v), _) => v.clone(),
-            (None, Some(OptKind::Bool)) => "on".to_string(),
-            // An option nothing declared (read by a legacy script) given without a
-            // value is the empty string, as sysbench 1.0.20 hands it over: set, and
-            // true in Lua, but not "on".
-            (None, None) => String::new(),
-            (None, Some(_)) => {
-                return Err(user_error(format!(
-                    "invalid option: {} (it needs a value: {}=VALUE)",
-                    g.original, g.original
-                )))
-            }
-        };
-        opts.set(&g.name, &value)
-            .map_err(|e| user_error(e.to_string()))?;
-    }
-    Ok(())
 }
 
 /// Fails on options that nothing declared, naming the argument as typed.
@@ -369,13 +312,23 @@ fn run_script(
     if from_stdin || raw.command.is_none() {
         return Ok(0);
     }
-    opts.declare(host.declared_options());
+    match &builtin {
+        Some(_) => opts.declare(
+            host.declared_options()
+                .into_iter()
+                .map(bmk_workloads::option_limits::with_limits),
+        ),
+        None => opts.declare(host.declared_options()),
+    }
     if host.declares_options() {
         reject_undeclared(&opts, &raw.options)?;
     } else {
         // A script without `sysbench.cmdline.options` takes any option, as in
         // sysbench 1.0: 0.5-era scripts read theirs as globals.
         opts.validate().map_err(|e| user_error(e.to_string()))?;
+    }
+    if builtin.is_some() {
+        bmk_workloads::option_limits::check(&opts).map_err(user_error)?;
     }
     let command = require_command(inv, raw, &name)?;
     // `prepare` builds indexes and `cleanup` drops tables: single statements that may
@@ -442,6 +395,7 @@ fn run_settings(
 ) -> Result<RunSettings> {
     let config = settings::run_config(opts, inv.strict).map_err(|e| user_error(e.to_string()))?;
     let report = settings::report_options(opts).map_err(|e| user_error(e.to_string()))?;
+    settings::non_empty_path(opts, "results-dir").map_err(|e| user_error(e.to_string()))?;
     let rand = settings::rand_config(opts);
     let seed = (rand.seed != 0).then_some(rand.seed);
     Ok(RunSettings {
@@ -481,7 +435,7 @@ fn print_help(inv: &Invocation) {
         text.push_str(&format!("  {} - {}\n", kind.name(), kind.description()));
     }
     text.push('\n');
-    let drivers = driver_specs();
+    let drivers = option_pipeline::driver_specs();
     for (prefix, title) in [
         ("mysql-", "mysql"),
         ("pgsql-", "pgsql"),

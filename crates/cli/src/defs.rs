@@ -11,6 +11,24 @@ pub struct OptionGroup {
     pub specs: Vec<OptSpec>,
 }
 
+/// The most worker threads a run may ask for. Each worker is a thread (or a coroutine
+/// with a stack of its own) and, for scripts, a LuaJIT state: far beyond this a run
+/// exhausts memory or the system's thread limit before it starts.
+pub const MAX_THREADS: f64 = 100_000.0;
+
+/// The longest time option, in seconds (about 31 years): any time limit a run can
+/// mean, and far below where a deadline computed from it overflows a clock.
+pub const MAX_SECONDS: f64 = 1e9;
+
+/// The highest `--rate`: one arrival per nanosecond, the resolution of the clock the
+/// scheduler reads.
+pub const MAX_RATE: f64 = 1e9;
+
+/// The shortest `--report-interval` besides 0: a millisecond, the precision of the
+/// report's time prefix. Shorter intervals only print the same `[ 0s ]` line over
+/// and over.
+pub const MIN_REPORT_INTERVAL: f64 = 0.001;
+
 fn o(name: &str, kind: OptKind, default: Option<&str>, help: &str) -> OptSpec {
     OptSpec::new(name, kind, default, help)
 }
@@ -22,21 +40,22 @@ pub fn general_groups() -> Vec<OptionGroup> {
         OptionGroup {
             title: "General options:",
             specs: vec![
-                o("threads", Int, Some("1"), "number of worker threads").with_range(1.0, 1e6),
+                o("threads", Int, Some("1"), "number of worker threads").with_range(1.0, MAX_THREADS),
                 o("events", Int, Some("0"), "stop after this many events in total (0 = no limit)")
                     .with_range(0.0, 9.2e18),
                 o("time", Int, Some("10"), "stop after this many seconds (0 = no limit)")
-                    .with_range(0.0, 1e9),
+                    .with_range(0.0, MAX_SECONDS),
                 o("warmup-time", Int, Some("0"), "seconds to run with statistics off before the measured --time")
-                    .with_range(0.0, 1e9),
+                    .with_range(0.0, MAX_SECONDS),
                 o("forced-shutdown", String, Some("off"), "seconds (or N% of --time) to wait after --time before forcing the exit; 'off' waits for workers"),
-                o("thread-stack-size", Size, Some("64K"), "stack size of each worker thread"),
+                o("thread-stack-size", Size, Some("64K"), "stack size of each worker thread")
+                    .with_range(16384.0, (1u64 << 30) as f64),
                 o("thread-init-timeout", Int, Some("30"), "seconds allowed for all workers to initialize (0 = no limit)")
-                    .with_range(0.0, 1e9),
+                    .with_range(0.0, MAX_SECONDS),
                 o("rate", Double, Some("0"), "open-loop mode: average event arrivals per second (0 = closed loop)")
-                    .with_range(0.0, 1e12),
+                    .with_range(0.0, MAX_RATE),
                 o("report-interval", Double, Some("0"), "print an intermediate report every N seconds, fractions allowed (0 = off)")
-                    .with_range(0.0, 1e9),
+                    .with_range_or_zero(MIN_REPORT_INTERVAL, MAX_SECONDS),
                 o("report-checkpoints", List, Some(""), "seconds after the start at which to print a full cumulative report and reset counters"),
                 o("debug", Bool, Some("off"), "print debugging output"),
                 o("validate", Bool, Some("off"), "run validation checks where the test supports them"),
@@ -44,10 +63,10 @@ pub fn general_groups() -> Vec<OptionGroup> {
                 o("version", Bool, Some("off"), "print the version and exit"),
                 o("config-file", File, None, "read options from a file of name=value lines"),
                 o("luajit-cmd", String, None, "LuaJIT control command, as `luajit -j` takes it"),
-                o("tx-rate", Double, Some("0"), "old name of --rate"),
-                o("max-requests", Int, Some("0"), "old name of --events"),
-                o("max-time", Int, Some("0"), "old name of --time"),
-                o("num-threads", Int, Some("1"), "old name of --threads"),
+                o("tx-rate", Double, Some("0"), "old name of --rate").with_range(0.0, MAX_RATE),
+                o("max-requests", Int, Some("0"), "old name of --events").with_range(0.0, 9.2e18),
+                o("max-time", Int, Some("0"), "old name of --time").with_range(0.0, MAX_SECONDS),
+                o("num-threads", Int, Some("1"), "old name of --threads").with_range(1.0, MAX_THREADS),
             ],
         },
         OptionGroup {
@@ -75,7 +94,7 @@ pub fn general_groups() -> Vec<OptionGroup> {
                 o("verbosity", Int, Some("3"), "how much to print, from 0 (critical only) to 5 (debug)")
                     .with_range(0.0, 5.0),
                 o("percentile", Double, Some("95"), "latency percentile shown in reports (1-100; 0 turns it off)")
-                    .with_range(0.0, 100.0),
+                    .with_range_or_zero(1.0, 100.0),
                 o("histogram", Bool, Some("off"), "print the latency histogram before the final report"),
             ],
         },
@@ -91,7 +110,7 @@ pub fn general_groups() -> Vec<OptionGroup> {
                 o("clients", Int, Some("1"), "with --barrier: how many bmk processes start together")
                     .with_range(1.0, 1e6),
                 o("barrier-timeout", Int, Some("300"), "with --barrier: seconds to wait for the other clients before giving up")
-                    .with_range(1.0, 1e9),
+                    .with_range(1.0, MAX_SECONDS),
                 o("results-dir", File, None, "write a results directory (run.json, the level's intervals with histograms, result.json, summary.csv, captured server and OS status) to this new directory"),
                 o("max-users-per-process", Int, Some("0"), "run a level with more users than this as several bmk processes started together and merged (needs --results-dir; 0 = what the open-files limit allows)")
                     .with_range(0.0, 1e9),

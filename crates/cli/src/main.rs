@@ -8,6 +8,7 @@ mod compat;
 mod defs;
 mod help;
 mod kit_ssh;
+mod option_pipeline;
 mod results;
 mod results_dir;
 mod run_settings;

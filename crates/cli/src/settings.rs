@@ -5,6 +5,8 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use bmk_engine::options::OptionSet;
+
+use crate::defs::{MAX_SECONDS, MAX_THREADS};
 use bmk_engine::rand::{Distribution, RandConfig};
 use bmk_engine::RunConfig;
 use bmk_report::ReportFormat;
@@ -46,11 +48,15 @@ pub fn run_config(opts: &OptionSet, strict: bool) -> Result<RunConfig, SettingsE
     let interval = opts.double("report-interval", 0.0);
     let mut checkpoints = Vec::new();
     for item in opts.list("report-checkpoints") {
-        let secs: f64 = item.parse().ok().filter(|v: &f64| *v > 0.0).ok_or_else(|| {
-            SettingsError(format!(
-                "invalid value '{item}' in --report-checkpoints: expected positive numbers of seconds"
-            ))
-        })?;
+        let secs: f64 = item
+            .parse()
+            .ok()
+            .filter(|v: &f64| *v > 0.0 && *v <= MAX_SECONDS)
+            .ok_or_else(|| {
+                SettingsError(format!(
+                    "invalid value '{item}' in --report-checkpoints: expected positive numbers of seconds up to {MAX_SECONDS}"
+                ))
+            })?;
         checkpoints.push(seconds(secs));
     }
     let stack = opts
@@ -82,36 +88,44 @@ fn parse_event_loops(raw: &str) -> Result<Option<u32>, SettingsError> {
     match raw.trim() {
         "" | "auto" => Ok(None),
         "off" => Ok(Some(0)),
-        n => n.parse().map(Some).map_err(|_| {
-            SettingsError(format!(
-                "invalid value '{raw}' for --event-loops: expected auto, off or a number of threads"
-            ))
-        }),
+        n => n
+            .parse::<u32>()
+            .ok()
+            .filter(|n| f64::from(*n) <= MAX_THREADS)
+            .map(Some)
+            .ok_or_else(|| {
+                SettingsError(format!(
+                    "invalid value '{raw}' for option --event-loops: expected auto, off or a number of threads up to {MAX_THREADS}"
+                ))
+            }),
     }
 }
 
+/// `--forced-shutdown`: `off`, seconds, or a percentage of `--time`; the delay it
+/// comes to must be a number of seconds from 0 to [`MAX_SECONDS`] (`nan`, `inf` and
+/// huge values are errors, not a delay of 0 or a panic).
 fn parse_forced_shutdown(raw: &str, time: i64) -> Result<Option<Duration>, SettingsError> {
     let bad = || {
         SettingsError(format!(
-            "invalid value '{raw}' for option --forced-shutdown: expected 'off', seconds, or a percentage of --time such as 5%"
+            "invalid value '{raw}' for option --forced-shutdown: expected 'off', seconds from 0 to {MAX_SECONDS}, or a percentage of --time such as 5%"
         ))
     };
     let raw_trim = raw.trim();
     if raw_trim.eq_ignore_ascii_case("off") {
         return Ok(None);
     }
-    if let Some(pct) = raw_trim.strip_suffix('%') {
-        let p: f64 = pct.trim().parse().map_err(|_| bad())?;
-        if p < 0.0 {
-            return Err(bad());
+    let secs = match raw_trim.strip_suffix('%') {
+        Some(pct) => {
+            let p: f64 = pct.trim().parse().map_err(|_| bad())?;
+            time as f64 * p / 100.0
         }
-        return Ok(Some(seconds(time as f64 * p / 100.0)));
-    }
-    let s: f64 = raw_trim.parse().map_err(|_| bad())?;
-    if s < 0.0 {
+        None => raw_trim.parse().map_err(|_| bad())?,
+    };
+    // Written so that NaN fails too.
+    if !(0.0..=MAX_SECONDS).contains(&secs) {
         return Err(bad());
     }
-    Ok(Some(seconds(s)))
+    Ok(Some(seconds(secs)))
 }
 
 /// The random generator settings.
@@ -130,6 +144,17 @@ pub fn rand_config(opts: &OptionSet) -> RandConfig {
         special_iter: opts.int("rand-spec-iter", 12) as u32,
         special_pct: opts.double("rand-spec-pct", 1.0),
         special_res: opts.double("rand-spec-res", 75.0),
+    }
+}
+
+/// The file option `name`, `None` when not given; given empty, it is an error rather
+/// than silently no file.
+pub fn non_empty_path(opts: &OptionSet, name: &str) -> Result<Option<PathBuf>, SettingsError> {
+    match opts.string(name) {
+        Some(s) if s.is_empty() => Err(SettingsError(format!(
+            "invalid value '' for option --{name}: expected a file name"
+        ))),
+        other => Ok(other.map(PathBuf::from)),
     }
 }
 
@@ -165,10 +190,7 @@ pub fn report_options(opts: &OptionSet) -> Result<ReportOptions, SettingsError> 
         percentiles,
         histogram,
         format,
-        results: opts
-            .string("results")
-            .filter(|s| !s.is_empty())
-            .map(PathBuf::from),
+        results: non_empty_path(opts, "results")?,
         interval: opts.double("report-interval", 0.0),
     })
 }
@@ -189,5 +211,15 @@ mod tests {
             Some(Duration::from_secs(5))
         );
         assert!(parse_forced_shutdown("soon", 10).is_err());
+        for bad in [
+            "inf",
+            "nan",
+            "-1",
+            "1e308",
+            "99999999999999999999999",
+            "1e300%",
+        ] {
+            assert!(parse_forced_shutdown(bad, 10).is_err(), "{bad}");
+        }
     }
 }

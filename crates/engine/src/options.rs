@@ -55,8 +55,13 @@ pub struct OptSpec {
     pub help: String,
     /// Values the option accepts, when it is an enumeration (checked case-insensitively).
     pub choices: Option<Vec<String>>,
-    /// Inclusive numeric range for `Int`, `Size` and `Double` options.
+    /// Inclusive numeric range for `Int`, `Size` and `Double` options, and for every
+    /// item of a `List` option that has one (a list of numbers, such as ports).
     pub range: Option<(f64, f64)>,
+    /// Whether 0 is accepted besides [`range`](Self::range): the "0 turns it off"
+    /// options whose other values must not come near 0 (`--percentile`,
+    /// `--report-interval`).
+    pub zero_allowed: bool,
 }
 
 impl OptSpec {
@@ -69,6 +74,7 @@ impl OptSpec {
             help: help.to_string(),
             choices: None,
             range: None,
+            zero_allowed: false,
         }
     }
 
@@ -81,6 +87,13 @@ impl OptSpec {
     /// Restricts a numeric option to `[min, max]`.
     pub fn with_range(mut self, min: f64, max: f64) -> OptSpec {
         self.range = Some((min, max));
+        self
+    }
+
+    /// Restricts a numeric option to 0 (off) or `[min, max]`.
+    pub fn with_range_or_zero(mut self, min: f64, max: f64) -> OptSpec {
+        self.range = Some((min, max));
+        self.zero_allowed = true;
         self
     }
 
@@ -124,7 +137,17 @@ impl OptSpec {
                 OptValue::Double(v)
             }
             OptKind::String | OptKind::File => OptValue::Str(raw.to_string()),
-            OptKind::List => OptValue::List(parse_list(raw)),
+            OptKind::List => {
+                let items = parse_list(raw);
+                if self.range.is_some() {
+                    let what = self.range_text("a comma-separated list of integers");
+                    for item in items.iter().filter(|i| !i.is_empty()) {
+                        let v = parse_int(item).ok_or_else(|| bad(what.clone()))?;
+                        self.check_range(v as f64).map_err(|_| bad(what.clone()))?;
+                    }
+                }
+                OptValue::List(items)
+            }
         };
         if let Some(choices) = &self.choices {
             let ok = match &value {
@@ -143,6 +166,9 @@ impl OptSpec {
 
     fn range_text(&self, what: &str) -> String {
         match self.range {
+            Some((lo, hi)) if self.zero_allowed => {
+                format!("{what} from {} to {}, or 0", fmt_num(lo), fmt_num(hi))
+            }
             Some((lo, hi)) => format!("{what} from {} to {}", fmt_num(lo), fmt_num(hi)),
             None => what.to_string(),
         }
@@ -150,7 +176,9 @@ impl OptSpec {
 
     fn check_range(&self, v: f64) -> Result<(), String> {
         match self.range {
-            Some((lo, hi)) if v < lo || v > hi => Err(self.range_text("a value")),
+            _ if v == 0.0 && self.zero_allowed => Ok(()),
+            // NaN compares false with everything: it must fail here, not slip through.
+            Some((lo, hi)) if !(v >= lo && v <= hi) => Err(self.range_text("a value")),
             _ => Ok(()),
         }
     }
@@ -477,6 +505,90 @@ mod tests {
             spec.parse("c").unwrap_err().to_string(),
             "invalid value 'c' for option --mode: expected one of: a, b"
         );
+    }
+
+    fn spec(kind: OptKind) -> OptSpec {
+        OptSpec::new("opt", kind, None, "")
+    }
+
+    #[test]
+    fn kind_bool() {
+        let b = spec(OptKind::Bool);
+        assert_eq!(b.parse("Yes"), Ok(OptValue::Bool(true)));
+        assert_eq!(b.parse(" off "), Ok(OptValue::Bool(false)));
+        // The empty string is no boolean: the one meaning for every option.
+        assert!(b.parse("").is_err());
+        assert!(b.parse("2").is_err());
+    }
+
+    #[test]
+    fn kind_int() {
+        let i = spec(OptKind::Int).with_range(-5.0, 5.0);
+        assert_eq!(i.parse("-5"), Ok(OptValue::Int(-5)));
+        assert_eq!(i.parse(" 5 "), Ok(OptValue::Int(5)));
+        for bad in ["6", "1.5", "1e2", "", "99999999999999999999", "nan"] {
+            assert!(i.parse(bad).is_err(), "{bad}");
+        }
+        assert_eq!(
+            spec(OptKind::Int).parse("9223372036854775807"),
+            Ok(OptValue::Int(i64::MAX))
+        );
+    }
+
+    #[test]
+    fn kind_size() {
+        let z = spec(OptKind::Size).with_range(1024.0, (1u64 << 30) as f64);
+        assert_eq!(z.parse("64K"), Ok(OptValue::Size(65536)));
+        assert_eq!(z.parse("1G"), Ok(OptValue::Size(1 << 30)));
+        for bad in ["1023", "2G", "99999999999T", "K", "-1K", ""] {
+            assert!(z.parse(bad).is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn kind_double() {
+        let d = spec(OptKind::Double).with_range(0.0, 10.0);
+        assert_eq!(d.parse("2.5"), Ok(OptValue::Double(2.5)));
+        for bad in ["inf", "-inf", "nan", "1e308", "10.01", "-0.5", "x", ""] {
+            assert!(d.parse(bad).is_err(), "{bad}");
+        }
+        // 0 or the range: values near 0 are errors, 0 itself is "off".
+        let p = spec(OptKind::Double).with_range_or_zero(1.0, 100.0);
+        assert_eq!(p.parse("0"), Ok(OptValue::Double(0.0)));
+        assert_eq!(p.parse("100"), Ok(OptValue::Double(100.0)));
+        let err = p.parse("0.0000001").unwrap_err().to_string();
+        assert!(
+            err.ends_with("expected a value from 1 to 100, or 0"),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn kind_string_and_file() {
+        let s = spec(OptKind::String);
+        assert_eq!(s.parse(""), Ok(OptValue::Str(String::new())));
+        let f = spec(OptKind::File);
+        assert_eq!(f.parse("/tmp/x"), Ok(OptValue::Str("/tmp/x".into())));
+        let c = spec(OptKind::String).with_choices(&["auto", "off"]);
+        assert!(c.parse("AUTO").is_ok());
+        assert!(c.parse("on").is_err());
+    }
+
+    #[test]
+    fn kind_list() {
+        let l = spec(OptKind::List);
+        assert_eq!(
+            l.parse("a, b"),
+            Ok(OptValue::List(vec!["a".into(), "b".into()]))
+        );
+        assert_eq!(l.parse(""), Ok(OptValue::List(Vec::new())));
+        // A list with a range is a list of integers, each in the range.
+        let ports = spec(OptKind::List).with_range(1.0, 65535.0);
+        assert!(ports.parse("3306,3307").is_ok());
+        for bad in ["0", "3306,65536", "3306,x", "1.5"] {
+            let err = ports.parse(bad).unwrap_err().to_string();
+            assert!(err.contains("integers from 1 to 65535"), "{err}");
+        }
     }
 
     #[test]

@@ -10,7 +10,7 @@
 //! ```
 //!
 //! The kit's own options (`--users`, `--time`, `--pause`, `--repeat`, `--warmup`,
-//! `--results-dir`, `--capture-interval`) are taken out; every other option goes to the
+//! `--results-dir`, `--capture-interval`, `--capture-target`) are taken out; every other option goes to the
 //! level's command line after the scenario's own, so it wins. `--target` and `--config`
 //! go there too, and the kit reads the same target for its own server connection.
 
@@ -28,6 +28,7 @@ use bmk_report::results_dir::{RunManifest, DIR_SCHEMA_VERSION, RUN_SCHEMA_NAME};
 
 use crate::catalog::{self, Action, Scenario, CATALOG, DEFAULT_LOADERS, DEFAULT_SOCKET, TOKENS};
 use crate::error::KitError;
+use crate::progress::{self, PrepareScreen, PrepareWork};
 use crate::run_dir::{default_parent, RunDir};
 use crate::sampler::DEFAULT_INTERVAL_S;
 use crate::server;
@@ -58,7 +59,7 @@ struct KitArgs {
     passed: Vec<String>,
 }
 
-const OWN: [&str; 7] = [
+const OWN: [&str; 8] = [
     "users",
     "time",
     "pause",
@@ -66,6 +67,7 @@ const OWN: [&str; 7] = [
     "warmup",
     "results-dir",
     "capture-interval",
+    "capture-target",
 ];
 
 fn split_args(args: &[String]) -> KitArgs {
@@ -152,6 +154,24 @@ fn option_map(args: &[String]) -> Result<BTreeMap<String, String>, KitError> {
         map.insert(k, v);
     }
     Ok(map)
+}
+
+/// The server `--capture-target=NAME` names: the one to sample when the benchmark's
+/// connections reach it through something else (a proxy, a load balancer), or another
+/// server whose status matters during the run.
+fn capture_target(
+    target: &str,
+    config: Option<&String>,
+) -> Result<bmk_sql::DriverConfig, KitError> {
+    if target.is_empty() {
+        return Err(KitError::Usage(
+            "--capture-target needs the name of a bmk.toml target".into(),
+        ));
+    }
+    let mut args = vec![format!("--target={target}")];
+    args.extend(config.map(|c| format!("--config={c}")));
+    let options = option_map(&args)?;
+    server::driver_config(&|k| options.get(k).cloned())
 }
 
 /// The socket a `socket` scenario uses: the target's, else the usual MariaDB one.
@@ -351,10 +371,30 @@ fn prepare(a: &KitArgs, ctx: &KitContext) -> Result<i32, KitError> {
         None => DEFAULT_LOADERS,
     };
     let words = s.args(loaders, 0, &socket_path(&a.passed), &a.passed);
-    let status = std::process::Command::new(&ctx.program)
-        .args(&words)
-        .status()
+    let mut cmd = std::process::Command::new(&ctx.program);
+    cmd.args(&words);
+    let work = PrepareWork::of(&words).filter(|_| progress::live_terminal());
+    let Some(work) = work else {
+        // Not on a terminal: the prepare's output passes through untouched.
+        let status = cmd.status().map_err(|e| KitError::io(&ctx.program, e))?;
+        return Ok(status.code().unwrap_or(1));
+    };
+    let mut child = cmd
+        .stdout(std::process::Stdio::piped())
+        .spawn()
         .map_err(|e| KitError::io(&ctx.program, e))?;
+    let mut screen = PrepareScreen::new(work, indicatif::ProgressDrawTarget::stderr());
+    if let Some(out) = child.stdout.take() {
+        use std::io::BufRead;
+        for line in std::io::BufReader::new(out).lines() {
+            match line {
+                Ok(l) => screen.line(&l),
+                Err(_) => break,
+            }
+        }
+    }
+    screen.finish();
+    let status = child.wait().map_err(|e| KitError::io(&ctx.program, e))?;
     Ok(status.code().unwrap_or(1))
 }
 
@@ -459,6 +499,10 @@ fn execute(
         Some(v) => seconds("--capture-interval", v)?,
         None => DEFAULT_INTERVAL_S,
     };
+    let capture_driver = match a.own.get("capture-target") {
+        Some(target) => Some(capture_target(target, options.get("config"))?),
+        None => driver.clone(),
+    };
     let manifest = RunManifest {
         schema: RUN_SCHEMA_NAME.into(),
         schema_version: DIR_SCHEMA_VERSION,
@@ -499,7 +543,7 @@ fn execute(
         program: &ctx.program,
         plan,
         level_args: &level_args,
-        driver,
+        driver: capture_driver,
         capture_interval: Duration::from_secs_f64(interval),
         interrupt: ctx.interrupt.clone(),
         live: true,

@@ -180,29 +180,7 @@ impl RunDir {
 
 /// The summary row of a finished level from its `result.json`.
 pub fn summary_row(level: &str, users: u32, repeat: u32, result: &ResultsFile) -> SummaryRow {
-    let f = &result.final_stats;
-    let pct = |p: f64| f.latency.percentile_ms(p).unwrap_or(0.0);
-    let per_s = |n: u64| {
-        if f.time_total_s > 0.0 {
-            n as f64 / f.time_total_s
-        } else {
-            0.0
-        }
-    };
-    SummaryRow {
-        level: level.to_string(),
-        users,
-        repeat,
-        tps: f.events_per_sec,
-        qps: per_s(f.counters.queries()),
-        avg_ms: f.latency.avg_ms,
-        p95_ms: pct(95.0),
-        p99_ms: pct(99.0),
-        max_ms: f.latency.max_ms,
-        errors: f.counters.errors,
-        reconnects: f.counters.reconnects,
-        status: result.status.clone(),
-    }
+    SummaryRow::of(level, users, repeat, &result.final_stats, &result.status)
 }
 
 #[cfg(test)]

@@ -30,6 +30,7 @@ use crate::codec;
 use crate::error::Error;
 use crate::host::HostInfo;
 use crate::results::{IntervalRecord, ToolInfo};
+use crate::summary::FinalStats;
 
 /// The `schema` field of `run.json`.
 pub const RUN_SCHEMA_NAME: &str = "bmk-run";
@@ -245,6 +246,26 @@ pub const SUMMARY_HEADER: &str =
     "level,users,repeat,tps,qps,avg_ms,p95_ms,p99_ms,max_ms,errors,reconnects,status";
 
 impl SummaryRow {
+    /// The row of a finished level from its final statistics: the one place the
+    /// per-level numbers (summary.csv, the kit's table, `bmk report`'s table) are made.
+    pub fn of(level: &str, users: u32, repeat: u32, f: &FinalStats, status: &str) -> SummaryRow {
+        let pct = |p: f64| f.latency.percentile_ms(p).unwrap_or(0.0);
+        SummaryRow {
+            level: level.to_string(),
+            users,
+            repeat,
+            tps: f.events_per_sec,
+            qps: f.per_sec(f.counters.queries()),
+            avg_ms: f.latency.avg_ms,
+            p95_ms: pct(95.0),
+            p99_ms: pct(99.0),
+            max_ms: f.latency.max_ms,
+            errors: f.counters.errors,
+            reconnects: f.counters.reconnects,
+            status: status.to_string(),
+        }
+    }
+
     /// The row as CSV (no newline). Rates with 2 decimals, latencies with 3, as the
     /// text reports print them.
     pub fn to_csv(&self) -> String {

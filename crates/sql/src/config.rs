@@ -7,6 +7,8 @@ use std::path::PathBuf;
 use std::str::FromStr;
 use std::time::Duration;
 
+use bmk_engine::options::{OptKind, OptSpec, OptValue};
+
 use crate::driver_kind::DriverKind;
 use crate::error::SqlError;
 
@@ -20,49 +22,16 @@ pub enum PsMode {
     Disable,
 }
 
-/// The kind of value an option takes (for the CLI's help and validation).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum OptKind {
-    /// `on`/`off` style flag.
-    Bool,
-    /// Integer.
-    Int,
-    /// Free text.
-    String,
-    /// Comma-separated list.
-    List,
-    /// File path.
-    File,
-    /// Size with optional K/M/G/T suffix.
-    Size,
+fn opt(name: &str, default: Option<&str>, help: &str, kind: OptKind) -> OptSpec {
+    OptSpec::new(name, kind, default, help)
 }
 
-/// One entry of the option table.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct OptionSpec {
-    /// Option name without the leading `--`, `-` separated.
-    pub name: &'static str,
-    /// Default value as text (`None` = no default / empty).
-    pub default: Option<&'static str>,
-    /// Help text.
-    pub help: &'static str,
-    /// Value kind.
-    pub kind: OptKind,
-}
+/// TCP ports: 0 would let the system pick one, which no server listens on.
+const PORT_RANGE: (f64, f64) = (1.0, 65535.0);
 
-const fn opt(
-    name: &'static str,
-    default: Option<&'static str>,
-    help: &'static str,
-    kind: OptKind,
-) -> OptionSpec {
-    OptionSpec {
-        name,
-        default,
-        help,
-        kind,
-    }
-}
+/// The longest a connect or a wait on a socket may be asked to take, in seconds
+/// (11.5 days): beyond it a deadline computed from the value could overflow a clock.
+const MAX_TIMEOUT_SECS: f64 = 1e6;
 
 /// The SQLSTATEs that restart an event on PostgreSQL by default, those of sysbench's
 /// PostgreSQL driver: deadlock, unique violation and serialization failure. The unique
@@ -71,14 +40,18 @@ const fn opt(
 /// INSERT then hits the primary key.
 const PGSQL_IGNORED_BY_DEFAULT: &str = "40P01,23505,40001";
 
-static OPTION_SPECS: &[OptionSpec] = &[
+/// sysbench's database options and bmk's additions, each with its type, default, help
+/// and the values it accepts: the one definition the CLI's validation and help, the
+/// Lua API and [`DriverConfig::from_options`] all read.
+pub fn option_specs() -> Vec<OptSpec> {
+    vec![
     opt("db-driver", Some("mysql"), "database driver ('help' lists them)", OptKind::String),
-    opt("db-ps-mode", Some("auto"), "prepared statements: auto (server-side) or disable (client-side substitution)", OptKind::String),
+    opt("db-ps-mode", Some("auto"), "prepared statements: auto (server-side) or disable (client-side substitution)", OptKind::String).with_choices(&["auto", "disable"]),
     opt("db-debug", Some("off"), "trace every database call", OptKind::Bool),
-    opt("db-connect-timeout", Some("5"), "connect timeout in seconds, including the server handshake (all drivers)", OptKind::Int),
-    opt("db-timeout", Some("300"), "seconds a read or write on a server connection may wait before the connection counts as lost (MySQL, PostgreSQL; 0 = no limit; off by default in prepare and cleanup)", OptKind::Int),
+    opt("db-connect-timeout", Some("5"), "connect timeout in seconds, including the server handshake (all drivers)", OptKind::Int).with_range(0.0, MAX_TIMEOUT_SECS),
+    opt("db-timeout", Some("300"), "seconds a read or write on a server connection may wait before the connection counts as lost (MySQL, PostgreSQL; 0 = no limit; off by default in prepare and cleanup)", OptKind::Int).with_range(0.0, MAX_TIMEOUT_SECS),
     opt("mysql-host", Some("localhost"), "MySQL/MariaDB host name(s); connections rotate over them", OptKind::List),
-    opt("mysql-port", Some("3306"), "MySQL/MariaDB TCP port(s)", OptKind::List),
+    opt("mysql-port", Some("3306"), "MySQL/MariaDB TCP port(s)", OptKind::List).with_range(PORT_RANGE.0, PORT_RANGE.1),
     opt("mysql-socket", None, "UNIX socket path(s), used instead of TCP", OptKind::List),
     opt("mysql-user", Some("sbtest"), "user to connect as", OptKind::String),
     opt("mysql-password", None, "password (never printed or stored in results); else --mysql-password-file, else env MYSQL_PWD", OptKind::String),
@@ -95,7 +68,7 @@ static OPTION_SPECS: &[OptionSpec] = &[
     opt("mysql-ignore-errors", Some("1213,1020,1205"), "server error numbers that restart the event instead of stopping the run, or \"all\"", OptKind::List),
     opt("mysql-dry-run", Some("off"), "skip the server: every client call succeeds at once (measures client overhead)", OptKind::Bool),
     opt("pgsql-host", Some("localhost"), "PostgreSQL host name (or socket directory)", OptKind::String),
-    opt("pgsql-port", Some("5432"), "PostgreSQL TCP port", OptKind::Int),
+    opt("pgsql-port", Some("5432"), "PostgreSQL TCP port", OptKind::Int).with_range(PORT_RANGE.0, PORT_RANGE.1),
     opt("pgsql-user", Some("sbtest"), "user to connect as", OptKind::String),
     opt("pgsql-password", None, "password (never printed or stored in results); else --pgsql-password-file, else env PGPASSWORD", OptKind::String),
     opt("pgsql-password-file", None, "file whose first line is the password (keeps it off the command line)", OptKind::File),
@@ -103,13 +76,9 @@ static OPTION_SPECS: &[OptionSpec] = &[
     opt("pgsql-sslmode", Some("prefer"), "TLS mode: disable, allow, prefer, require, verify-ca or verify-full", OptKind::String),
     opt("pgsql-ignore-errors", Some(PGSQL_IGNORED_BY_DEFAULT), "list of SQLSTATEs (5 characters) or SQLSTATE classes (2 characters) to ignore, or \"all\"; a lost connection (reported as its own SQLSTATE, e.g. 57P01, or 08006) that is listed (as itself, 08006 or class 08) triggers a reconnect", OptKind::List),
     opt("sqlite-db", Some("./sbtest.db"), "SQLite database file", OptKind::File),
-    opt("sqlite-busy-timeout", Some("10000"), "SQLite busy timeout in milliseconds", OptKind::Int),
+    opt("sqlite-busy-timeout", Some("10000"), "SQLite busy timeout in milliseconds", OptKind::Int).with_range(0.0, i32::MAX as f64),
     opt("sqlite-ignore-errors", Some("busy,locked"), "list of SQLite result codes (names such as busy, locked, constraint, or numbers) to ignore, or \"all\"", OptKind::List),
-];
-
-/// Static option table for the CLI's help and validation.
-pub fn option_specs() -> &'static [OptionSpec] {
-    OPTION_SPECS
+    ]
 }
 
 /// `--mysql-ssl`.
@@ -415,7 +384,6 @@ pub struct DriverConfig {
     pub sqlite: SqliteOptions,
 }
 
-/// Parses one option value, turning failures into a config [`SqlError`].
 /// The longest password file read: a password is a line, and a path given by mistake
 /// (a log, `/dev/zero`) must not be read without end.
 const PASSWORD_FILE_LIMIT: u64 = 64 * 1024;
@@ -441,9 +409,13 @@ fn read_password_file(path: &std::path::Path) -> Result<String, String> {
     Ok(line.trim_end_matches('\r').to_string())
 }
 
+/// The options of one driver configuration, read through the option table: every value
+/// (given, else the table's default) is parsed by its [`OptSpec`], so the grammar, the
+/// ranges and the error wording are those of every other option.
 struct Lookup<'a> {
     kind: DriverKind,
     get: &'a dyn Fn(&str) -> Option<String>,
+    specs: Vec<OptSpec>,
 }
 
 impl Lookup<'_> {
@@ -452,11 +424,32 @@ impl Lookup<'_> {
     }
 
     fn err(&self, name: &str, value: &str) -> SqlError {
-        SqlError::config(self.kind, format!("invalid value for --{name}: '{value}'"))
+        SqlError::config(
+            self.kind,
+            format!("invalid value '{value}' for option --{name}"),
+        )
     }
 
-    fn string(&self, name: &str, default: &str) -> String {
-        self.raw(name).unwrap_or_else(|| default.to_string())
+    /// The typed value of option `name`: the given one, else the default; `None` when
+    /// it has neither.
+    fn value(&self, name: &str) -> Result<Option<OptValue>, SqlError> {
+        let Some(spec) = self.specs.iter().find(|s| s.name == name) else {
+            return Err(SqlError::config(
+                self.kind,
+                format!("--{name} is not a database option"),
+            ));
+        };
+        match self.raw(name).or_else(|| spec.default.clone()) {
+            None => Ok(None),
+            Some(raw) => spec
+                .parse(&raw)
+                .map(Some)
+                .map_err(|e| SqlError::config(self.kind, e.to_string())),
+        }
+    }
+
+    fn string(&self, name: &str) -> Result<String, SqlError> {
+        Ok(self.value(name)?.map(|v| v.to_string()).unwrap_or_default())
     }
 
     /// The password: option `name` if given, else the first line of the file option
@@ -466,51 +459,46 @@ impl Lookup<'_> {
         if let Some(p) = self.raw(name) {
             return Ok(p);
         }
-        if let Some(path) = self.opt_path(file) {
+        if let Some(path) = self.opt_path(file)? {
             return read_password_file(&path)
                 .map_err(|e| SqlError::config(self.kind, format!("--{file}: {e}")));
         }
         Ok(std::env::var(env).unwrap_or_default())
     }
 
-    fn opt_path(&self, name: &str) -> Option<PathBuf> {
-        self.raw(name).filter(|s| !s.is_empty()).map(PathBuf::from)
+    fn opt_path(&self, name: &str) -> Result<Option<PathBuf>, SqlError> {
+        Ok(self.opt_string(name)?.map(PathBuf::from))
     }
 
-    fn bool(&self, name: &str, default: bool) -> Result<bool, SqlError> {
-        match self.raw(name) {
-            None => Ok(default),
-            Some(v) => parse_bool(&v).ok_or_else(|| self.err(name, &v)),
-        }
+    /// A string option's value, `None` when it is unset or empty.
+    fn opt_string(&self, name: &str) -> Result<Option<String>, SqlError> {
+        Ok(Some(self.string(name)?).filter(|s| !s.is_empty()))
     }
 
-    fn int<T: FromStr>(&self, name: &str, default: T) -> Result<T, SqlError> {
-        match self.raw(name) {
-            None => Ok(default),
-            Some(v) => v.trim().parse().map_err(|_| self.err(name, &v)),
-        }
+    fn bool(&self, name: &str) -> Result<bool, SqlError> {
+        Ok(self.value(name)?.is_some_and(|v| v.as_bool()))
     }
 
-    fn list(&self, name: &str, default: &str) -> Vec<String> {
-        split_list(&self.string(name, default))
+    /// An integer option in the type the configuration holds it in; the option's range
+    /// keeps it inside that type.
+    fn int<T: TryFrom<i64>>(&self, name: &str) -> Result<T, SqlError> {
+        let v = self.value(name)?;
+        let n = v.as_ref().and_then(OptValue::as_i64).unwrap_or(0);
+        T::try_from(n).map_err(|_| self.err(name, &n.to_string()))
     }
 
-    fn parsed<T: FromStr<Err = String>>(&self, name: &str, default: T) -> Result<T, SqlError> {
-        match self.raw(name) {
-            None => Ok(default),
-            Some(v) => v
-                .parse()
-                .map_err(|e: String| SqlError::config(self.kind, e)),
-        }
+    fn list(&self, name: &str) -> Result<Vec<String>, SqlError> {
+        Ok(match self.value(name)? {
+            Some(OptValue::List(items)) => items.into_iter().filter(|s| !s.is_empty()).collect(),
+            Some(other) => split_list(&other.to_string()),
+            None => Vec::new(),
+        })
     }
-}
 
-/// Parse a sysbench boolean (`on/off`, `true/false`, `yes/no`, `1/0`).
-pub fn parse_bool(v: &str) -> Option<bool> {
-    match v.trim().to_ascii_lowercase().as_str() {
-        "on" | "true" | "yes" | "1" | "" => Some(true),
-        "off" | "false" | "no" | "0" => Some(false),
-        _ => None,
+    fn parsed<T: FromStr<Err = String>>(&self, name: &str) -> Result<T, SqlError> {
+        self.string(name)?
+            .parse()
+            .map_err(|e: String| SqlError::config(self.kind, e))
     }
 }
 
@@ -574,22 +562,21 @@ impl DriverConfig {
         kind: DriverKind,
         get: &dyn Fn(&str) -> Option<String>,
     ) -> Result<Self, SqlError> {
-        let l = Lookup { kind, get };
-        let ps_mode = match l
-            .string("db-ps-mode", "auto")
-            .trim()
-            .to_ascii_lowercase()
-            .as_str()
-        {
-            "auto" => PsMode::Auto,
-            "disable" => PsMode::Disable,
-            other => return Err(l.err("db-ps-mode", other)),
+        let l = Lookup {
+            kind,
+            get,
+            specs: option_specs(),
+        };
+        let ps_mode = if l.string("db-ps-mode")?.eq_ignore_ascii_case("disable") {
+            PsMode::Disable
+        } else {
+            PsMode::Auto
         };
         let common = CommonOptions {
             ps_mode,
-            debug: l.bool("db-debug", false)?,
-            connect_timeout: Duration::from_secs(l.int("db-connect-timeout", 5u64)?.max(1)),
-            io_timeout: match l.int("db-timeout", DEFAULT_IO_TIMEOUT.as_secs())? {
+            debug: l.bool("db-debug")?,
+            connect_timeout: Duration::from_secs(l.int::<u64>("db-connect-timeout")?.max(1)),
+            io_timeout: match l.int::<u64>("db-timeout")? {
                 0 => None,
                 secs => Some(Duration::from_secs(secs)),
             },
@@ -601,49 +588,49 @@ impl DriverConfig {
         };
         match kind {
             DriverKind::Mysql => {
-                let ports_raw = l.raw("mysql-port");
-                let ports = split_list(ports_raw.as_deref().unwrap_or("3306"))
+                let ports = l
+                    .list("mysql-port")?
                     .iter()
                     .map(|p| p.parse::<u16>().map_err(|_| l.err("mysql-port", p)))
                     .collect::<Result<Vec<_>, _>>()?;
-                let mut hosts = l.list("mysql-host", "localhost");
+                let mut hosts = l.list("mysql-host")?;
                 if hosts.is_empty() {
                     hosts.push("localhost".into());
                 }
                 cfg.mysql = MysqlOptions {
                     hosts,
                     ports: if ports.is_empty() { vec![3306] } else { ports },
-                    port_given: ports_raw.is_some(),
-                    sockets: l.list("mysql-socket", ""),
-                    user: l.string("mysql-user", "sbtest"),
+                    port_given: l.raw("mysql-port").is_some(),
+                    sockets: l.list("mysql-socket")?,
+                    user: l.string("mysql-user")?,
                     password: l.password("mysql-password", "mysql-password-file", "MYSQL_PWD")?,
-                    db: l.string("mysql-db", "sbtest"),
-                    ssl: l.parsed("mysql-ssl", MysqlSslMode::Disabled)?,
-                    ssl_key: l.opt_path("mysql-ssl-key"),
-                    ssl_ca: l.opt_path("mysql-ssl-ca"),
-                    ssl_cert: l.opt_path("mysql-ssl-cert"),
-                    ssl_cipher: l.raw("mysql-ssl-cipher").filter(|s| !s.is_empty()),
-                    compression: l.bool("mysql-compression", false)?,
-                    compression_algorithms: l.list("mysql-compression-algorithms", "zlib"),
-                    debug: l.bool("mysql-debug", false)?,
+                    db: l.string("mysql-db")?,
+                    ssl: l.parsed("mysql-ssl")?,
+                    ssl_key: l.opt_path("mysql-ssl-key")?,
+                    ssl_ca: l.opt_path("mysql-ssl-ca")?,
+                    ssl_cert: l.opt_path("mysql-ssl-cert")?,
+                    ssl_cipher: l.opt_string("mysql-ssl-cipher")?,
+                    compression: l.bool("mysql-compression")?,
+                    compression_algorithms: l.list("mysql-compression-algorithms")?,
+                    debug: l.bool("mysql-debug")?,
                     ignore_errors: ignore_list(
-                        l.list("mysql-ignore-errors", "1213,1020,1205"),
+                        l.list("mysql-ignore-errors")?,
                         |e| e.parse().ok(),
                         |e| l.err("mysql-ignore-errors", e),
                     )?,
-                    dry_run: l.bool("mysql-dry-run", false)?,
+                    dry_run: l.bool("mysql-dry-run")?,
                 };
             }
             DriverKind::Pgsql => {
                 cfg.pgsql = PgsqlOptions {
-                    host: l.string("pgsql-host", "localhost"),
-                    port: l.int("pgsql-port", 5432u16)?,
-                    user: l.string("pgsql-user", "sbtest"),
+                    host: l.string("pgsql-host")?,
+                    port: l.int("pgsql-port")?,
+                    user: l.string("pgsql-user")?,
                     password: l.password("pgsql-password", "pgsql-password-file", "PGPASSWORD")?,
-                    db: l.string("pgsql-db", "sbtest"),
-                    sslmode: l.parsed("pgsql-sslmode", PgSslMode::Prefer)?,
+                    db: l.string("pgsql-db")?,
+                    sslmode: l.parsed("pgsql-sslmode")?,
                     ignore_errors: ignore_list(
-                        l.list("pgsql-ignore-errors", PGSQL_IGNORED_BY_DEFAULT),
+                        l.list("pgsql-ignore-errors")?,
                         |e| {
                             (matches!(e.len(), 2 | 5)
                                 && e.bytes().all(|b| b.is_ascii_alphanumeric()))
@@ -655,10 +642,10 @@ impl DriverConfig {
             }
             DriverKind::Sqlite => {
                 cfg.sqlite = SqliteOptions {
-                    db: PathBuf::from(l.string("sqlite-db", "./sbtest.db")),
-                    busy_timeout: Duration::from_millis(l.int("sqlite-busy-timeout", 10_000u64)?),
+                    db: PathBuf::from(l.string("sqlite-db")?),
+                    busy_timeout: Duration::from_millis(l.int("sqlite-busy-timeout")?),
                     ignore_errors: ignore_list(
-                        l.list("sqlite-ignore-errors", "busy,locked"),
+                        l.list("sqlite-ignore-errors")?,
                         |e| {
                             let lower = e.to_ascii_lowercase();
                             let name = lower.strip_prefix("sqlite_").unwrap_or(&lower);

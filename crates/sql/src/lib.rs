@@ -98,8 +98,8 @@ pub mod fuzz_entry {
 }
 pub use classify::{classify, QueryKind};
 pub use config::{
-    option_specs, parse_bool, CommonOptions, DriverConfig, IgnoreList, MysqlOptions, MysqlSslMode,
-    OptKind, OptionSpec, PgSslMode, PgsqlOptions, PsMode, SqliteOptions,
+    option_specs, CommonOptions, DriverConfig, IgnoreList, MysqlOptions, MysqlSslMode, PgSslMode,
+    PgsqlOptions, PsMode, SqliteOptions,
 };
 pub use connection::{Connection, StatementId};
 pub use driver::Driver;

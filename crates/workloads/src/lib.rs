@@ -82,6 +82,7 @@ macro_rules! missing_tables_hint {
 }
 
 pub mod native;
+pub mod option_limits;
 
 use bmk_lua::ModuleLibrary;
 

@@ -265,8 +265,9 @@ fn event_loops_option_is_checked() {
     );
     assert_eq!(out.status.code(), Some(1), "{}", text(&out));
     assert!(
-        String::from_utf8_lossy(&out.stderr)
-            .contains("invalid value 'many' for --event-loops: expected auto, off or a number"),
+        String::from_utf8_lossy(&out.stderr).contains(
+            "invalid value 'many' for option --event-loops: expected auto, off or a number"
+        ),
         "{}",
         text(&out)
     );

@@ -10,8 +10,8 @@ use std::time::{Duration, Instant, UNIX_EPOCH};
 use bmk_report::capture;
 use bmk_report::results::ResultsFile;
 use bmk_report::results_dir::{
-    level_dirs, read_intervals, read_json, LevelInfo, RunManifest, SummaryRow, INTERVALS_FILE,
-    LEVEL_FILE, RESULT_FILE, RUN_FILE, SUMMARY_FILE,
+    level_dirs, read_intervals, read_json, IntervalLine, LevelInfo, RunManifest, SummaryRow,
+    INTERVALS_FILE, LEVEL_FILE, RESULT_FILE, RUN_FILE, SUMMARY_FILE, SUMMARY_HEADER,
 };
 use bmk_sql::DriverKind;
 
@@ -152,6 +152,12 @@ fn a_sweep_on_sqlite_writes_the_whole_directory() {
         3,
         "live 1-second lines"
     );
+    for out in [&run.stdout, &run.stderr] {
+        assert!(
+            !out.contains('\r') && !out.contains('\x1b'),
+            "no live bar off a terminal: {out:?}"
+        );
+    }
     let results = only_results_dir(&dir);
     check_directory(&results, &[1, 2, 3], 3, 1.0, &[]);
     let m: RunManifest = read_json(&results.join(RUN_FILE)).unwrap();
@@ -336,6 +342,7 @@ fn kill_9_mid_level_leaves_every_finished_file_valid() {
     }
     let summary = std::fs::read_to_string(results.join(SUMMARY_FILE)).unwrap();
     assert!(SummaryRow::parse(summary.lines().nth(1).unwrap()).is_some());
+    check_whole_files(&results);
 }
 
 #[test]
@@ -474,4 +481,203 @@ fn targets_connect_and_bad_files_say_file_line_and_problem() {
         .args("oltp_read_write --target=x --config=missing.toml run")
         .run()
         .fails_mentioning(&["missing.toml", "cannot read it"]);
+}
+
+/// Every file of a results directory a reader opens is whole: each JSON file parses
+/// (`run.json`, `level.json` and `result.json` into their types), each line of an
+/// `intervals.jsonl` that ends with a newline parses (only a last line without one may
+/// be torn), `summary.csv` has the header and whole rows, and a capture file is a
+/// sequence of samples. A hidden temporary file (`.NAME.*.tmp`) is what a writer
+/// killed before its rename leaves; no reader opens it.
+fn check_whole_files(results: &Path) {
+    for f in files(results) {
+        let name = f.file_name().unwrap().to_string_lossy().into_owned();
+        if name.starts_with('.') && name.ends_with(".tmp") {
+            continue;
+        }
+        let text = std::fs::read_to_string(&f).unwrap_or_else(|e| panic!("{}: {e}", f.display()));
+        let whole = |ok: bool, what: &str| assert!(ok, "{}: {what}:\n{text}", f.display());
+        match name.as_str() {
+            RUN_FILE => {
+                read_json::<RunManifest>(&f).unwrap();
+            }
+            LEVEL_FILE => {
+                read_json::<LevelInfo>(&f).unwrap();
+            }
+            RESULT_FILE => {
+                ResultsFile::read(&f).unwrap();
+            }
+            INTERVALS_FILE => {
+                for line in text.split_inclusive('\n').filter(|l| l.ends_with('\n')) {
+                    whole(
+                        serde_json::from_str::<IntervalLine>(line).is_ok(),
+                        "an interval line does not parse",
+                    );
+                }
+            }
+            SUMMARY_FILE => {
+                let mut lines = text.lines();
+                whole(lines.next() == Some(SUMMARY_HEADER), "no header");
+                whole(text.ends_with('\n'), "a torn last row");
+                for l in lines {
+                    whole(SummaryRow::parse(l).is_some(), "a row does not parse");
+                }
+            }
+            n if n.ends_with(".json") => whole(
+                serde_json::from_str::<serde_json::Value>(&text).is_ok(),
+                "not JSON",
+            ),
+            n if n.ends_with(".txt") => whole(
+                text.is_empty() || (text.starts_with("TS ") && !capture::samples(&text).is_empty()),
+                "not a capture file",
+            ),
+            _ => panic!("{}: a file no reader knows", f.display()),
+        }
+    }
+}
+
+/// The process ids of `pid`'s children.
+fn children(pid: u32) -> Vec<u32> {
+    let list =
+        std::fs::read_to_string(format!("/proc/{pid}/task/{pid}/children")).unwrap_or_default();
+    list.split_whitespace()
+        .filter_map(|p| p.parse().ok())
+        .collect()
+}
+
+#[test]
+fn kill_9_of_a_level_process_leaves_every_file_whole_and_the_sweep_failed() {
+    let dir = Dir::new();
+    sqlite_prepare(&dir);
+    let (child, line) = dir
+        .bmk()
+        .args("kit sweep OLTP_RW_500_2tab-trx --users=1,2,3 --time=4 --capture-interval=1 --db-driver=sqlite")
+        .spawn();
+    let results = wait_for_level(&dir, 2, &line);
+    let level = children(child.id());
+    assert_eq!(level.len(), 1, "one level process: {level:?}");
+    // SAFETY: kills the level process the sweep this test started runs.
+    unsafe { libc::kill(level[0] as i32, libc::SIGKILL) };
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(128 + 9), "{line}");
+    let m: RunManifest = read_json(&results.join(RUN_FILE)).unwrap();
+    assert_eq!(m.status, "failed");
+    let levels = level_dirs(&results).unwrap();
+    assert_eq!(levels.len(), 2, "no level after a failed one");
+    assert!(
+        !levels[1].join(RESULT_FILE).exists(),
+        "a killed level wrote no result"
+    );
+    let summary = std::fs::read_to_string(results.join(SUMMARY_FILE)).unwrap();
+    assert_eq!(
+        summary.lines().count(),
+        2,
+        "only the finished level: {summary}"
+    );
+    check_whole_files(&results);
+}
+
+#[test]
+fn kill_9_of_a_plain_run_with_results_dir_leaves_every_file_whole() {
+    let dir = Dir::new();
+    sqlite_prepare(&dir);
+    let (mut child, line) = dir
+        .bmk()
+        .args("oltp_read_write --db-driver=sqlite --tables=2 --table-size=500 --threads=2 --time=30 --report-interval=1 --capture-interval=1 --results-dir=out run")
+        .spawn();
+    let ivs = dir.join("out/level-0001").join(INTERVALS_FILE);
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while !read_intervals(&ivs).is_ok_and(|v| v.len() >= 2) {
+        assert!(Instant::now() < deadline, "`{line}` wrote no intervals");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    child.kill().unwrap();
+    child.wait().unwrap();
+    let results = dir.join("out");
+    let m: RunManifest = read_json(&results.join(RUN_FILE)).unwrap();
+    assert_eq!(m.status, "running", "a killed run cannot say more");
+    let info: LevelInfo = read_json(&results.join("level-0001").join(LEVEL_FILE)).unwrap();
+    assert_eq!(info.status, "running");
+    assert!(!results.join("level-0001").join(RESULT_FILE).exists());
+    check_whole_files(&results);
+}
+
+/// A sampler that cannot connect (a closed port; with MariaDB up, a user the server
+/// does not know) only notes it in `server/events.txt`: the run completes and its
+/// counters are those of the same fixed number of events without a server sampler.
+#[test]
+fn a_sampler_that_cannot_connect_leaves_the_numbers_unchanged() {
+    let dir = Dir::new();
+    sqlite_prepare(&dir);
+    dir.write(
+        "bmk.toml",
+        "[targets.closed]\ndriver = \"mysql\"\nhost = \"127.0.0.1\"\nport = 1\nuser = \"root\"\n\n\
+         [targets.stranger]\ndriver = \"mysql\"\nhost = \"127.0.0.1\"\nport = 3306\nuser = \"kitrep_no_such_user\"\n",
+    );
+    let run = |out: &str, capture: &str| {
+        let run = dir
+            .bmk()
+            .args(&format!("kit run OLTP_RW_500_2tab-uniform-trx 1 120 --events=1500 --capture-interval=1 --results-dir={out} {capture} --db-driver=sqlite"))
+            .run_within(Duration::from_secs(120))
+            .code(0);
+        let results = dir.join(out);
+        check_whole_files(&results);
+        let m: RunManifest = read_json(&results.join(RUN_FILE)).unwrap();
+        assert_eq!(m.status, "completed", "{}", run.context());
+        let level = results.join("level-0001");
+        let result = ResultsFile::read(level.join(RESULT_FILE)).unwrap();
+        assert_eq!(result.status, "completed");
+        let summary = std::fs::read_to_string(results.join(SUMMARY_FILE)).unwrap();
+        let row = SummaryRow::parse(summary.lines().nth(1).unwrap()).unwrap();
+        assert_eq!(row.errors, result.final_stats.counters.errors);
+        let events = std::fs::read_to_string(level.join("server").join(capture::SERVER_EVENTS));
+        (result.final_stats.counters, events.ok())
+    };
+    let (base, none) = run("base", "");
+    assert_eq!(base.transactions, 1500);
+    assert_eq!(none, None, "SQLite has no server to sample");
+
+    let (counters, events) = run("closed", "--capture-target=closed");
+    assert_eq!(counters, base);
+    let events = events.expect("the failure is recorded");
+    assert!(events.contains("sampler cannot connect"), "{events}");
+
+    // The wrong-user case needs MariaDB up (skipped with a note without it).
+    if ServerDb::new(DriverKind::Mysql).is_some() {
+        let (counters, events) = run("stranger", "--capture-target=stranger");
+        assert_eq!(counters, base);
+        let events = events.expect("the failure is recorded");
+        assert!(
+            events.contains("sampler cannot connect") && events.contains("kitrep_no_such_user"),
+            "{events}"
+        );
+    }
+}
+
+/// Off a terminal (the test's pipes) `kit prepare` adds nothing to the prepare's own
+/// output: the same bytes as the plain command it stands for, no bar.
+#[test]
+fn off_a_terminal_kit_prepare_adds_no_bytes() {
+    let plain = Dir::new();
+    let p = plain
+        .bmk()
+        .args("oltp_read_write --tables=2 --table-size=500 --mysql-storage-engine=innodb --threads=2 --db-driver=sqlite prepare")
+        .run()
+        .code(0);
+    let kit = Dir::new();
+    let k = kit
+        .bmk()
+        .args("kit prepare Prepare_500_2tab 2 --db-driver=sqlite")
+        .run()
+        .code(0);
+    // Two loaders print in either order: the same lines and the same number of bytes.
+    let sorted = |t: &str| {
+        let mut v: Vec<&str> = t.lines().collect();
+        v.sort_unstable();
+        v.join("\n")
+    };
+    assert_eq!(sorted(&k.stdout), sorted(&p.stdout), "{}", k.context());
+    assert_eq!(k.stdout.len(), p.stdout.len());
+    assert_eq!(k.stderr, p.stderr);
+    assert!(!k.stdout.contains('\x1b') && !k.stderr.contains('\x1b'));
 }

@@ -20,6 +20,7 @@ mod netns;
 mod network_faults;
 mod options;
 mod output;
+mod range_checks;
 mod rate;
 mod reports;
 mod results;

@@ -54,22 +54,12 @@ fn general_options() -> Vec<OptSpec> {
 /// The database options of `bmk-sql`, with `sqlite` as the default driver.
 fn sql_options() -> Vec<OptSpec> {
     bmk_sql::option_specs()
-        .iter()
-        .map(|o| {
-            let kind = match o.kind {
-                bmk_sql::OptKind::Bool => OptKind::Bool,
-                bmk_sql::OptKind::Int => OptKind::Int,
-                bmk_sql::OptKind::String => OptKind::String,
-                bmk_sql::OptKind::List => OptKind::List,
-                bmk_sql::OptKind::File => OptKind::File,
-                bmk_sql::OptKind::Size => OptKind::Size,
-            };
-            let default = if o.name == "db-driver" {
-                Some("sqlite")
-            } else {
-                o.default
-            };
-            OptSpec::new(o.name, kind, default, o.help)
+        .into_iter()
+        .map(|mut o| {
+            if o.name == "db-driver" {
+                o.default = Some("sqlite".into());
+            }
+            o
         })
         .collect()
 }
