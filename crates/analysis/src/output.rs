@@ -47,6 +47,24 @@ pub fn level_results_file(level: &Level) -> Option<ResultsFile> {
     Some(r)
 }
 
+/// The final report of a results file in the layout a run prints (1.1's; the database
+/// layout when it counted queries): what `merge` and the split and ssh runs print for
+/// their merged result, so that `total number of events:` reads as in a run.
+pub fn final_report_text(file: &ResultsFile) -> String {
+    let f = &file.final_stats;
+    let opts = bmk_report::FinalOptions {
+        layout: if f.counters.queries() > 0 {
+            bmk_report::Layout::Db
+        } else {
+            bmk_report::Layout::Events
+        },
+        percentile: file.run.percentile,
+        percentiles: file.run.percentiles.clone(),
+        sysbench_1_0: false,
+    };
+    bmk_report::final_text::render(f, &opts)
+}
+
 /// Writes one results file (the `--results` format).
 pub fn write_results_file(path: &Path, file: &ResultsFile) -> Result<(), Error> {
     write_atomic(path, &json(path, file)?)

@@ -26,7 +26,7 @@ use bmk_analysis::MergeOptions;
 use bmk_kit::sampler::{Sampler, SamplerConfig};
 use bmk_kit::sweep::LEVEL_DIR_ENV;
 use bmk_report::results_dir::{IntervalLine, LevelInfo, INTERVALS_FILE, LEVEL_FILE, RESULT_FILE};
-use bmk_report::{FinalOptions, Layout, LineOptions, ReportFormat, ReportStat};
+use bmk_report::{Layout, LineOptions, ReportFormat, ReportStat};
 
 use crate::results_dir::PlainRun;
 use crate::run_settings::RunSettings;
@@ -313,21 +313,8 @@ pub fn run(settings: &RunSettings, plan: &SplitPlan, interrupt: &Arc<AtomicUsize
             .stdout(std::fs::File::create(dir.join("output.txt"))?)
             .stderr(std::fs::File::create(dir.join("stderr.txt"))?)
             .process_group(0);
-        // SAFETY: the closure runs in the child between fork and exec and only calls
-        // prctl, which is async-signal-safe: if this process dies, its parts get
-        // SIGTERM and stop instead of running on unattended.
-        unsafe {
-            cmd.pre_exec(|| {
-                libc::prctl(
-                    libc::PR_SET_PDEATHSIG,
-                    libc::SIGTERM as libc::c_ulong,
-                    0,
-                    0,
-                    0,
-                );
-                Ok(())
-            });
-        }
+        // If this process dies, its parts stop instead of running on unattended.
+        bmk_kit::child_process::stop_with_parent(&mut cmd);
         let child = match cmd.spawn() {
             Ok(c) => c,
             Err(e) => {
@@ -454,17 +441,7 @@ pub fn run(settings: &RunSettings, plan: &SplitPlan, interrupt: &Arc<AtomicUsize
             f.threads,
             f.time_total_s
         );
-        let opts = FinalOptions {
-            layout: if f.counters.queries() > 0 {
-                Layout::Db
-            } else {
-                Layout::Events
-            },
-            percentile: result.run.percentile,
-            percentiles: result.run.percentiles.clone(),
-            sysbench_1_0: false,
-        };
-        print!("{}", bmk_report::final_text::render(f, &opts));
+        print!("{}", bmk_analysis::output::final_report_text(result));
     }
     if let Some(path) = &settings.report.results {
         if let Some(file) = bmk_analysis::output::level_results_file(&merged) {

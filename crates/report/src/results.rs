@@ -270,6 +270,20 @@ pub struct StartRecord {
     pub barrier: Option<BarrierRecord>,
 }
 
+impl StartRecord {
+    /// The start of a process that passed `barrier` and released its workers at
+    /// `released` (the system's clock).
+    pub fn passed(barrier: BarrierRecord, released: std::time::SystemTime) -> StartRecord {
+        StartRecord {
+            measured_from: crate::host::rfc3339_utc(released),
+            measured_from_unix_ns: released
+                .duration_since(std::time::UNIX_EPOCH)
+                .map_or(0, |d| d.as_nanos() as u64),
+            barrier: Some(barrier),
+        }
+    }
+}
+
 /// The start barrier a run passed with the other clients of one run.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct BarrierRecord {

@@ -15,6 +15,7 @@ use bmk_report::results::ResultsFile;
 use bmk_sql::DriverKind;
 use serde_json::Value;
 
+use crate::barrier::assert_started_together;
 use crate::server_db::ServerDb;
 use crate::test_network::{forward_mariadb, TestNetwork};
 use crate::util::Dir;
@@ -142,12 +143,7 @@ fn pods_in_network_namespaces_pass_the_barrier_and_merge() {
         .iter()
         .map(|r| r.start.as_ref().unwrap().measured_from_unix_ns)
         .collect();
-    let spread = starts.iter().max().unwrap() - starts.iter().min().unwrap();
-    assert!(
-        spread < 20_000_000,
-        "started {:.1} ms apart",
-        spread as f64 / 1e6
-    );
+    assert_started_together(&starts);
     for (i, r) in clients.iter().enumerate() {
         let b = r.start.as_ref().unwrap().barrier.as_ref().unwrap();
         assert_eq!(b.client, format!("index-{i}"));
