@@ -9,7 +9,9 @@
 //! * one table group (database) getting far more commits than the others;
 //! * read-only QPS that counts BEGIN/COMMIT;
 //! * a saturated client (its processes above 90 % of the host's cores);
-//! * a server that restarted during a level.
+//! * a server that restarted during a level;
+//! * a level that did not finish (no `result.json`: its process was killed or failed);
+//! * a sampler that could not reach the server (its server rates are missing).
 
 use std::collections::BTreeMap;
 
@@ -38,6 +40,10 @@ pub enum CheckKind {
     SaturatedClient,
     /// The server restarted during a level.
     ServerRestart,
+    /// A level without its final result.
+    UnfinishedLevel,
+    /// The sampler lost or never had its server connection.
+    CaptureFailed,
 }
 
 impl CheckKind {
@@ -52,6 +58,8 @@ impl CheckKind {
             CheckKind::ReadOnlyCountsTransactions => "read-only QPS counts BEGIN/COMMIT",
             CheckKind::SaturatedClient => "saturated client",
             CheckKind::ServerRestart => "server restart",
+            CheckKind::UnfinishedLevel => "level did not finish",
+            CheckKind::CaptureFailed => "capture failed",
         }
     }
 }
@@ -115,6 +123,8 @@ pub fn run_checks(run: &RunData) -> Vec<Finding> {
     out.extend(read_only_counts_transactions(run));
     out.extend(saturated_client(run, clock_ticks, cores));
     out.extend(server_restarts(run));
+    out.extend(unfinished_levels(run));
+    out.extend(capture_failures(run));
     out
 }
 
@@ -411,6 +421,53 @@ pub fn server_restarts(run: &RunData) -> Vec<Finding> {
                 CheckKind::ServerRestart,
                 Some(l),
                 format!("{why}: the level's numbers mix two server lifetimes (cold caches after the restart); run it again"),
+            ));
+        }
+    }
+    out
+}
+
+/// Levels without `result.json`: their process was killed or failed before the end.
+pub fn unfinished_levels(run: &RunData) -> Vec<Finding> {
+    run.levels
+        .iter()
+        .filter(|l| l.result.is_none())
+        .map(|l| {
+            finding(
+                CheckKind::UnfinishedLevel,
+                Some(l),
+                format!(
+                    "no result.json (the level's record says '{}', {} interval(s) written): its process was killed or failed, so it is not in the table or the curves",
+                    l.info.status,
+                    l.intervals.len()
+                ),
+            )
+        })
+        .collect()
+}
+
+/// Levels whose sampler noted that it could not connect or that a statement failed
+/// (`server/events.txt`): their server rates are missing or have gaps.
+pub fn capture_failures(run: &RunData) -> Vec<Finding> {
+    let mut out = Vec::new();
+    for l in &run.levels {
+        let Some(text) = l.server_capture(capture::SERVER_EVENTS) else {
+            continue;
+        };
+        let notes: Vec<&str> = text
+            .lines()
+            .filter(|x| {
+                x.starts_with("sampler cannot connect") || x.starts_with("sampler query failed")
+            })
+            .collect();
+        if let Some(first) = notes.first() {
+            out.push(finding(
+                CheckKind::CaptureFailed,
+                Some(l),
+                format!(
+                    "{} sampler failure(s), the first: {first}; the level's server rates are missing or have gaps (its benchmark numbers are not affected)",
+                    notes.len()
+                ),
             ));
         }
     }

@@ -555,20 +555,74 @@ fn merge_query_types(
     Ok(Some(out))
 }
 
-/// Aligns the interval lines of every part on one wall-clock grid counted from
-/// `earliest` (the first measured start) and adds up the lines of each slot.
+/// The agreed start instant (microseconds) when every part passed the same start
+/// barrier: their engines then count time from that one instant.
+fn shared_epoch(parts: &[(&str, &Level)]) -> Option<i64> {
+    let mut epoch = None;
+    for (_, level) in parts {
+        let b = level.result.as_ref()?.start.as_ref()?.barrier.as_ref()?;
+        match epoch {
+            None => epoch = Some((b.name.as_str(), b.server_start_unix_us)),
+            Some(e) if e == (b.name.as_str(), b.server_start_unix_us) => {}
+            Some(_) => return None,
+        }
+    }
+    epoch.map(|(_, us)| us)
+}
+
+/// The report interval the parts ran with (`--report-interval`), else the median
+/// length of their intervals: a part released late has a shorter first interval, so a
+/// line's own length does not name its slot.
+fn nominal_step(parts: &[(&str, &Level)]) -> f64 {
+    let given = parts.iter().find_map(|(_, l)| {
+        let opts = &l.result.as_ref()?.run.options;
+        opts.get("report_interval")
+            .or_else(|| opts.get("report-interval"))?
+            .parse::<f64>()
+            .ok()
+            .filter(|v| *v > 0.0)
+    });
+    if let Some(v) = given {
+        return v;
+    }
+    let mut lens: Vec<f64> = parts
+        .iter()
+        .flat_map(|(_, l)| l.intervals.iter().map(|i| i.record.interval_s))
+        .filter(|v| *v > 0.0)
+        .collect();
+    lens.sort_by(f64::total_cmp);
+    lens.get(lens.len() / 2).copied().unwrap_or(1.0)
+}
+
+/// Aligns the interval lines of every part on one grid and adds up the lines of each
+/// slot. Parts that passed one start barrier share their epoch, so a line's own time
+/// (`time_s`, counted from the agreed instant) names its slot, however late a loaded
+/// host stamped its end; otherwise the wall-clock end does, counted from `earliest`
+/// (the first measured start).
 fn merge_intervals(parts: &[(&str, &Level)], earliest: u64) -> Result<Vec<IntervalLine>, Error> {
+    let epoch = shared_epoch(parts);
+    let step = nominal_step(parts);
     let mut slots: BTreeMap<u64, Vec<&IntervalLine>> = BTreeMap::new();
     for (_, level) in parts {
         for line in &level.intervals {
-            let len_ns = ((line.record.interval_s * 1e9).round() as u64).max(1);
-            let slot = (line.end_unix_ns.saturating_sub(earliest) + len_ns / 2) / len_ns;
+            let len_s = line.record.interval_s.max(1e-9);
+            let slot = match epoch {
+                Some(_) => (line.record.time_s / step).round().max(0.0) as u64,
+                None => {
+                    let len_ns = ((len_s * 1e9).round() as u64).max(1);
+                    (line.end_unix_ns.saturating_sub(earliest) + len_ns / 2) / len_ns
+                }
+            };
             slots.entry(slot).or_default().push(line);
         }
     }
     let mut out = Vec::with_capacity(slots.len());
     for lines in slots.values() {
-        out.push(add_lines(lines, earliest)?);
+        let mut line = add_lines(lines, earliest)?;
+        if epoch.is_some() {
+            line.record.time_s = lines.iter().map(|l| l.record.time_s).fold(0.0, f64::max);
+        }
+        out.push(line);
     }
     Ok(out)
 }

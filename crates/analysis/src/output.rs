@@ -3,7 +3,6 @@
 //! directory and renamed into place, and an existing non-regular file (a symlink, a
 //! device) at the target name is refused, as bmk's other writers do.
 
-use std::io::Write;
 use std::path::Path;
 
 use bmk_report::results_dir::{
@@ -25,23 +24,7 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), Error> {
             )));
         }
     }
-    let dir = match path.parent() {
-        Some(d) if !d.as_os_str().is_empty() => d,
-        _ => Path::new("."),
-    };
-    let name = path
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_default();
-    let mut tmp = tempfile::Builder::new()
-        .prefix(&format!(".{name}."))
-        .suffix(".tmp")
-        .tempfile_in(dir)
-        .map_err(|e| Error::io(path, e))?;
-    tmp.write_all(bytes).map_err(|e| Error::io(path, e))?;
-    tmp.as_file().sync_all().map_err(|e| Error::io(path, e))?;
-    tmp.persist(path).map_err(|e| Error::io(path, e.error))?;
-    Ok(())
+    bmk_report::atomic_file::write(path, bytes).map_err(|e| Error::io(path, e))
 }
 
 fn json<T: serde::Serialize>(path: &Path, value: &T) -> Result<Vec<u8>, Error> {
@@ -62,6 +45,24 @@ pub fn level_results_file(level: &Level) -> Option<ResultsFile> {
         r.intervals = level.intervals.iter().map(|l| l.record.clone()).collect();
     }
     Some(r)
+}
+
+/// The final report of a results file in the layout a run prints (1.1's; the database
+/// layout when it counted queries): what `merge` and the split and ssh runs print for
+/// their merged result, so that `total number of events:` reads as in a run.
+pub fn final_report_text(file: &ResultsFile) -> String {
+    let f = &file.final_stats;
+    let opts = bmk_report::FinalOptions {
+        layout: if f.counters.queries() > 0 {
+            bmk_report::Layout::Db
+        } else {
+            bmk_report::Layout::Events
+        },
+        percentile: file.run.percentile,
+        percentiles: file.run.percentiles.clone(),
+        sysbench_1_0: false,
+    };
+    bmk_report::final_text::render(f, &opts)
 }
 
 /// Writes one results file (the `--results` format).

@@ -244,3 +244,47 @@ fn a_server_restart_during_a_level() {
         f[0].message
     );
 }
+
+#[test]
+fn a_level_that_did_not_finish() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = sweep(tmp.path(), "s", &USERS, &[], false, steady);
+    // What kill -9 of the level's process leaves: no result.json.
+    std::fs::remove_file(dir.join("level-0004/result.json")).unwrap();
+    let f = run_checks(&RunData::read(&dir).unwrap());
+    assert_eq!(
+        kinds(&f),
+        vec![(CheckKind::UnfinishedLevel, "level-0004 (8 users)".into())]
+    );
+    assert!(
+        f[0].message.starts_with(
+            "no result.json (the level's record says 'completed', 10 interval(s) written)"
+        ),
+        "{}",
+        f[0].message
+    );
+}
+
+#[test]
+fn a_sampler_that_could_not_connect() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = sweep(tmp.path(), "s", &USERS, &[], false, steady);
+    // The lines the kit's sampler writes to server/events.txt.
+    std::fs::write(
+        dir.join("level-0002/server/events.txt"),
+        "TS 1764100805.000000000 2025-11-25 20:00:05\nsampler cannot connect: Access denied for user 'x'@'localhost'\n\
+         TS 1764100810.000000000 2025-11-25 20:00:10\nsampler connection restored\n",
+    )
+    .unwrap();
+    let f = run_checks(&RunData::read(&dir).unwrap());
+    assert_eq!(
+        kinds(&f),
+        vec![(CheckKind::CaptureFailed, "level-0002 (2 users)".into())]
+    );
+    assert!(
+        f[0].message
+            .starts_with("1 sampler failure(s), the first: sampler cannot connect: Access denied"),
+        "{}",
+        f[0].message
+    );
+}

@@ -6,7 +6,6 @@ use std::path::{Path, PathBuf};
 
 use anyhow::Result;
 use bmk_analysis::{MergeOptions, RunData};
-use bmk_report::{FinalOptions, Layout};
 
 use crate::user_error::user_error;
 
@@ -143,17 +142,7 @@ fn merge(args: &[String]) -> Result<i32> {
             "Merged {} results: {} threads over a common window of {:.3}s\n",
             level.info.processes, f.threads, f.time_total_s
         );
-        let opts = FinalOptions {
-            layout: if f.counters.queries() > 0 {
-                Layout::Db
-            } else {
-                Layout::Events
-            },
-            percentile: result.run.percentile,
-            percentiles: result.run.percentiles.clone(),
-            sysbench_1_0: false,
-        };
-        print!("{}", bmk_report::final_text::render(f, &opts));
+        print!("{}", bmk_analysis::output::final_report_text(result));
     }
     if let Some(path) = a.value("results") {
         if several {

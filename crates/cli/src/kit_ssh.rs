@@ -23,7 +23,6 @@ use anyhow::{anyhow, Result};
 use bmk_analysis::{MergeOptions, RunData};
 use bmk_kit::catalog::{self, Action};
 use bmk_kit::command::shell_line;
-use bmk_report::{FinalOptions, Layout};
 
 use crate::user_error::user_error;
 
@@ -329,23 +328,13 @@ fn merge(files: &[PathBuf], dir: &Path) -> Result<String> {
     bmk_analysis::output::write_results_file(&path, &file)
         .map_err(|e| user_error(e.to_string()))?;
     let f = &file.final_stats;
-    let opts = FinalOptions {
-        layout: if f.counters.queries() > 0 {
-            Layout::Db
-        } else {
-            Layout::Events
-        },
-        percentile: file.run.percentile,
-        percentiles: file.run.percentiles.clone(),
-        sysbench_1_0: false,
-    };
     Ok(format!(
         "\nMerged {} results: {} threads over a common window of {:.3}s (written to {})\n\n{}",
         files.len(),
         f.threads,
         f.time_total_s,
         path.display(),
-        bmk_report::final_text::render(f, &opts)
+        bmk_analysis::output::final_report_text(&file)
     ))
 }
 

@@ -75,15 +75,7 @@ impl SplitGate {
     /// workers were released (the system's clock). The record's "server" is this
     /// host's clock: the parts of a split level share it.
     pub fn start_record(&self, released: Option<SystemTime>) -> Option<StartRecord> {
-        let barrier = self.record.clone()?;
-        let released = released?;
-        Some(StartRecord {
-            measured_from: bmk_report::host::rfc3339_utc(released),
-            measured_from_unix_ns: released
-                .duration_since(UNIX_EPOCH)
-                .map_or(0, |d| d.as_nanos() as u64),
-            barrier: Some(barrier),
-        })
+        Some(StartRecord::passed(self.record.clone()?, released?))
     }
 }
 

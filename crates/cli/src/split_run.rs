@@ -26,7 +26,7 @@ use bmk_analysis::MergeOptions;
 use bmk_kit::sampler::{Sampler, SamplerConfig};
 use bmk_kit::sweep::LEVEL_DIR_ENV;
 use bmk_report::results_dir::{IntervalLine, LevelInfo, INTERVALS_FILE, LEVEL_FILE, RESULT_FILE};
-use bmk_report::{FinalOptions, Layout, LineOptions, ReportFormat, ReportStat};
+use bmk_report::{Layout, LineOptions, ReportFormat, ReportStat};
 
 use crate::results_dir::PlainRun;
 use crate::run_settings::RunSettings;
@@ -238,7 +238,10 @@ fn failure_lines(parts: &[Part]) -> Vec<String> {
             .lines()
             .chain(report.lines().filter(|l| l.starts_with("FATAL")))
             .find(|l| !l.trim().is_empty())
-            .unwrap_or("(no message)")
+            .unwrap_or(NO_MESSAGE);
+        let message = message
+            .strip_prefix("FATAL: ")
+            .unwrap_or(message)
             .to_string();
         let line = format!(
             "{} of the level ended with exit code {}: {message}",
@@ -249,8 +252,14 @@ fn failure_lines(parts: &[Part]) -> Vec<String> {
             out.push(line);
         }
     }
+    // A part stopped by this process because another failed says nothing itself.
+    if out.iter().any(|l| !l.ends_with(NO_MESSAGE)) {
+        out.retain(|l| !l.ends_with(NO_MESSAGE));
+    }
     out
 }
+
+const NO_MESSAGE: &str = "(no message)";
 
 /// Runs the level split by `plan`; returns the exit code.
 pub fn run(settings: &RunSettings, plan: &SplitPlan, interrupt: &Arc<AtomicUsize>) -> Result<i32> {
@@ -304,21 +313,8 @@ pub fn run(settings: &RunSettings, plan: &SplitPlan, interrupt: &Arc<AtomicUsize
             .stdout(std::fs::File::create(dir.join("output.txt"))?)
             .stderr(std::fs::File::create(dir.join("stderr.txt"))?)
             .process_group(0);
-        // SAFETY: the closure runs in the child between fork and exec and only calls
-        // prctl, which is async-signal-safe: if this process dies, its parts get
-        // SIGTERM and stop instead of running on unattended.
-        unsafe {
-            cmd.pre_exec(|| {
-                libc::prctl(
-                    libc::PR_SET_PDEATHSIG,
-                    libc::SIGTERM as libc::c_ulong,
-                    0,
-                    0,
-                    0,
-                );
-                Ok(())
-            });
-        }
+        // If this process dies, its parts stop instead of running on unattended.
+        bmk_kit::child_process::stop_with_parent(&mut cmd);
         let child = match cmd.spawn() {
             Ok(c) => c,
             Err(e) => {
@@ -399,6 +395,23 @@ pub fn run(settings: &RunSettings, plan: &SplitPlan, interrupt: &Arc<AtomicUsize
         .filter_map(|p| p.code)
         .find(|&c| c != 0)
         .unwrap_or(0);
+    if started.is_none() {
+        // Some part could not start (or the run was interrupted before the start):
+        // nothing was measured, and the parts' own messages say why.
+        for line in failure_lines(&parts) {
+            eprintln!("FATAL: {line}");
+        }
+        info.status = if interrupt.load(Ordering::Relaxed) != 0 {
+            "interrupted".into()
+        } else {
+            "failed".into()
+        };
+        write_json(&level_dir.join(LEVEL_FILE), &info)?;
+        if let Some(p) = plain.as_mut() {
+            let _ = p.run.finish(&info.status);
+        }
+        return Ok(if code == 0 { 1 } else { code });
+    }
     let merged = merge_parts(&parts, &level_dir, &mut info);
     let merged = match merged {
         Ok(m) => m,
@@ -428,17 +441,7 @@ pub fn run(settings: &RunSettings, plan: &SplitPlan, interrupt: &Arc<AtomicUsize
             f.threads,
             f.time_total_s
         );
-        let opts = FinalOptions {
-            layout: if f.counters.queries() > 0 {
-                Layout::Db
-            } else {
-                Layout::Events
-            },
-            percentile: result.run.percentile,
-            percentiles: result.run.percentiles.clone(),
-            sysbench_1_0: false,
-        };
-        print!("{}", bmk_report::final_text::render(f, &opts));
+        print!("{}", bmk_analysis::output::final_report_text(result));
     }
     if let Some(path) = &settings.report.results {
         if let Some(file) = bmk_analysis::output::level_results_file(&merged) {
@@ -516,10 +519,13 @@ fn print_merged_lines(parts: &mut [Part], start_ns: u64, settings: &RunSettings)
             continue;
         };
         let r = &m.record;
+        // The parts count time from the instant they agreed on: their own stamps are
+        // the grid (a loaded host may write a line late).
+        let time_total = lines.iter().map(|l| l.record.time_s).fold(0.0, f64::max);
         let pct = settings.report.percentile;
         let stat = ReportStat {
             threads_running: r.threads,
-            time_total: r.time_s,
+            time_total,
             time_interval: r.interval_s,
             events: r.events,
             reads: r.reads,

@@ -137,15 +137,7 @@ impl DatabaseGate {
     /// What the results file says about the start, once the barrier was passed;
     /// `released` is when this process released its workers (the system's clock).
     pub fn start_record(&self, released: Option<SystemTime>) -> Option<StartRecord> {
-        let barrier = self.record.clone()?;
-        let released = released?;
-        Some(StartRecord {
-            measured_from: bmk_report::host::rfc3339_utc(released),
-            measured_from_unix_ns: released
-                .duration_since(UNIX_EPOCH)
-                .map_or(0, |d| d.as_nanos() as u64),
-            barrier: Some(barrier),
-        })
+        Some(StartRecord::passed(self.record.clone()?, released?))
     }
 
     /// Marks this client's run done at the barrier (it stays registered, so that a

@@ -1,33 +1,15 @@
 //! Replacing a file so that a reader (or a crash) sees the old version or the new one,
-//! never a mix: write a temporary file in the same directory, sync it, rename it over.
+//! never a mix (`bmk_report::atomic_file` does it), with the kit's errors.
 
-use std::io::Write;
 use std::path::Path;
 
 use serde::Serialize;
 
 use crate::error::KitError;
 
-/// Replaces `path` with `bytes`.
+/// Replaces `path` with `bytes` (`bmk_report::atomic_file::write`).
 pub fn write(path: &Path, bytes: &[u8]) -> Result<(), KitError> {
-    let dir = path
-        .parent()
-        .filter(|d| !d.as_os_str().is_empty())
-        .unwrap_or(Path::new("."));
-    let name = path
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_default();
-    let io = |e| KitError::io(path, e);
-    let mut tmp = tempfile::Builder::new()
-        .prefix(&format!(".{name}."))
-        .suffix(".tmp")
-        .tempfile_in(dir)
-        .map_err(io)?;
-    tmp.write_all(bytes).map_err(io)?;
-    tmp.as_file().sync_all().map_err(io)?;
-    tmp.persist(path).map_err(|e| io(e.error))?;
-    Ok(())
+    bmk_report::atomic_file::write(path, bytes).map_err(|e| KitError::io(path, e))
 }
 
 /// Replaces `path` with `value` as pretty JSON and a final newline.

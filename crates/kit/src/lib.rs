@@ -24,6 +24,7 @@
 
 mod atomic_file;
 pub mod catalog;
+pub mod child_process;
 pub mod command;
 pub mod error;
 pub mod k8s;

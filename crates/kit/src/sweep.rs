@@ -219,21 +219,7 @@ fn run_level(
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .process_group(0);
-    // SAFETY: the closure runs in the child between fork and exec and only calls
-    // prctl, which is async-signal-safe; it asks the kernel to send SIGTERM to the
-    // level process if the sweep dies, so a killed sweep leaves no level running on.
-    unsafe {
-        cmd.pre_exec(|| {
-            libc::prctl(
-                libc::PR_SET_PDEATHSIG,
-                libc::SIGTERM as libc::c_ulong,
-                0,
-                0,
-                0,
-            );
-            Ok(())
-        });
-    }
+    crate::child_process::stop_with_parent(&mut cmd);
     let mut child = cmd.spawn().map_err(|e| KitError::io(job.program, e))?;
     let sampler = (!job.capture_interval.is_zero()).then(|| {
         Sampler::start(SamplerConfig {

@@ -293,6 +293,20 @@ pub struct StartRecord {
     pub barrier: Option<BarrierRecord>,
 }
 
+impl StartRecord {
+    /// The start of a process that passed `barrier` and released its workers at
+    /// `released` (the system's clock).
+    pub fn passed(barrier: BarrierRecord, released: std::time::SystemTime) -> StartRecord {
+        StartRecord {
+            measured_from: crate::host::rfc3339_utc(released),
+            measured_from_unix_ns: released
+                .duration_since(std::time::UNIX_EPOCH)
+                .map_or(0, |d| d.as_nanos() as u64),
+            barrier: Some(barrier),
+        }
+    }
+}
+
 /// The start barrier a run passed with the other clients of one run.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct BarrierRecord {
@@ -434,22 +448,10 @@ impl ResultsWriter {
     pub fn create(path: impl AsRef<Path>, run: &RunInfo) -> Result<ResultsWriter, Error> {
         let path = path.as_ref().to_path_buf();
         refuse_non_regular(&path)?;
-        let dir = match path.parent() {
-            Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
-            _ => PathBuf::from("."),
-        };
-        let name = path
-            .file_name()
-            .map(|n| n.to_string_lossy().into_owned())
-            .unwrap_or_default();
-        let file = tempfile::Builder::new()
-            .prefix(&format!(".{name}."))
-            .suffix(".tmp")
-            .tempfile_in(&dir)
-            .map_err(|source| Error::Io {
-                path: path.clone(),
-                source,
-            })?;
+        let file = crate::atomic_file::temp_beside(&path).map_err(|source| Error::Io {
+            path: path.clone(),
+            source,
+        })?;
         let tmp = file.path().to_path_buf();
         let mut writer = ResultsWriter {
             path,

@@ -45,3 +45,18 @@ pub trait KeepsConnectionState {
     /// The state, to change.
     fn state_mut(&mut self) -> &mut ConnectionState;
 }
+
+/// Implements [`KeepsConnectionState`] for a driver connection that keeps its state in a field named `state`.
+macro_rules! keeps_state_in_field {
+    ($connection:ty) => {
+        impl $crate::connection_state::KeepsConnectionState for $connection {
+            fn state(&self) -> &$crate::connection_state::ConnectionState {
+                &self.state
+            }
+            fn state_mut(&mut self) -> &mut $crate::connection_state::ConnectionState {
+                &mut self.state
+            }
+        }
+    };
+}
+pub(crate) use keeps_state_in_field;

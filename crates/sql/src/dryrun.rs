@@ -3,7 +3,7 @@
 
 use crate::config::DriverConfig;
 use crate::connection::{Connection, StatementId};
-use crate::connection_state::{ConnectionState, KeepsConnectionState};
+use crate::connection_state::{keeps_state_in_field, ConnectionState};
 use crate::driver_kind::DriverKind;
 use crate::error::SqlError;
 use crate::resultset::ResultSet;
@@ -34,14 +34,7 @@ impl DryRunConnection {
     }
 }
 
-impl KeepsConnectionState for DryRunConnection {
-    fn state(&self) -> &ConnectionState {
-        &self.state
-    }
-    fn state_mut(&mut self) -> &mut ConnectionState {
-        &mut self.state
-    }
-}
+keeps_state_in_field!(DryRunConnection);
 
 impl Connection for DryRunConnection {
     fn query(&mut self, sql: &str) -> Result<Option<ResultSet>, SqlError> {

@@ -72,6 +72,7 @@ mod pgsql;
 mod resultset;
 mod row_source;
 mod sqlite;
+mod statement_table;
 mod trace;
 mod value;
 

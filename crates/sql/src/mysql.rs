@@ -13,7 +13,7 @@ use mysql::{ClientIdentity, Conn, LocalInfileHandler, OptsBuilder, SslOpts};
 
 use crate::config::{DriverConfig, MysqlSslMode, PsMode};
 use crate::connection::{Connection, StatementId};
-use crate::connection_state::{ConnectionState, KeepsConnectionState};
+use crate::connection_state::{keeps_state_in_field, ConnectionState};
 use crate::deadline::run_with_deadline;
 use crate::driver_kind::DriverKind;
 use crate::emulate::{Dialect, Template};
@@ -21,6 +21,7 @@ use crate::error::{Endpoint, SqlError, SqlErrorKind, SqlOp};
 use crate::mysql_fast::{BulkOutcome, FastIo, StmtMeta};
 use crate::resultset::ResultSet;
 use crate::row_source::{Replay, RowSource};
+use crate::statement_table::registered;
 use crate::trace::trace;
 use crate::value::Value;
 
@@ -630,18 +631,7 @@ impl MysqlConnection {
     }
 
     fn stmt(&self, id: StatementId) -> Result<&Stmt, SqlError> {
-        self.stmts
-            .get(id.0 as usize)
-            .and_then(Option::as_ref)
-            .ok_or_else(|| {
-                SqlError::new(
-                    DriverKind::Mysql,
-                    SqlOp::Execute,
-                    2030,
-                    "HY000",
-                    format!("invalid statement id {}", id.0),
-                )
-            })
+        registered(&self.stmts, id, DriverKind::Mysql)
     }
 }
 
@@ -894,14 +884,7 @@ impl MysqlConnection {
     }
 }
 
-impl KeepsConnectionState for MysqlConnection {
-    fn state(&self) -> &ConnectionState {
-        &self.state
-    }
-    fn state_mut(&mut self) -> &mut ConnectionState {
-        &mut self.state
-    }
-}
+keeps_state_in_field!(MysqlConnection);
 
 impl Connection for MysqlConnection {
     fn query(&mut self, sql: &str) -> Result<Option<ResultSet>, SqlError> {

@@ -23,13 +23,14 @@ use tokio_postgres_rustls::MakeRustlsConnect;
 
 use crate::config::{DriverConfig, PgSslMode, PsMode};
 use crate::connection::{Connection, StatementId};
-use crate::connection_state::{ConnectionState, KeepsConnectionState};
+use crate::connection_state::{keeps_state_in_field, ConnectionState};
 use crate::deadline::run_with_deadline;
 use crate::driver_kind::DriverKind;
 use crate::emulate::{push_literal, Dialect, Template};
 use crate::error::{Endpoint, SqlError, SqlErrorKind, SqlOp};
 use crate::resultset::ResultSet;
 use crate::row_source::RowSource;
+use crate::statement_table::registered;
 use crate::trace::trace;
 use crate::value::Value;
 
@@ -589,14 +590,7 @@ impl PgConnection {
     }
 }
 
-impl KeepsConnectionState for PgConnection {
-    fn state(&self) -> &ConnectionState {
-        &self.state
-    }
-    fn state_mut(&mut self) -> &mut ConnectionState {
-        &mut self.state
-    }
-}
+keeps_state_in_field!(PgConnection);
 
 impl Connection for PgConnection {
     fn query(&mut self, sql: &str) -> Result<Option<ResultSet>, SqlError> {
@@ -633,15 +627,7 @@ impl Connection for PgConnection {
         out: &mut ResultSet,
     ) -> Result<bool, SqlError> {
         out.clear();
-        let Some(stmt) = self.stmts.get(id.0 as usize).and_then(Option::as_ref) else {
-            return Err(SqlError::new(
-                DriverKind::Pgsql,
-                SqlOp::Execute,
-                0,
-                "26000",
-                format!("invalid statement id {}", id.0),
-            ));
-        };
+        let stmt = registered(&self.stmts, id, DriverKind::Pgsql)?;
         if self.cfg.common.ps_mode == PsMode::Disable {
             let sql = stmt.template.render(params, Dialect::Standard);
             return Ok(match self.run_text(&sql, SqlOp::Query)? {

@@ -19,11 +19,12 @@ use rusqlite::{ffi, Connection as Db, OpenFlags, Statement, ToSql};
 use crate::classify::{classify, QueryKind};
 use crate::config::{DriverConfig, PsMode};
 use crate::connection::{Connection, StatementId};
-use crate::connection_state::{ConnectionState, KeepsConnectionState};
+use crate::connection_state::{keeps_state_in_field, ConnectionState};
 use crate::driver_kind::DriverKind;
 use crate::emulate::{Dialect, Template};
 use crate::error::{Endpoint, SqlError, SqlErrorKind, SqlOp};
 use crate::resultset::ResultSet;
+use crate::statement_table::registered;
 use crate::trace::trace;
 use crate::value::Value;
 
@@ -361,14 +362,7 @@ fn describe(e: &rusqlite::Error) -> (u32, String) {
     }
 }
 
-impl KeepsConnectionState for SqliteConnection {
-    fn state(&self) -> &ConnectionState {
-        &self.state
-    }
-    fn state_mut(&mut self) -> &mut ConnectionState {
-        &mut self.state
-    }
-}
+keeps_state_in_field!(SqliteConnection);
 
 impl Connection for SqliteConnection {
     fn query(&mut self, sql: &str) -> Result<Option<ResultSet>, SqlError> {
@@ -405,15 +399,7 @@ impl Connection for SqliteConnection {
         out: &mut ResultSet,
     ) -> Result<bool, SqlError> {
         out.clear();
-        let Some(stmt) = self.stmts.get(id.0 as usize).and_then(Option::as_ref) else {
-            return Err(SqlError::new(
-                DriverKind::Sqlite,
-                SqlOp::Execute,
-                ffi::SQLITE_MISUSE as u32,
-                "",
-                format!("invalid statement id {}", id.0),
-            ));
-        };
+        let stmt = registered(&self.stmts, id, DriverKind::Sqlite)?;
         if self.cfg.common.ps_mode == PsMode::Disable {
             let sql = stmt.template.render(params, Dialect::Standard);
             self.trace("query", &sql);

@@ -49,6 +49,17 @@ impl BarrierDb for ServerDb {
     }
 }
 
+/// Asserts that clients whose measuring began at `starts` (Unix nanoseconds) began
+/// within 20 ms of each other.
+pub fn assert_started_together(starts: &[u64]) {
+    let spread = starts.iter().max().unwrap() - starts.iter().min().unwrap();
+    assert!(
+        spread < 20_000_000,
+        "started {:.1} ms apart",
+        spread as f64 / 1e6
+    );
+}
+
 fn finish(child: Child, what: &str) -> Run {
     let deadline = Instant::now() + Duration::from_secs(120);
     let mut child = child;
@@ -96,12 +107,7 @@ fn three_clients_start_together(kind: DriverKind) {
         .iter()
         .map(|f| f["start"]["measured_from_unix_ns"].as_u64().unwrap())
         .collect();
-    let spread = starts.iter().max().unwrap() - starts.iter().min().unwrap();
-    assert!(
-        spread < 20_000_000,
-        "started {:.1} ms apart",
-        spread as f64 / 1e6
-    );
+    assert_started_together(&starts);
     for (i, f) in files.iter().enumerate() {
         let b = &f["start"]["barrier"];
         assert_eq!(b["name"], "together");

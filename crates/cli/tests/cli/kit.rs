@@ -490,11 +490,18 @@ fn targets_connect_and_bad_files_say_file_line_and_problem() {
 /// sequence of samples. A hidden temporary file (`.NAME.*.tmp`) is what a writer
 /// killed before its rename leaves; no reader opens it.
 fn check_whole_files(results: &Path) {
+    use std::os::unix::fs::PermissionsExt;
+    let mode = |p: &Path| std::fs::metadata(p).unwrap().permissions().mode() & 0o777;
+    let plain = tempfile::tempdir().unwrap();
+    let plain = plain.path().join("plain");
+    std::fs::File::create(&plain).unwrap();
     for f in files(results) {
         let name = f.file_name().unwrap().to_string_lossy().into_owned();
         if name.starts_with('.') && name.ends_with(".tmp") {
             continue;
         }
+        // Readable as any new file is (a temporary file's 0600 once survived the rename).
+        assert_eq!(mode(&f), mode(&plain), "{}: mode", f.display());
         let text = std::fs::read_to_string(&f).unwrap_or_else(|e| panic!("{}: {e}", f.display()));
         let whole = |ok: bool, what: &str| assert!(ok, "{}: {what}:\n{text}", f.display());
         match name.as_str() {
@@ -575,6 +582,14 @@ fn kill_9_of_a_level_process_leaves_every_file_whole_and_the_sweep_failed() {
         "only the finished level: {summary}"
     );
     check_whole_files(&results);
+    let report = dir.bmk().arg("report").arg(&results).run().ok();
+    assert!(
+        report
+            .stdout
+            .contains("! level did not finish: level-0002 (2 users): no result.json"),
+        "{}",
+        report.stdout
+    );
 }
 
 #[test]
@@ -641,6 +656,14 @@ fn a_sampler_that_cannot_connect_leaves_the_numbers_unchanged() {
     assert_eq!(counters, base);
     let events = events.expect("the failure is recorded");
     assert!(events.contains("sampler cannot connect"), "{events}");
+    let report = dir.bmk().args("report closed").run().ok();
+    assert!(
+        report
+            .stdout
+            .contains("! capture failed: level-0001 (1 users): 1 sampler failure(s)"),
+        "{}",
+        report.stdout
+    );
 
     // The wrong-user case needs MariaDB up (skipped with a note without it).
     if ServerDb::new(DriverKind::Mysql).is_some() {

@@ -28,5 +28,6 @@ mod results;
 mod server_db;
 mod signals;
 mod split;
+mod test_network;
 mod util;
 mod verbosity;

@@ -5,7 +5,6 @@
 //! bridge's address for the test's duration. Needs root and `ip`: skipped with a note
 //! otherwise (a failure under `CI=true`).
 
-use std::net::{TcpListener, TcpStream};
 use std::path::Path;
 use std::process::{Child, Command, Stdio};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -16,101 +15,12 @@ use bmk_report::results::ResultsFile;
 use bmk_sql::DriverKind;
 use serde_json::Value;
 
+use crate::barrier::assert_started_together;
 use crate::server_db::ServerDb;
+use crate::test_network::{forward_mariadb, TestNetwork};
 use crate::util::Dir;
 
-const BRIDGE: &str = "scale-br0";
-const BRIDGE_IP: &str = "10.231.7.1";
 const CLIENTS: usize = 3;
-
-fn ip(args: &str) -> Result<(), String> {
-    let out = Command::new("ip")
-        .args(args.split_whitespace())
-        .output()
-        .map_err(|e| format!("ip: {e}"))?;
-    if out.status.success() {
-        Ok(())
-    } else {
-        Err(format!(
-            "ip {args}: {}",
-            String::from_utf8_lossy(&out.stderr).trim()
-        ))
-    }
-}
-
-/// The bridge, the namespaces and their veth pairs; removed on drop.
-struct Network {
-    names: Vec<String>,
-}
-
-impl Network {
-    fn new() -> Result<Network, String> {
-        // A leftover of an interrupted earlier run would make the set-up fail.
-        let _ = ip(&format!("link del {BRIDGE}"));
-        let mut net = Network { names: Vec::new() };
-        ip(&format!("link add {BRIDGE} type bridge"))?;
-        ip(&format!("addr add {BRIDGE_IP}/24 dev {BRIDGE}"))?;
-        ip(&format!("link set {BRIDGE} up"))?;
-        for i in 0..CLIENTS {
-            let ns = format!("scale-ns{i}");
-            let _ = ip(&format!("netns del {ns}"));
-            ip(&format!("netns add {ns}"))?;
-            net.names.push(ns.clone());
-            let host = format!("scale-v{i}");
-            ip(&format!("link add {host} type veth peer name {host}p"))?;
-            ip(&format!("link set {host}p netns {ns}"))?;
-            ip(&format!("link set {host} master {BRIDGE}"))?;
-            ip(&format!("link set {host} up"))?;
-            ip(&format!(
-                "netns exec {ns} ip addr add 10.231.7.{}/24 dev {host}p",
-                10 + i
-            ))?;
-            ip(&format!("netns exec {ns} ip link set {host}p up"))?;
-            ip(&format!("netns exec {ns} ip link set lo up"))?;
-        }
-        Ok(net)
-    }
-}
-
-impl Drop for Network {
-    fn drop(&mut self) {
-        for (i, ns) in self.names.iter().enumerate() {
-            let _ = ip(&format!("link del scale-v{i}"));
-            let _ = ip(&format!("netns del {ns}"));
-        }
-        let _ = ip(&format!("link del {BRIDGE}"));
-    }
-}
-
-/// Forwards connections to the bridge's address to MariaDB on 127.0.0.1:3306.
-fn forward(stop: Arc<AtomicBool>) -> std::io::Result<std::thread::JoinHandle<()>> {
-    let listener = TcpListener::bind((BRIDGE_IP, 3306))?;
-    listener.set_nonblocking(true)?;
-    Ok(std::thread::spawn(move || {
-        while !stop.load(Ordering::Relaxed) {
-            match listener.accept() {
-                Ok((inbound, _)) => {
-                    let _ = inbound.set_nonblocking(false);
-                    let Ok(outbound) = TcpStream::connect(("127.0.0.1", 3306)) else {
-                        continue;
-                    };
-                    let (mut a, mut b) =
-                        (inbound.try_clone().unwrap(), outbound.try_clone().unwrap());
-                    let (mut c, mut d) = (outbound, inbound);
-                    std::thread::spawn(move || {
-                        let _ = std::io::copy(&mut a, &mut b);
-                        let _ = b.shutdown(std::net::Shutdown::Write);
-                    });
-                    std::thread::spawn(move || {
-                        let _ = std::io::copy(&mut c, &mut d);
-                        let _ = d.shutdown(std::net::Shutdown::Write);
-                    });
-                }
-                Err(_) => std::thread::sleep(Duration::from_millis(5)),
-            }
-        }
-    }))
-}
 
 /// What the kubelet does with `$(NAME)` in a container's arguments.
 fn substitute(text: &str, index: usize) -> String {
@@ -120,14 +30,6 @@ fn substitute(text: &str, index: usize) -> String {
 
 #[test]
 fn pods_in_network_namespaces_pass_the_barrier_and_merge() {
-    // SAFETY: geteuid only reads the process's user id.
-    if unsafe { libc::geteuid() } != 0 {
-        return bmk_testkit::unavailable("root (for ip netns)", "not running as root")
-            .unwrap_or(());
-    }
-    if Command::new("ip").arg("-V").output().is_err() {
-        return bmk_testkit::unavailable("the ip command", "not found").unwrap_or(());
-    }
     let Some(db) = ServerDb::new(DriverKind::Mysql) else {
         return;
     };
@@ -145,16 +47,17 @@ fn pods_in_network_namespaces_pass_the_barrier_and_merge() {
         ))
         .run()
         .ok();
-    let net = match Network::new() {
-        Ok(n) => n,
-        Err(e) => return bmk_testkit::unavailable("network namespaces", &e).unwrap_or(()),
+    let Some(net) = TestNetwork::new("scale", 7, CLIENTS) else {
+        return;
     };
     let stop = Arc::new(AtomicBool::new(false));
-    let forwarder = forward(stop.clone()).expect("listen on the bridge's address");
+    let forwarder =
+        forward_mariadb(&net.bridge_ip, stop.clone()).expect("listen on the bridge's address");
     let manifest = dir
         .bmk()
         .args(&format!(
-            "kit k8s OLTP_RO_200_1tab 2 2 --clients={CLIENTS} --job=scale-netns --mysql-host={BRIDGE_IP} {}",
+            "kit k8s OLTP_RO_200_1tab 2 2 --clients={CLIENTS} --job=scale-netns --mysql-host={} {}",
+            net.bridge_ip,
             conn.join(" ")
         ))
         .run()
@@ -181,7 +84,7 @@ fn pods_in_network_namespaces_pass_the_barrier_and_merge() {
     let children: Vec<Child> = (0..CLIENTS)
         .map(|i| {
             Command::new("ip")
-                .args(["netns", "exec", &format!("scale-ns{i}")])
+                .args(["netns", "exec", &net.namespaces[i]])
                 .arg("env")
                 .arg(format!("JOB_COMPLETION_INDEX={i}"))
                 .arg(format!("PATH={path}"))
@@ -240,12 +143,7 @@ fn pods_in_network_namespaces_pass_the_barrier_and_merge() {
         .iter()
         .map(|r| r.start.as_ref().unwrap().measured_from_unix_ns)
         .collect();
-    let spread = starts.iter().max().unwrap() - starts.iter().min().unwrap();
-    assert!(
-        spread < 20_000_000,
-        "started {:.1} ms apart",
-        spread as f64 / 1e6
-    );
+    assert_started_together(&starts);
     for (i, r) in clients.iter().enumerate() {
         let b = r.start.as_ref().unwrap().barrier.as_ref().unwrap();
         assert_eq!(b.client, format!("index-{i}"));

@@ -1,20 +1,23 @@
 //! Network faults between bmk and a real server, made by a proxy (`fault_proxy.rs`):
 //! a link that freezes mid-run, and every connection cut at once as in a server
-//! restart. MariaDB and PostgreSQL of the machine; skipped with a note when a server is
+//! restart; and a link that goes down between two hosts (network namespaces,
+//! `test_network.rs`). MariaDB and PostgreSQL of the machine; skipped with a note when a server is
 //! missing (a failure under `CI=true`).
 
+use std::process::{Command, Stdio};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use bmk_sql::DriverKind;
 
 use crate::fault_proxy::FaultProxy;
 use crate::server_db::ServerDb;
-use crate::util::{Dir, Run};
+use crate::test_network::{forward_mariadb, ip, TestNetwork};
+use crate::util::{Dir, Run, BMK};
 
-/// A database with one small sbtest table, and the options that reach it through
-/// `proxy` instead of directly.
-fn prepared(kind: DriverKind, dir: &Dir) -> Option<(ServerDb, FaultProxy, Vec<String>)> {
-    let db = ServerDb::new(kind)?;
+/// Makes the one small sbtest table the runs of these tests read.
+fn prepare_table(db: &ServerDb, dir: &Dir) {
     let mut prepare = dir
         .bmk()
         .args("oltp_point_select --tables=1 --table-size=1000");
@@ -22,6 +25,13 @@ fn prepared(kind: DriverKind, dir: &Dir) -> Option<(ServerDb, FaultProxy, Vec<St
         prepare = prepare.arg(a);
     }
     prepare.arg("prepare").run().code(0);
+}
+
+/// A database with one small sbtest table, and the options that reach it through
+/// `proxy` instead of directly.
+fn prepared(kind: DriverKind, dir: &Dir) -> Option<(ServerDb, FaultProxy, Vec<String>)> {
+    let db = ServerDb::new(kind)?;
+    prepare_table(&db, dir);
     let (port_option, upstream) = match kind {
         DriverKind::Mysql => ("--mysql-port=", "127.0.0.1:3306"),
         _ => ("--pgsql-port=", "127.0.0.1:5432"),
@@ -151,4 +161,68 @@ fn a_cut_with_errors_ignored_reconnects_on_mariadb() {
 #[test]
 fn a_cut_with_errors_ignored_reconnects_on_postgresql() {
     a_cut_with_errors_ignored_reconnects(DriverKind::Pgsql);
+}
+
+/// The client runs on a host of its own (a network namespace) and its link goes down
+/// 1.5 s into a 20 s run: nothing answers and nothing is refused. With `--db-timeout=1`
+/// the next read gives up after a second: a lost connection, `FATAL`, the report of
+/// what was measured, exit 1, long before `--time`.
+#[test]
+fn a_link_that_goes_down_is_a_lost_connection_after_the_db_timeout() {
+    let Some(db) = ServerDb::new(DriverKind::Mysql) else {
+        return;
+    };
+    let dir = Dir::new();
+    prepare_table(&db, &dir);
+    let Some(net) = TestNetwork::new("bmkdown", 8, 1) else {
+        return;
+    };
+    let stop = Arc::new(AtomicBool::new(false));
+    let forwarder =
+        forward_mariadb(&net.bridge_ip, stop.clone()).expect("listen on the bridge's address");
+    let mut cmd = Command::new("ip");
+    cmd.args(["netns", "exec", &net.namespaces[0], BMK])
+        .args([
+            "oltp_point_select",
+            "--tables=1",
+            "--table-size=1000",
+            "--time=20",
+            "--threads=2",
+            "--db-timeout=1",
+        ])
+        .args(db.args.iter().filter(|a| !a.starts_with("--mysql-host")))
+        .arg(format!("--mysql-host={}", net.bridge_ip))
+        .arg("run")
+        .current_dir(dir.path())
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    let start = Instant::now();
+    let mut child = cmd.spawn().expect("start bmk in the namespace");
+    std::thread::sleep(Duration::from_millis(1500));
+    ip(&format!("link set {} down", net.veth(0))).expect("cut the link");
+    let deadline = start + Duration::from_secs(60);
+    while child.try_wait().unwrap().is_none() {
+        if Instant::now() > deadline {
+            let _ = child.kill();
+            panic!("bmk still runs 60 s after its link went down");
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let secs = start.elapsed().as_secs_f64();
+    stop.store(true, Ordering::Relaxed);
+    let _ = forwarder.join();
+    let run = Run::new(
+        "bmk oltp_point_select --db-timeout=1 (link down)".into(),
+        child.wait_with_output().unwrap(),
+    )
+    .code(1);
+    let all = format!("{}{}", run.stdout, run.stderr);
+    assert!(all.contains("FATAL"), "{}", run.context());
+    assert!(events(&run) > 0, "{}", run.context());
+    assert!(
+        secs < 10.0,
+        "ended {secs:.1} s after the start\n{}",
+        run.context()
+    );
 }

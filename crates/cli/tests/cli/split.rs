@@ -68,7 +68,29 @@ fn check_split(level: &Path, users: u32, n: usize) {
         merged_lines.iter().map(|l| l.record.events).sum::<u64>(),
         part_lines
     );
-    assert!(merged_lines.iter().all(|l| l.record.threads == users));
+    let shape = |lines: &[bmk_report::results_dir::IntervalLine]| -> Vec<(f64, u32, u64)> {
+        lines
+            .iter()
+            .map(|l| (l.record.time_s, l.record.threads, l.end_unix_ns / 1_000_000))
+            .collect()
+    };
+    let each_shape: Vec<_> = parts
+        .iter()
+        .map(|p| shape(&read_intervals(&p.join("intervals.jsonl")).unwrap()))
+        .collect();
+    // Each slot of the grid once; a host loaded enough may make a part skip a report
+    // (its next line then covers both), so not every slot need hold every part.
+    let stamps: Vec<u64> = merged_lines
+        .iter()
+        .map(|l| (l.record.time_s * 1000.0).round() as u64)
+        .collect();
+    assert!(
+        stamps.windows(2).all(|w| w[0] < w[1])
+            && merged_lines.iter().all(|l| l.record.threads <= users)
+            && merged_lines.iter().any(|l| l.record.threads == users),
+        "merged {:?}\nparts {each_shape:?}",
+        shape(&merged_lines)
+    );
     // Every part passed the same local gate, at the same agreed instant.
     let starts: Vec<i64> = each
         .iter()
@@ -172,4 +194,21 @@ fn an_events_limit_is_shared_between_the_processes() {
     let merged = ResultsFile::read(dir.join("out/level-0001/result.json")).unwrap();
     assert_eq!(merged.final_stats.events, 1000);
     assert_eq!(parts(&dir.join("out/level-0001")).len(), 3);
+}
+
+#[test]
+fn a_part_that_cannot_start_fails_the_level_with_its_message() {
+    let dir = Dir::new();
+    dir.bmk()
+        .args(
+            "oltp_point_select --db-driver=mysql --mysql-host=127.0.0.1 --mysql-port=1 \
+             --threads=4 --time=1 --max-users-per-process=2 --capture-interval=0 \
+             --results-dir=out run",
+        )
+        .run()
+        .fails_with("FATAL: part-01 of the level ended with exit code 1: unable to connect to MySQL server on host '127.0.0.1', port 1, aborting...");
+    let info: LevelInfo = read_json(&dir.join("out/level-0001/level.json")).unwrap();
+    assert_eq!((info.status.as_str(), info.processes), ("failed", 2));
+    let run: RunManifest = read_json(&dir.join("out/run.json")).unwrap();
+    assert_eq!(run.status, "failed");
 }

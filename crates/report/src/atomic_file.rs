@@ -1,0 +1,69 @@
+//! Replacing a file so that a reader (or a crash) sees the old version or the new one,
+//! never a mix: the new bytes go to a temporary file beside it (`.NAME.XXXXXX.tmp`,
+//! created exclusively, so no symlink or earlier file is followed or reused), which is
+//! synced and renamed over the name. The one implementation behind every results file
+//! bmk writes (results files, results directories, report pages).
+//!
+//! The temporary file is created with mode 0666 less the umask, the mode a plain
+//! `File::create` gives: a results directory on a shared volume stays readable by the
+//! people and tools that read it (a temporary file's usual 0600 would survive the
+//! rename and lock them out).
+
+use std::io::Write;
+use std::path::Path;
+
+use tempfile::NamedTempFile;
+
+/// The mode of a new file before the umask, as `File::create` uses.
+const NEW_FILE_MODE: u32 = 0o666;
+
+/// A new temporary file in `path`'s directory, named after it, to be renamed over it.
+pub fn temp_beside(path: &Path) -> std::io::Result<NamedTempFile> {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = path
+        .parent()
+        .filter(|d| !d.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    tempfile::Builder::new()
+        .prefix(&format!(".{name}."))
+        .suffix(".tmp")
+        .permissions(std::fs::Permissions::from_mode(NEW_FILE_MODE))
+        .tempfile_in(dir)
+}
+
+/// Replaces `path` with `bytes`.
+pub fn write(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    let mut tmp = temp_beside(path)?;
+    tmp.write_all(bytes)?;
+    tmp.as_file().sync_all()?;
+    tmp.persist(path).map_err(|e| e.error)?;
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::os::unix::fs::PermissionsExt;
+
+    #[test]
+    fn a_replaced_file_has_a_plain_files_mode_and_no_temporary_is_left() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("run.json");
+        write(&path, b"old\n").unwrap();
+        write(&path, b"new\n").unwrap();
+        assert_eq!(std::fs::read_to_string(&path).unwrap(), "new\n");
+        let plain = dir.path().join("plain");
+        std::fs::File::create(&plain).unwrap();
+        let mode = |p: &Path| std::fs::metadata(p).unwrap().permissions().mode() & 0o777;
+        assert_eq!(
+            mode(&path),
+            mode(&plain),
+            "the umask applies as to File::create"
+        );
+        assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 2);
+    }
+}
