@@ -1,8 +1,8 @@
 //! Test support shared by every crate's integration tests: the one rule for a test
 //! whose server or tool is missing, and names that do not collide.
 //!
-//! Owns: the skip-or-fail gate ([`unavailable`], [`require!`], [`ci`]) and
-//! [`unique_name`]. A test that cannot run prints one `NOTE: skipping test:` line on
+//! Owns: the skip-or-fail gate ([`unavailable`], [`require!`], [`ci`]),
+//! [`unique_name`], and [`bmk_bin`] for tests outside the binary's own crate. A test that cannot run prints one `NOTE: skipping test:` line on
 //! standard error, so a reader of the test log sees it; under `CI=true` (which `.ci/run`
 //! sets) it fails instead, so CI never passes by skipping.
 //!
@@ -12,7 +12,10 @@
 
 #![deny(missing_docs)]
 
+use std::path::{Path, PathBuf};
+use std::process::Command;
 use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::OnceLock;
 
 /// True under CI (`CI=true`): a missing server or tool is a failure, not a skip.
 pub fn ci() -> bool {
@@ -54,6 +57,65 @@ pub fn unique_name(prefix: &str) -> String {
         std::process::id(),
         COUNTER.fetch_add(1, Ordering::Relaxed)
     )
+}
+
+/// The workspace's root folder (two levels above this crate).
+fn workspace_root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .and_then(Path::parent)
+        .expect("workspace root")
+        .to_path_buf()
+}
+
+/// The newest modification time of the workspace's sources (`crates/**`).
+fn newest_source(dir: &Path) -> std::time::SystemTime {
+    let mut newest = std::time::SystemTime::UNIX_EPOCH;
+    for entry in std::fs::read_dir(dir).into_iter().flatten().flatten() {
+        let path = entry.path();
+        let t = if path.is_dir() {
+            newest_source(&path)
+        } else {
+            entry
+                .metadata()
+                .and_then(|m| m.modified())
+                .unwrap_or(newest)
+        };
+        newest = newest.max(t);
+    }
+    newest
+}
+
+/// The `bmk` binary (`$BMK_BIN`, else `target/debug/bmk`, built first when missing or
+/// older than a source file, so that a test never runs a stale binary).
+pub fn bmk_bin() -> &'static Path {
+    static BIN: OnceLock<PathBuf> = OnceLock::new();
+    BIN.get_or_init(|| {
+        if let Ok(p) = std::env::var("BMK_BIN") {
+            return PathBuf::from(p);
+        }
+        let root = workspace_root();
+        let target = std::env::var("CARGO_TARGET_DIR")
+            .map(PathBuf::from)
+            .unwrap_or_else(|_| root.join("target"));
+        let bin = target.join("debug").join("bmk");
+        let built = std::fs::metadata(&bin).and_then(|m| m.modified()).ok();
+        if built.is_none_or(|t| t < newest_source(&root.join("crates"))) {
+            let status = Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()))
+                .args(["build", "-p", "bmk"])
+                .current_dir(&root)
+                .status()
+                .expect("cargo build -p bmk");
+            assert!(status.success(), "cargo build -p bmk failed");
+            // An up-to-date build leaves the file as it was (a test file newer than
+            // it changed nothing in it): mark it checked so the next test skips cargo.
+            let _ = std::fs::File::options()
+                .write(true)
+                .open(&bin)
+                .and_then(|f| f.set_modified(std::time::SystemTime::now()));
+        }
+        bin
+    })
 }
 
 #[cfg(test)]

@@ -5,9 +5,8 @@
 #![allow(dead_code)]
 
 use std::io::{BufRead, BufReader};
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::{Child, Command, Output, Stdio};
-use std::sync::OnceLock;
 
 /// The path of system program `name`, or `None` (with a note; a panic under CI).
 pub fn system_program(name: &str) -> Option<PathBuf> {
@@ -85,61 +84,7 @@ impl Drop for NullServer {
     }
 }
 
-fn workspace_root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .parent()
-        .and_then(Path::parent)
-        .expect("workspace root")
-        .to_path_buf()
-}
-
-/// The newest modification time of the files under `dir`.
-fn newest_source(dir: &Path) -> std::time::SystemTime {
-    let mut newest = std::time::SystemTime::UNIX_EPOCH;
-    for entry in std::fs::read_dir(dir).into_iter().flatten().flatten() {
-        let path = entry.path();
-        let t = if path.is_dir() {
-            newest_source(&path)
-        } else {
-            entry
-                .metadata()
-                .and_then(|m| m.modified())
-                .unwrap_or(newest)
-        };
-        newest = newest.max(t);
-    }
-    newest
-}
-
-/// The `bmk` binary (`$BMK_BIN`, else `target/debug/bmk`, built first when missing or
-/// older than a source file, so that a test never runs a stale binary).
-pub fn bmk_bin() -> &'static Path {
-    static BIN: OnceLock<PathBuf> = OnceLock::new();
-    BIN.get_or_init(|| {
-        if let Ok(p) = std::env::var("BMK_BIN") {
-            return PathBuf::from(p);
-        }
-        let root = workspace_root();
-        let target = std::env::var("CARGO_TARGET_DIR")
-            .map(PathBuf::from)
-            .unwrap_or_else(|_| root.join("target"));
-        let bin = target.join("debug").join("bmk");
-        let built = std::fs::metadata(&bin).and_then(|m| m.modified()).ok();
-        if built.is_none_or(|t| t < newest_source(&root.join("crates"))) {
-            let status = Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()))
-                .args(["build", "-p", "bmk"])
-                .current_dir(&root)
-                .status()
-                .expect("cargo build -p bmk");
-            assert!(status.success(), "cargo build -p bmk failed");
-            let _ = std::fs::File::options()
-                .write(true)
-                .open(&bin)
-                .and_then(|f| f.set_modified(std::time::SystemTime::now()));
-        }
-        bin
-    })
-}
+pub use bmk_testkit::bmk_bin;
 
 /// Output of one command.
 pub struct Run {
