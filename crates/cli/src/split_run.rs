@@ -344,8 +344,14 @@ pub fn run(settings: &RunSettings, plan: &SplitPlan, interrupt: &Arc<AtomicUsize
     // Every part initialises its workers, then waits at the gate.
     let mut forwarded = false;
     let mut started: Option<u64> = None;
+    // The exit code of the first part that failed: the parts this run stops because of
+    // it end with SIGTERM's 143, which must not stand for the level.
+    let mut first_failure: Option<i32> = None;
     loop {
         let all_ended = reap(&mut parts)?;
+        if first_failure.is_none() {
+            first_failure = parts.iter().filter_map(|p| p.code).find(|&c| c != 0);
+        }
         if !forwarded {
             if let sig @ 1.. = interrupt.load(Ordering::Relaxed) {
                 signal_all(&parts, sig as i32);
@@ -390,11 +396,7 @@ pub fn run(settings: &RunSettings, plan: &SplitPlan, interrupt: &Arc<AtomicUsize
     if let Some(s) = sampler {
         s.stop();
     }
-    let code = parts
-        .iter()
-        .filter_map(|p| p.code)
-        .find(|&c| c != 0)
-        .unwrap_or(0);
+    let code = first_failure.unwrap_or(0);
     if started.is_none() {
         // Some part could not start (or the run was interrupted before the start):
         // nothing was measured, and the parts' own messages say why.
