@@ -47,6 +47,19 @@ pub struct KitContext {
     pub interrupt: Arc<AtomicUsize>,
 }
 
+/// The kit's own options, for `bmk kit help` (every other option goes to the runs).
+const OPTIONS_HELP: &str = "kit options (every other option is passed to the runs):
+  --target=NAME                 connection profile from bmk.toml
+  --results-dir=DIR             the run's results directory, new or empty
+                                (default: $BMK_HOME/results/<time>-<scenario>)
+  --capture-interval=S          seconds between capture samples, 0 = no capture [5]
+  --capture-target=NAME         sample another bmk.toml target's server instead
+  --max-users-per-process=N     split a level with more users over several processes
+  --users=LIST --time=S --warmup=S --pause=S --repeat=N
+                                a sweep's levels, each level's length and warm-up,
+                                the pause between levels, repeats of each level
+See docs/kit.md.";
+
 const USAGE: &str = "usage: bmk kit list | show NAME | prepare NAME [LOADERS] | run NAME USERS SECONDS | sweep NAME --users=1,2,4 --time=S [--pause=S] [--repeat=N] | k8s NAME USERS SECONDS --clients=N [--image=I] | ssh HOST... -- NAME USERS SECONDS";
 
 /// The kit's options, taken out of the arguments.
@@ -218,7 +231,7 @@ pub fn main(args: &[String], ctx: &KitContext) -> Result<i32, KitError> {
         "sweep" => sweep_cmd(&a, ctx),
         "k8s" => k8s_cmd(a, ctx),
         "help" | "--help" => {
-            println!("{USAGE}");
+            println!("{USAGE}\n\n{OPTIONS_HELP}");
             Ok(0)
         }
         other => Err(KitError::Usage(format!(
@@ -587,6 +600,16 @@ fn print_summary(dir: &RunDir) {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn the_help_names_every_option_of_the_kit() {
+        for name in OWN.iter().chain(["target", "max-users-per-process"].iter()) {
+            assert!(
+                OPTIONS_HELP.contains(&format!("--{name}=")),
+                "kit help does not mention --{name}"
+            );
+        }
+    }
+
     use super::*;
 
     fn v(s: &str) -> Vec<String> {
