@@ -18,18 +18,10 @@ mod option_pipeline;
 mod settings;
 
 libfuzzer_sys::fuzz_target!(|data: &[u8]| {
-    let Some((&mode, rest)) = data.split_first() else {
+    let Some((argv, strict)) = option_pipeline::fuzz_command_line(data) else {
         return;
     };
-    let Ok(text) = std::str::from_utf8(rest) else {
-        return;
-    };
-    let argv: Vec<String> = text
-        .split(['\0', '\n'])
-        .filter(|w| !w.is_empty())
-        .map(str::to_string)
-        .collect();
-    if let Err(message) = option_pipeline::check_command_line(&argv, mode % 2 == 1) {
+    if let Err(message) = option_pipeline::check_command_line(&argv, strict) {
         assert!(!message.contains('\n'), "{message:?}");
     }
 });

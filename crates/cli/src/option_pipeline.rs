@@ -94,6 +94,23 @@ pub fn check_with(statics: &OptionSet, argv: &[String], strict: bool) -> Result<
     Ok(())
 }
 
+/// The option parser fuzz target's input as a command line: words split at NUL bytes
+/// and line ends after a first byte that picks sysbench's grammar (odd) or bmk's (even);
+/// `None` for input that is not UTF-8 or is empty. Shared by the target and the test
+/// that replays its corpus, so both read an input alike (the binary itself never calls
+/// it).
+#[cfg_attr(not(test), allow(dead_code))]
+pub fn fuzz_command_line(data: &[u8]) -> Option<(Vec<String>, bool)> {
+    let (&mode, rest) = data.split_first()?;
+    let text = std::str::from_utf8(rest).ok()?;
+    let argv = text
+        .split(['\0', '\n'])
+        .filter(|w| !w.is_empty())
+        .map(str::to_string)
+        .collect();
+    Some((argv, mode % 2 == 1))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -259,18 +276,10 @@ mod tests {
             .flatten()
         {
             let data = std::fs::read(entry.path()).unwrap();
-            let Some((&mode, rest)) = data.split_first() else {
+            let Some((argv, strict)) = fuzz_command_line(&data) else {
                 continue;
             };
-            let Ok(text) = std::str::from_utf8(rest) else {
-                continue;
-            };
-            let argv: Vec<String> = text
-                .split(['\0', '\n'])
-                .filter(|w| !w.is_empty())
-                .map(str::to_string)
-                .collect();
-            if let Err(message) = check_command_line(&argv, mode % 2 == 1) {
+            if let Err(message) = check_command_line(&argv, strict) {
                 assert!(!message.contains('\n'), "{message:?}");
             }
             inputs += 1;
