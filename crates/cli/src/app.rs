@@ -29,6 +29,7 @@ use crate::script_benchmark::ScriptBenchmark;
 use crate::settings;
 use crate::signals;
 use crate::start_barrier;
+use crate::sysbench_wording;
 use crate::system_test_benchmark::SystemTestBenchmark;
 use crate::user_error::user_error;
 use crate::verbosity::{Level, Verbosity};
@@ -109,15 +110,42 @@ pub fn run(mut inv: Invocation) -> Result<i32> {
         return Ok(0);
     }
     let verbosity = Verbosity::given(&raw.options);
+    if inv.strict {
+        // sysbench warns and checks these before its banner, at any --verbosity.
+        for w in &raw.warnings {
+            eprintln!("{w}");
+        }
+        if inv.compat.is_1_0() {
+            for w in sysbench_wording::old_name_warnings(&raw.options) {
+                println!("{w}");
+            }
+        }
+        if let Some(message) = sysbench_wording::before_banner(&raw.options) {
+            return Err(user_error(message));
+        }
+    }
     print_banner(&inv, verbosity);
-    if verbosity.shows(Level::Warning) {
+    if !inv.strict && verbosity.shows(Level::Warning) {
         for w in &raw.warnings {
             eprintln!("{w}");
         }
     }
+    if inv.strict && !inv.compat.is_1_0() {
+        if let Some(message) = sysbench_wording::removed_old_name(&raw.options) {
+            return Err(user_error(message));
+        }
+    }
 
     let mut opts = option_pipeline::base_options();
-    option_pipeline::apply_given(&mut opts, &raw.options).map_err(user_error)?;
+    option_pipeline::apply_given(&mut opts, &raw.options, inv.strict).map_err(|e| {
+        let strict = match &e {
+            option_pipeline::GivenError::Value(v) if inv.strict => {
+                sysbench_wording::option_error(v, &opts, &raw.options)
+            }
+            _ => None,
+        };
+        user_error(strict.unwrap_or_else(|| e.to_string()))
+    })?;
 
     if opts.string("db-driver").as_deref() == Some("help") {
         print_drivers();
@@ -171,8 +199,9 @@ fn verbosity_of(opts: &OptionSet) -> Verbosity {
     Verbosity::new(opts.int("verbosity", 3).clamp(0, i64::from(u8::MAX)) as u8)
 }
 
-/// Fails on options that nothing declared, naming the argument as typed.
-fn reject_undeclared(opts: &OptionSet, given: &[GivenOption]) -> Result<()> {
+/// Fails on options that nothing declared, naming the argument as typed, and on
+/// values their declaration refuses (in sysbench's words when `strict`).
+fn reject_undeclared(opts: &OptionSet, given: &[GivenOption], strict: bool) -> Result<()> {
     let undeclared = opts.undeclared_given();
     if let Some(first) = given
         .iter()
@@ -183,7 +212,17 @@ fn reject_undeclared(opts: &OptionSet, given: &[GivenOption]) -> Result<()> {
             bmk_report::redact::shown_argument(&first.original)
         )));
     }
-    opts.validate().map_err(|e| user_error(e.to_string()))
+    validate(opts, given, strict)
+}
+
+/// Checks every given value against its declaration.
+fn validate(opts: &OptionSet, given: &[GivenOption], strict: bool) -> Result<()> {
+    opts.validate().map_err(|e| {
+        let worded = strict
+            .then(|| sysbench_wording::option_error(&e, opts, given))
+            .flatten();
+        user_error(worded.unwrap_or_else(|| e.to_string()))
+    })
 }
 
 fn resolve_target(inv: &Invocation, test: Option<&str>) -> Result<Target> {
@@ -219,7 +258,7 @@ fn run_system(
     raw: &RawArgs,
 ) -> Result<i32> {
     opts.declare(test.options());
-    reject_undeclared(&opts, &raw.options)?;
+    reject_undeclared(&opts, &raw.options, inv.strict)?;
     let command = require_command(inv, raw, test.name())?;
     if command == "help" {
         println!("{} options:", test.name());
@@ -280,6 +319,18 @@ fn lua_error(e: bmk_lua::LuaError) -> anyhow::Error {
     }
 }
 
+/// [`lua_error`], in sysbench's words when invoked as `sysbench`.
+fn script_error(strict: bool) -> impl Fn(bmk_lua::LuaError) -> anyhow::Error {
+    move |e| {
+        let worded = strict.then(|| sysbench_wording::lua_error(&e)).flatten();
+        match worded {
+            Some(m) if e.kind == bmk_lua::LuaErrorKind::Declaration => user_error(m),
+            Some(m) => user_error(format!("FATAL: {m}")),
+            None => lua_error(e),
+        }
+    }
+}
+
 fn run_script(
     inv: &Invocation,
     src: ScriptSource,
@@ -309,7 +360,7 @@ fn run_script(
         },
     };
     let from_stdin = src.path.is_none() && src.name == "stdin";
-    let mut host = ScriptHost::load(src, config).map_err(lua_error)?;
+    let mut host = ScriptHost::load(src, config).map_err(script_error(inv.strict))?;
     // As in sysbench: a script read from standard input, or named without a command,
     // is a plain Lua program: loading it ran its body, and there is nothing more to do.
     if from_stdin || raw.command.is_none() {
@@ -326,11 +377,11 @@ fn run_script(
         None => opts.declare(declared),
     }
     if host.declares_options() {
-        reject_undeclared(&opts, &raw.options)?;
+        reject_undeclared(&opts, &raw.options, inv.strict)?;
     } else {
         // A script without `sysbench.cmdline.options` takes any option, as in
         // sysbench 1.0: 0.5-era scripts read theirs as globals.
-        opts.validate().map_err(|e| user_error(e.to_string()))?;
+        validate(&opts, &raw.options, inv.strict)?;
     }
     if builtin.is_some() {
         bmk_workloads::option_limits::check(&opts).map_err(user_error)?;
@@ -342,7 +393,7 @@ fn run_script(
         opts.set("db-timeout", "0")
             .map_err(|e| user_error(e.to_string()))?;
     }
-    host.set_options(opts.clone()).map_err(lua_error)?;
+    host.set_options(opts.clone()).map_err(script_error(inv.strict))?;
     let not_implemented = || {
         user_error(format!(
             "'{name}' test does not implement the '{command}' command."
@@ -367,7 +418,7 @@ fn run_script(
         if host.command_is_parallel(command) && verbosity_of(&opts).shows(Level::Notice) {
             println!("Initializing worker threads...\n");
         }
-        host.run_command(command).map_err(lua_error)?;
+        host.run_command(command).map_err(script_error(inv.strict))?;
         // The start barrier's table goes with the rest: always for the built-in
         // workloads (they live in a database), for other scripts when they name a
         // barrier (a script may not use a database at all).
@@ -429,6 +480,7 @@ fn run_settings(
         seed,
         verbosity: verbosity_of(opts),
         compat: inv.compat,
+        strict: inv.strict,
         barrier: start_barrier::settings(opts).map_err(|e| user_error(e.to_string()))?,
         execution: None,
     })
@@ -442,6 +494,17 @@ fn print_drivers() {
 }
 
 fn print_help(inv: &Invocation) {
+    if inv.strict {
+        print!(
+            "{}",
+            crate::sysbench_help::text(
+                inv.compat,
+                &defs::general_specs(),
+                &option_pipeline::driver_specs()
+            )
+        );
+        return;
+    }
     let mut text = format!(
         "Usage:\n  {} [options]... [testname] [command]\n\nCommands implemented by most tests: prepare run cleanup help\n\n",
         inv.program()

@@ -29,6 +29,11 @@ pub trait Benchmark {
     fn implied_event_limit(&self) -> Option<u64> {
         None
     }
+    /// Whether sysbench's version of the test ignores `--events` and runs to its own
+    /// limit alone (memory: `--memory-total-size`, or the time limit when that is 0).
+    fn ignores_event_option(&self) -> bool {
+        false
+    }
     /// Before workers start (Lua `init()`).
     fn before_run(&mut self) -> Result<()> {
         Ok(())

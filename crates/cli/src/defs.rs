@@ -20,9 +20,10 @@ pub const MAX_THREADS: f64 = 100_000.0;
 /// mean, and far below where a deadline computed from it overflows a clock.
 pub const MAX_SECONDS: f64 = 1e9;
 
-/// The highest `--rate`: one arrival per nanosecond, the resolution of the clock the
-/// scheduler reads.
-pub const MAX_RATE: f64 = 1e9;
+/// The highest `--rate`: the largest value sysbench takes (a C `int`). Beyond one
+/// arrival per nanosecond no worker keeps up, so such a rate ends the run with
+/// sysbench's "event queue is full" failure rather than being refused up front.
+pub const MAX_RATE: f64 = i32::MAX as f64;
 
 /// The shortest `--report-interval` besides 0: a millisecond, the precision of the
 /// report's time prefix. Shorter intervals only print the same `[ 0s ]` line over

@@ -20,6 +20,8 @@ mod signals;
 mod split_gate;
 mod split_run;
 mod start_barrier;
+mod sysbench_help;
+mod sysbench_wording;
 mod system_test_benchmark;
 mod target_options;
 mod user_error;

@@ -8,7 +8,7 @@
 //! command lines and require a `Result`, never a panic. Errors are the one line the
 //! user sees.
 
-use bmk_engine::options::{OptKind, OptSpec, OptionSet};
+use bmk_engine::options::{OptKind, OptSpec, OptionError, OptionSet};
 use bmk_sql::{DriverConfig, DriverKind};
 use bmk_systests::SystemTestKind;
 
@@ -45,20 +45,54 @@ pub fn static_options() -> OptionSet {
     set
 }
 
-/// Records the user's values; declared options are validated right away.
-pub fn apply_given(opts: &mut OptionSet, given: &[GivenOption]) -> Result<(), String> {
+/// A value the user gave that its declaration refuses.
+#[derive(Debug)]
+pub enum GivenError {
+    /// The value does not fit the option.
+    Value(OptionError),
+    /// A bare `--name` (as typed) for an option that needs a value.
+    NeedsValue(String),
+}
+
+impl std::fmt::Display for GivenError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            GivenError::Value(e) => write!(f, "{e}"),
+            GivenError::NeedsValue(original) => write!(
+                f,
+                "invalid option: {original} (it needs a value: {original}=VALUE)"
+            ),
+        }
+    }
+}
+
+/// Records the user's values; declared options are validated right away. `strict` is
+/// sysbench's reading of a bare `--name` for an option that takes a value: an empty
+/// value (0 for a number) rather than an error.
+pub fn apply_given(
+    opts: &mut OptionSet,
+    given: &[GivenOption],
+    strict: bool,
+) -> Result<(), GivenError> {
     for g in given {
         match &g.value {
-            Some(v) => opts.set(&g.name, v).map_err(|e| e.to_string())?,
+            Some(v) => opts.set(&g.name, v).map_err(GivenError::Value)?,
             // A bare `--name`: `on` for a boolean (also one a script declares later),
             // the empty string for an option nothing declares, as sysbench 1.0.20
             // hands it to a legacy script: set, and true in Lua, but not "on".
-            None => opts.set_switch(&g.name).map_err(|_| {
-                format!(
-                    "invalid option: {} (it needs a value: {}=VALUE)",
-                    g.original, g.original
-                )
-            })?,
+            None => {
+                let empty = match opts.spec(&g.name).map(|s| s.kind) {
+                    Some(OptKind::Int | OptKind::Size | OptKind::Double) if strict => Some("0"),
+                    Some(OptKind::String | OptKind::List | OptKind::File) if strict => Some(""),
+                    _ => None,
+                };
+                match empty {
+                    Some(v) => opts.set(&g.name, v).map_err(GivenError::Value)?,
+                    None => opts
+                        .set_switch(&g.name)
+                        .map_err(|_| GivenError::NeedsValue(g.original.clone()))?,
+                }
+            }
         }
     }
     Ok(())
@@ -82,7 +116,7 @@ pub fn check_with(statics: &OptionSet, argv: &[String], strict: bool) -> Result<
         |name: &str| !strict && statics.spec(name).is_some_and(|s| s.kind != OptKind::Bool);
     let raw = args::parse(argv, &takes_value).map_err(|e| e.to_string())?;
     let mut opts = statics.clone();
-    apply_given(&mut opts, &raw.options)?;
+    apply_given(&mut opts, &raw.options, strict).map_err(|e| e.to_string())?;
     opts.validate().map_err(|e| e.to_string())?;
     settings::run_config(&opts, strict).map_err(|e| e.to_string())?;
     settings::report_options(&opts).map_err(|e| e.to_string())?;

@@ -19,6 +19,7 @@ use crate::results_dir::LevelSink;
 use crate::run_settings::RunSettings;
 use crate::signals;
 use crate::start_barrier::DatabaseGate;
+use crate::sysbench_wording::without_traceback;
 use crate::verbosity::{Level, Verbosity};
 
 struct PrintingObserver<'a> {
@@ -26,7 +27,7 @@ struct PrintingObserver<'a> {
     reporter: Reporter,
     results: Option<&'a mut ResultsSink>,
     level: Option<&'a mut LevelSink>,
-    warmup: bool,
+    warmup_time: std::time::Duration,
     error: Option<anyhow::Error>,
     verbosity: Verbosity,
     threads: u32,
@@ -56,9 +57,16 @@ impl Observer for PrintingObserver<'_> {
         }
         if self.verbosity.shows(Level::Notice) {
             let _ = writeln!(out, "Threads started!\n");
+            if !self.warmup_time.is_zero() {
+                let _ = writeln!(
+                    out,
+                    "Warming up for {} seconds...\n",
+                    self.warmup_time.as_secs()
+                );
+            }
         }
         let _ = out.flush();
-        if !self.warmup {
+        if self.warmup_time.is_zero() {
             if let Some(level) = self.level.as_deref_mut() {
                 level.measuring();
             }
@@ -121,13 +129,14 @@ impl Observer for PrintingObserver<'_> {
 /// sysbench prints them. Threads that failed alike print one message followed by
 /// sysbench's "(last message repeated N times)": a thousand tracebacks say no more
 /// than one.
-fn print_failures(out: &mut impl Write, messages: &[String]) -> std::io::Result<()> {
+fn print_failures(out: &mut impl Write, messages: &[String], strict: bool) -> std::io::Result<()> {
     // Counted by text in first-seen order; a map keeps ten thousand distinct failures
     // (one per connection) from being compared with each other.
     let mut distinct: Vec<(&str, usize)> = Vec::new();
     let mut index: HashMap<&str, usize> = HashMap::new();
     for m in messages
         .iter()
+        .map(|m| if strict { without_traceback(m) } else { m })
         .map(|m| m.trim_end())
         .filter(|m| !m.is_empty())
     {
@@ -158,9 +167,15 @@ fn print_fatal(out: &mut impl Write, message: &str) -> std::io::Result<()> {
 }
 
 /// A failure of the script's `init()` or `done()`, on stdout like the workers'.
-fn print_fatal_now(error: &anyhow::Error) -> std::io::Result<()> {
+fn print_fatal_now(error: &anyhow::Error, strict: bool) -> std::io::Result<()> {
     let mut out = std::io::stdout().lock();
-    print_fatal(&mut out, &format!("{error:#}"))?;
+    let message = format!("{error:#}");
+    let message = if strict {
+        without_traceback(&message)
+    } else {
+        &message
+    };
+    print_fatal(&mut out, message)?;
     out.flush()
 }
 
@@ -180,15 +195,20 @@ pub fn run(
     if part_gate.is_some() {
         settings.report.results = None;
     }
-    if settings.config.events == 0 {
-        if let Some(limit) = bench.implied_event_limit() {
-            settings.config.events = limit;
-        }
+    // Invoked as `sysbench`, its memory test's own limit replaces --events; bmk
+    // stops at whichever comes first.
+    if settings.strict && bench.ignores_event_option() {
+        settings.config.events = bench.implied_event_limit().unwrap_or(0);
+    } else if let Some(limit) = bench.implied_event_limit() {
+        settings.config.events = match settings.config.events {
+            0 => limit,
+            given => given.min(limit),
+        };
     }
     // sysbench calls the script's init() before it prints the header, so what init()
     // prints comes first and a failing init() leaves no header behind.
     if let Err(e) = bench.before_run() {
-        print_fatal_now(&e)?;
+        print_fatal_now(&e, settings.strict)?;
         return Ok(1);
     }
     let verbosity = settings.verbosity;
@@ -219,7 +239,7 @@ pub fn run(
         },
         results: results.as_mut(),
         level: level.as_mut(),
-        warmup: !settings.config.warmup.is_zero(),
+        warmup_time: settings.config.warmup,
         error: None,
         verbosity,
         threads: settings.config.threads,
@@ -266,6 +286,7 @@ pub fn run(
     let barrier_error = gate.as_mut().and_then(|g| g.finish().err());
 
     let mut code = 0;
+    let mut failed_without_report = false;
     let mut out = std::io::stdout().lock();
     match &outcome.status {
         RunStatus::Completed => {
@@ -278,7 +299,7 @@ pub fn run(
         }
         RunStatus::Interrupted(sig) => code = signals::exit_code(*sig),
         RunStatus::Fatal(messages) => {
-            print_failures(&mut out, messages)?;
+            print_failures(&mut out, messages, settings.strict)?;
             code = 1;
         }
         RunStatus::ForcedShutdown if settings.config.forced_shutdown.is_some() => {
@@ -296,7 +317,7 @@ pub fn run(
             code = 2;
         }
         RunStatus::InitFailed(messages) => {
-            print_failures(&mut out, messages)?;
+            print_failures(&mut out, messages, settings.strict)?;
             // 1.1 reworded the message.
             let what = if settings.compat.is_1_0() {
                 "Thread"
@@ -333,10 +354,14 @@ pub fn run(
             return Ok(2);
         }
         RunStatus::QueueFull => {
-            eprintln!(
+            // Only sysbench's strict queue limit ends a run this way; as in sysbench
+            // the message is a log line on stdout and a failed run has no report.
+            writeln!(
+                out,
                 "FATAL: The event queue is full. This means the worker threads are unable to keep up with the specified event generation rate"
-            );
+            )?;
             code = 1;
+            failed_without_report = true;
         }
     }
     if outcome.abandoned > 0 && !matches!(outcome.status, RunStatus::ForcedShutdown) {
@@ -355,16 +380,20 @@ pub fn run(
         // The run itself went well; only the other clients' view of it is affected.
         eprintln!("WARNING: could not mark this client done at the barrier: {e}");
     }
-    let notice = verbosity.shows(Level::Notice);
+    let notice = verbosity.shows(Level::Notice) && !failed_without_report;
     if settings.report.histogram && notice {
         reporter.histogram(&mut out, &outcome.stats.histogram)?;
     }
-    let replaced = match bench.report_cumulative(&outcome.stats) {
-        Ok(replaced) => replaced,
-        Err(e) => {
-            eprintln!("{e:#}");
-            code = 1;
-            false
+    let replaced = if failed_without_report {
+        true
+    } else {
+        match bench.report_cumulative(&outcome.stats) {
+            Ok(replaced) => replaced,
+            Err(e) => {
+                eprintln!("{e:#}");
+                code = 1;
+                false
+            }
         }
     };
     if !replaced && notice {
@@ -376,7 +405,7 @@ pub fn run(
     // abandoned workers may still use what done() tears down.
     if code != 2 && outcome.abandoned == 0 {
         if let Err(e) = bench.after_run() {
-            print_fatal_now(&e)?;
+            print_fatal_now(&e, settings.strict)?;
             code = 1;
         }
     }

@@ -68,6 +68,9 @@ pub fn run_config(opts: &OptionSet, strict: bool) -> Result<RunConfig, SettingsE
         events: opts.int("events", 0) as u64,
         time: (time > 0).then(|| Duration::from_secs(time as u64)),
         warmup: Duration::from_secs(opts.int("warmup-time", 0) as u64),
+        // sysbench's accounting when invoked as sysbench; bmk's own measures exactly
+        // the events begun after the warm-up.
+        warmup_stragglers_count: strict,
         forced_shutdown,
         thread_stack_size: stack,
         // 0 means no limit (sync-file runs wait for an operator); a century is as good.

@@ -49,4 +49,8 @@ impl Benchmark for SystemTestBenchmark {
     fn implied_event_limit(&self) -> Option<u64> {
         self.test.event_limit()
     }
+
+    fn ignores_event_option(&self) -> bool {
+        self.test.kind() == SystemTestKind::Memory
+    }
 }

@@ -24,6 +24,11 @@ pub struct RunConfig {
     pub time: Option<Duration>,
     /// Warm-up before measuring.
     pub warmup: Duration,
+    /// Whether an event begun during the warm-up and ended after it is measured, as
+    /// sysbench measures it (its statistics reset at the end of the warm-up, and an
+    /// event counts when it ends). Otherwise only events begun after the warm-up
+    /// count, so that a run with an event limit measures exactly that many.
+    pub warmup_stragglers_count: bool,
     /// Grace after the time limit before giving up on workers.
     pub forced_shutdown: Option<Duration>,
     /// Worker stack size in bytes.
@@ -61,6 +66,7 @@ impl Default for RunConfig {
             events: 0,
             time: Some(Duration::from_secs(10)),
             warmup: Duration::ZERO,
+            warmup_stragglers_count: false,
             forced_shutdown: None,
             thread_stack_size: 64 * 1024,
             thread_init_timeout: Duration::from_secs(30),

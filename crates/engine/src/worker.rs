@@ -283,7 +283,10 @@ impl WorkerContext {
         if self.shared.arrivals.is_some() {
             self.shared.concurrency.fetch_sub(1, Ordering::Relaxed);
         }
-        if !self.measured.get() {
+        if !self.measured.get()
+            && !(self.shared.config.warmup_stragglers_count
+                && self.shared.measuring.load(Ordering::Relaxed))
+        {
             return;
         }
         let latency = self.shared.now_ns().saturating_sub(self.started_ns.get());

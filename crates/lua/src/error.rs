@@ -15,6 +15,9 @@ pub enum LuaErrorKind {
     NotFound,
     /// A script option declaration or value is invalid.
     Option,
+    /// An entry of `sysbench.cmdline.options` is not `name = {description, default,
+    /// ...}` (a name that is no string, a declaration that is no table, ...).
+    Declaration,
     /// A command the script does not define.
     UnknownCommand,
     /// The Lua runtime itself failed (out of memory, a broken state).

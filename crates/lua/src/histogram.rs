@@ -1,16 +1,17 @@
 //! `sysbench.histogram.new(size, min, max)`: a script's own histogram of values with
-//! `size` log-scale buckets between `min` and `max` (linear when `min` is not
-//! positive), with `:update(value)` and `:print()`.
+//! `size` log-scale buckets centred from `min` to `max` (the latency histogram's
+//! scale, [`bmk_report::histogram::LogScale`]), with `:update(value)` and `:print()`.
+//! A value counts in the bucket with the nearest centre, values outside the range in
+//! the first or last bucket.
 //!
 //! A histogram belongs to the Lua state that created it.
 
+use bmk_report::histogram::{bar, LogScale};
 use mlua::{UserData, UserDataMethods};
 
 /// A user histogram.
 pub(crate) struct UserHistogram {
-    min: f64,
-    max: f64,
-    log: bool,
+    scale: LogScale,
     counts: Vec<u64>,
 }
 
@@ -19,66 +20,38 @@ impl UserHistogram {
         if size == 0 {
             return Err("histogram size must be at least 1".into());
         }
-        if !(min.is_finite() && max.is_finite()) || max <= min {
+        // A log scale needs a positive range.
+        if !(min.is_finite() && max.is_finite()) || min <= 0.0 || max <= min {
             return Err(format!("invalid histogram range [{min}, {max}]"));
         }
         Ok(UserHistogram {
-            min,
-            max,
-            log: min > 0.0,
+            scale: LogScale::new(size, min, max),
             counts: vec![0; size],
         })
     }
 
-    fn steps(&self) -> f64 {
-        (self.counts.len().max(2) - 1) as f64
-    }
-
-    fn index(&self, v: f64) -> usize {
-        let n = self.counts.len();
-        if v.is_nan() || v <= self.min {
-            return 0;
-        }
-        if v >= self.max {
-            return n - 1;
-        }
-        let pos = if self.log {
-            (v / self.min).ln() / (self.max / self.min).ln()
-        } else {
-            (v - self.min) / (self.max - self.min)
-        };
-        ((pos * self.steps()).floor() as usize).min(n - 1)
-    }
-
-    /// Lower bound of bucket `i`.
-    fn value(&self, i: usize) -> f64 {
-        let pos = i as f64 / self.steps();
-        if self.log {
-            self.min * (self.max / self.min).powf(pos)
-        } else {
-            self.min + (self.max - self.min) * pos
-        }
-    }
-
     pub(crate) fn update(&mut self, v: f64) {
-        let i = self.index(v);
+        let i = self.scale.index(v);
         self.counts[i] += 1;
     }
 
-    /// The histogram drawn as text: non-empty buckets only, bars scaled to 40 columns.
+    /// The histogram drawn as text: non-empty buckets only, each as its centre, bars
+    /// scaled to 40 columns.
     pub(crate) fn render(&self) -> String {
+        let peak = self.counts.iter().copied().max().unwrap_or(0);
+        if peak == 0 {
+            return String::new();
+        }
         let mut out =
             String::from("       value  ------------- distribution ------------- count\n");
-        let peak = self.counts.iter().copied().max().unwrap_or(0);
         for (i, &c) in self.counts.iter().enumerate() {
             if c == 0 {
                 continue;
             }
-            let stars = ((c as f64 * 40.0 / peak as f64).round() as usize).clamp(1, 40);
             out.push_str(&format!(
-                "{:>12.3} |{:<40} {}\n",
-                self.value(i),
-                "*".repeat(stars),
+                "{:>12.3} |{} {}\n",
+                self.scale.value(i),
+                bar(c, peak),
                 c
             ));
         }
@@ -104,17 +77,26 @@ mod tests {
     use super::*;
 
     #[test]
-    fn log_buckets_cover_the_range() {
-        let mut h = UserHistogram::new(10, 1.0, 1000.0).unwrap();
-        h.update(0.5);
-        h.update(1.0);
-        h.update(31.0);
-        h.update(5000.0);
-        assert_eq!(h.counts[0], 2);
-        assert_eq!(h.counts[9], 1);
-        assert_eq!(h.counts.iter().sum::<u64>(), 4);
+    fn values_count_at_the_nearest_centre() {
+        let mut h = UserHistogram::new(1000, 1.0, 10.0).unwrap();
+        for v in [1.0, 2.0, 0.0, 10.0, 100.0, 5.001] {
+            h.update(v);
+        }
+        assert_eq!(h.counts.iter().sum::<u64>(), 6);
         let text = h.render();
-        assert!(text.lines().count() == 4, "{text}");
-        assert!(text.contains("       1.000 |****************************************"));
+        let rows: Vec<&str> = text.lines().skip(1).collect();
+        assert_eq!(rows.len(), 4, "{text}");
+        assert!(rows[0].starts_with("       1.000 |****"), "{text}");
+        assert!(rows[1].starts_with("       2.001 |"), "{text}");
+        assert!(rows[2].starts_with("       4.997 |"), "{text}");
+        assert!(rows[3].starts_with("      10.000 |"), "{text}");
+        assert!(rows[3].ends_with(" 2"), "{text}");
+    }
+
+    #[test]
+    fn an_empty_histogram_prints_nothing() {
+        let h = UserHistogram::new(10, 1.0, 1000.0).unwrap();
+        assert_eq!(h.render(), "");
+        assert!(UserHistogram::new(10, 0.0, 1.0).is_err());
     }
 }

@@ -33,7 +33,7 @@ pub(crate) struct Declared {
 
 fn bad_decl(name: &str, why: &str) -> LuaError {
     LuaError::new(
-        LuaErrorKind::Option,
+        LuaErrorKind::Declaration,
         format!(
             "invalid declaration of script option '{name}' in sysbench.cmdline.options: {why} \
              (expected name = {{description, default [, type [, validator]]}})"

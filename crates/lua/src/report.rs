@@ -10,30 +10,23 @@ use std::cell::RefCell;
 use std::io::Write;
 
 use bmk_engine::{CumulativeStats, IntervalStats};
-use bmk_report::{JsonIntervalArray, Layout, LineOptions, ReportStat};
+use bmk_report::printf::fixed;
+use bmk_report::{Layout, LineOptions, ReportStat};
 use mlua::{Lua, Table};
 
 /// Per-state settings of the printers.
 pub(crate) struct ReportSettings {
     /// Layout, `--percentile`, time decimals and rate mode of text lines.
     pub line: LineOptions,
-    /// The JSON array `report_json` prints into.
-    pub json: RefCell<JsonIntervalArray>,
-    /// Whether `report_default` prints (`--verbosity` 3 and up).
-    pub default_line_shown: bool,
+    /// Whether `report_json` has opened its array.
+    pub json_open: RefCell<bool>,
 }
 
 impl ReportSettings {
-    pub(crate) fn new(
-        percentile: f64,
-        interval: f64,
-        rate_mode: bool,
-        default_line_shown: bool,
-    ) -> ReportSettings {
+    pub(crate) fn new(percentile: f64, interval: f64, rate_mode: bool) -> ReportSettings {
         ReportSettings {
             line: LineOptions::new(Layout::Db, percentile, interval, rate_mode),
-            json: RefCell::new(JsonIntervalArray::new()),
-            default_line_shown,
+            json_open: RefCell::new(false),
         }
     }
 }
@@ -47,13 +40,14 @@ pub(crate) fn interval_table(lua: &Lua, s: &IntervalStats, percentile: f64) -> m
     Ok(t)
 }
 
-/// The `stat` table of a cumulative (final or checkpoint) report.
+/// The `stat` table of the final report. Every worker has ended by then, so as in
+/// sysbench no thread is running.
 pub(crate) fn cumulative_table(
     lua: &Lua,
     s: &CumulativeStats,
     percentile: f64,
 ) -> mlua::Result<Table> {
-    let stat = ReportStat::from_cumulative(s, s.threads.len() as u32, percentile);
+    let stat = ReportStat::from_cumulative(s, 0, percentile);
     let t = stat_table(lua, &stat)?;
     t.set("latency_min", stat.latency_min)?;
     t.set("latency_max", stat.latency_max)?;
@@ -105,10 +99,11 @@ fn read_stat(t: &Table) -> mlua::Result<ReportStat> {
 /// `sysbench.report_default(stat)`: the SQL report line as sysbench's Lua printer
 /// words it, which differs from the built-in one: `err/s` without a colon, the
 /// percentile as an integer, and no `queue length` line in rate mode. (The time has
-/// decimals only with a sub-second `--report-interval`, a bmk extension.)
+/// decimals only with a sub-second `--report-interval`, a bmk extension.) A plain
+/// print, as in sysbench: shown at any `--verbosity`.
 pub(crate) fn print_text(stat: &Table, settings: &ReportSettings) -> mlua::Result<()> {
     let s = read_stat(stat)?;
-    if settings.default_line_shown {
+    {
         emit(&format!(
             "{}thds: {} tps: {:4.2} qps: {:4.2} (r/w/o: {:4.2}/{:4.2}/{:4.2}) \
              lat (ms,{}%): {:4.2} err/s {:4.2} reconn/s: {:4.2}\n",
@@ -138,22 +133,42 @@ pub(crate) fn print_csv(stat: &Table, settings: &ReportSettings) -> mlua::Result
     Ok(())
 }
 
-/// `sysbench.report_json(stat)`: the next element of a JSON array.
+/// `sysbench.report_json(stat)`: the next element of a JSON array, as sysbench's
+/// printer lays it out: the array opens on a line of its own, each element is an
+/// indented object of one field a line with `time` padded to four columns, elements
+/// are separated by `,` and a line break, and the array closes with the state
+/// ([`close_json`]).
 pub(crate) fn print_json(stat: &Table, settings: &ReportSettings) -> mlua::Result<()> {
-    let stat = read_stat(stat)?;
-    let line = settings
-        .json
-        .borrow_mut()
-        .element(&stat, settings.line.time_decimals);
-    emit(&line);
+    let s = read_stat(stat)?;
+    let lead = if settings.json_open.replace(true) {
+        ",\n"
+    } else {
+        "[\n"
+    };
+    let r = |v: f64| fixed(v, 4, 2);
+    let time = fixed(s.time_total, 4, settings.line.time_decimals);
+    emit(&format!(
+        "{lead}  {{\n    \"time\": {time},\n    \"threads\": {},\n    \"tps\": {},\n    \
+         \"qps\": {{\n      \"total\": {},\n      \"reads\": {},\n      \"writes\": {},\n      \
+         \"other\": {}\n    }},\n    \"latency\": {},\n    \"errors\": {},\n    \
+         \"reconnects\": {}\n  }}",
+        s.threads_running,
+        r(s.per_sec(s.events)),
+        r(s.per_sec(s.queries())),
+        r(s.per_sec(s.reads)),
+        r(s.per_sec(s.writes)),
+        r(s.per_sec(s.other)),
+        r(s.latency_pct * 1e3),
+        r(s.per_sec(s.errors)),
+        r(s.per_sec(s.reconnects)),
+    ));
     Ok(())
 }
 
 /// Closes an open JSON array (after the last element).
 pub(crate) fn close_json(settings: &ReportSettings) {
-    let close = settings.json.borrow_mut().close();
-    if !close.is_empty() {
-        emit(&close);
+    if settings.json_open.replace(false) {
+        emit("\n]\n");
     }
 }
 

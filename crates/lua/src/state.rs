@@ -215,9 +215,6 @@ impl ScriptEnv {
             self.options.double("percentile", 95.0),
             self.options.double("report_interval", 0.0),
             rate > 0.0,
-            // sysbench's default report line is a notice, not shown below
-            // --verbosity=3; its CSV and JSON printers are plain prints, shown always.
-            self.options.int("verbosity", 3) >= 3,
         )
     }
 }
@@ -354,9 +351,9 @@ impl ScriptState {
         if let Some(mut data) = self.lua.app_data_mut::<StateData>() {
             data.options = env.options.clone();
             data.script_kinds = env.script_kinds.clone();
-            let json = data.reports.json.take();
+            let json_open = data.reports.json_open.take();
             data.reports = env.report_settings();
-            data.reports.json.replace(json);
+            data.reports.json_open.replace(json_open);
         }
         let reset: Function = self.internal.get("reset_opt")?;
         reset.call::<()>(())?;

@@ -1,11 +1,13 @@
 //! The `--histogram` text: latencies grouped into logarithmic buckets.
 //!
 //! The engine keeps latencies in an HdrHistogram (3 significant digits, 1 ns–1 h); for
-//! printing they are regrouped into [`BUCKETS`] buckets of equal width on a log scale
-//! from 1 µs to 1 h (each about 2.2 % wider than the one before, the resolution
-//! sysbench's histogram has). A row shows the bucket's lower bound in milliseconds
-//! (`%12.3f`), a bar of `*` scaled so the fullest bucket gets 40 (rounded, at least one
-//! for any non-empty bucket), and the count; empty buckets are skipped:
+//! printing they are regrouped the way sysbench groups its latency histogram, so the
+//! same latencies print the same rows: [`BUCKETS`] buckets on a log scale whose first
+//! is centred on 1 µs and whose last on 100 s (later latencies count in the last). A
+//! latency goes to the bucket whose centre is nearest on the log scale, and a row
+//! shows that centre in milliseconds (`%12.3f`), a bar of `*` scaled so the fullest
+//! bucket gets 40 (rounded half up, so a bucket far below the fullest may get none),
+//! and the count; empty buckets are skipped:
 //!
 //! ```text
 //! Latency histogram (values are in milliseconds)
@@ -13,7 +15,8 @@
 //!        0.219 |**                                       41
 //! ```
 //!
-//! The text ends with a blank line, so the final report can follow directly.
+//! The text ends with a line holding one space (sysbench logs a single space there),
+//! then the final report follows.
 //! Serialising histograms for results files is [`crate::codec`]'s job.
 
 use hdrhistogram::Histogram;
@@ -22,53 +25,89 @@ use crate::printf::fixed;
 
 /// Number of log-scale buckets over the whole range.
 pub const BUCKETS: usize = 1024;
-/// Lower bound of the first bucket, milliseconds (1 µs).
+/// Centre of the first bucket, milliseconds (1 µs).
 pub const LOWEST_MS: f64 = 1e-3;
-/// Upper bound of the last bucket, milliseconds (1 h).
-pub const HIGHEST_MS: f64 = 3_600_000.0;
+/// Centre of the last bucket, milliseconds (100 s).
+pub const HIGHEST_MS: f64 = 1e5;
 /// Width of the widest bar.
 pub const BAR_WIDTH: usize = 40;
 
 /// One printed row.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Bucket {
-    /// Lower bound of the bucket, milliseconds.
+    /// Centre of the bucket, milliseconds.
     pub value_ms: f64,
     /// Latencies that fell into it.
     pub count: u64,
 }
 
-fn log_span() -> f64 {
-    (HIGHEST_MS / LOWEST_MS).ln()
+/// The log scale shared by the latency histogram and the Lua API's
+/// `sysbench.histogram`: `size` buckets whose centres run from `min` to `max`.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct LogScale {
+    size: usize,
+    ln_min: f64,
+    /// Buckets per unit of natural logarithm.
+    per_ln: f64,
 }
 
-/// The bucket a latency of `ms` milliseconds falls into (clamped to the range).
-fn bucket_index(ms: f64) -> usize {
-    if ms <= LOWEST_MS {
-        return 0;
+impl LogScale {
+    /// `size` buckets (at least 1) centred from `min` to `max` (both positive).
+    pub fn new(size: usize, min: f64, max: f64) -> LogScale {
+        let size = size.max(1);
+        let ln_min = min.ln();
+        let span = max.ln() - ln_min;
+        LogScale {
+            size,
+            ln_min,
+            per_ln: if span > 0.0 { (size - 1) as f64 / span } else { 0.0 },
+        }
     }
-    let i = ((ms / LOWEST_MS).ln() / log_span() * BUCKETS as f64).floor();
-    (i as usize).min(BUCKETS - 1)
+
+    /// The bucket of `v`: the nearest centre, clamped to the scale (0, negative
+    /// values and NaN go to the first).
+    pub fn index(&self, v: f64) -> usize {
+        let pos = ((v.ln() - self.ln_min) * self.per_ln + 0.5).floor();
+        if pos.is_nan() || pos < 0.0 {
+            0
+        } else {
+            (pos as usize).min(self.size - 1)
+        }
+    }
+
+    /// The centre of bucket `i`.
+    pub fn value(&self, i: usize) -> f64 {
+        if self.per_ln == 0.0 {
+            return self.ln_min.exp();
+        }
+        (i as f64 / self.per_ln + self.ln_min).exp()
+    }
 }
 
-/// Lower bound of bucket `index`, milliseconds.
-fn bucket_value(index: usize) -> f64 {
-    LOWEST_MS * (index as f64 * log_span() / BUCKETS as f64).exp()
+/// The bar of a bucket holding `count` when the fullest holds `max`.
+pub fn bar(count: u64, max: u64) -> String {
+    let stars = (count as f64 * BAR_WIDTH as f64 / max as f64 + 0.5).floor() as usize;
+    format!("{:<width$}", "*".repeat(stars.min(BAR_WIDTH)), width = BAR_WIDTH)
+}
+
+fn latency_scale() -> LogScale {
+    LogScale::new(BUCKETS, LOWEST_MS, HIGHEST_MS)
 }
 
 /// The non-empty log-scale buckets of a nanosecond histogram, ascending.
 pub fn buckets(hist: &Histogram<u64>) -> Vec<Bucket> {
+    let scale = latency_scale();
     let mut counts = vec![0u64; BUCKETS];
     for v in hist.iter_recorded() {
         let ms = hist.median_equivalent(v.value_iterated_to()) as f64 / 1e6;
-        counts[bucket_index(ms)] += v.count_at_value();
+        counts[scale.index(ms)] += v.count_at_value();
     }
     counts
         .iter()
         .enumerate()
         .filter(|(_, &c)| c > 0)
         .map(|(i, &count)| Bucket {
-            value_ms: bucket_value(i),
+            value_ms: scale.value(i),
             count,
         })
         .collect()
@@ -77,20 +116,20 @@ pub fn buckets(hist: &Histogram<u64>) -> Vec<Bucket> {
 /// The histogram text for already-bucketed rows.
 pub fn render_buckets(rows: &[Bucket]) -> String {
     let mut out = String::from("Latency histogram (values are in milliseconds)\n");
-    out.push_str("       value  ------------- distribution ------------- count\n");
+    // sysbench prints no column header for a histogram without a latency.
+    if !rows.is_empty() {
+        out.push_str("       value  ------------- distribution ------------- count\n");
+    }
     let max = rows.iter().map(|b| b.count).max().unwrap_or(0);
     for b in rows {
-        let stars =
-            ((b.count as f64 * BAR_WIDTH as f64 / max as f64).round() as usize).clamp(1, BAR_WIDTH);
         out.push_str(&format!(
-            "{} |{:<width$} {}\n",
+            "{} |{} {}\n",
             fixed(b.value_ms, 12, 3),
-            "*".repeat(stars),
+            bar(b.count, max),
             b.count,
-            width = BAR_WIDTH
         ));
     }
-    out.push('\n');
+    out.push_str(" \n");
     out
 }
 
@@ -104,16 +143,40 @@ mod tests {
     use super::*;
 
     #[test]
-    fn buckets_are_log_spaced_and_cover_the_range() {
-        assert_eq!(bucket_index(0.0), 0);
-        assert_eq!(bucket_index(LOWEST_MS), 0);
-        assert_eq!(bucket_index(HIGHEST_MS * 2.0), BUCKETS - 1);
-        let ratio = bucket_value(501) / bucket_value(500);
-        assert!((ratio - 1.0216).abs() < 1e-3, "{ratio}");
+    fn latencies_go_to_the_nearest_centre() {
+        let scale = latency_scale();
+        assert_eq!(scale.index(0.0), 0);
+        assert_eq!(scale.index(LOWEST_MS), 0);
+        assert_eq!(scale.index(HIGHEST_MS * 2.0), BUCKETS - 1);
+        assert!((scale.value(BUCKETS - 1) - HIGHEST_MS).abs() < 1e-6);
+        let ratio = scale.value(501) / scale.value(500);
+        assert!((ratio - 1.01817).abs() < 1e-4, "{ratio}");
         for ms in [0.0123, 0.219, 1.0, 57.3, 12345.0] {
-            let i = bucket_index(ms);
-            assert!(bucket_value(i) <= ms * (1.0 + 1e-12), "{ms}");
-            assert!(bucket_value(i + 1) > ms, "{ms}");
+            let i = scale.index(ms);
+            // Within half a bucket of the centre on the log scale.
+            let half = ratio.sqrt() * (1.0 + 1e-9);
+            assert!(scale.value(i) / half <= ms && ms <= scale.value(i) * half, "{ms}");
         }
+    }
+
+    /// Ten buckets from 1 to 10: 2 lies nearer the centre 2.154 than 1.668, 5.001
+    /// nearer 5.995 than 4.642, each printed as its centre.
+    #[test]
+    fn a_small_scale_prints_centres() {
+        let scale = LogScale::new(10, 1.0, 10.0);
+        assert_eq!(scale.index(2.0), 3);
+        assert_eq!(format!("{:.3}", scale.value(3)), "2.154");
+        assert_eq!(scale.index(10.0), 9);
+        assert_eq!(scale.index(100.0), 9);
+        assert_eq!(format!("{:.3}", scale.value(9)), "10.000");
+    }
+
+    #[test]
+    fn bars_round_half_up_and_may_be_empty() {
+        assert_eq!(bar(2, 2).trim_end().len(), 40);
+        assert_eq!(bar(1, 2).trim_end().len(), 20);
+        assert_eq!(bar(1, 100).trim_end().len(), 0);
+        assert_eq!(bar(1, 80).trim_end().len(), 1);
+        assert_eq!(bar(1, 81).len(), 40);
     }
 }

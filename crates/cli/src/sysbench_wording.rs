@@ -1,0 +1,222 @@
+//! How sysbench words what it refuses, for a binary invoked as `sysbench`.
+//!
+//! bmk's own messages say which values an option takes; sysbench's say less, in
+//! several styles that grew with its code, and scripts and test suites that drive
+//! sysbench match them byte for byte. Invoked as `sysbench`, bmk prints these
+//! instead. Each function returns `None` where bmk's own message stands.
+
+use bmk_engine::options::{OptKind, OptionError, OptionSet};
+use bmk_lua::{LuaError, LuaErrorKind};
+
+use crate::args::GivenOption;
+
+/// The marker between a Lua error's message and its traceback.
+const TRACEBACK: &str = "\nstack traceback:\n";
+
+/// The general option values sysbench checks before it prints its banner (its
+/// initialisation): a number of threads below 1, a negative warm-up, and integers that
+/// do not parse. The message ends with the blank line sysbench's log line has.
+pub fn before_banner(given: &[GivenOption]) -> Option<String> {
+    let last = |name: &str| {
+        given
+            .iter()
+            .rev()
+            .find(|g| g.name.replace('_', "-") == name)
+            .map(|g| g.value.clone().unwrap_or_default())
+    };
+    for name in ["threads", "warmup-time"] {
+        let Some(raw) = last(name) else { continue };
+        // sysbench reads a bare option as 0 and any other value with strtol.
+        let value = if raw.is_empty() {
+            0
+        } else {
+            match raw.parse::<i64>() {
+                Ok(v) if i32::try_from(v).is_ok() => v,
+                _ => return Some(format!("Invalid value for the '{name}' option: '{raw}'")),
+            }
+        };
+        let bad = match name {
+            "threads" => value <= 0,
+            _ => value < 0,
+        };
+        if bad {
+            return Some(format!("FATAL: Invalid value for --{name}: {value}.\n"));
+        }
+    }
+    None
+}
+
+/// The old option names sysbench 1.0.20 still takes, the new name each stands for,
+/// and the value above which it takes effect (and warns).
+const OLD_NAMES: [(&str, &str, i64); 4] = [
+    ("num-threads", "threads", 1),
+    ("max-requests", "events", 0),
+    ("max-time", "time", 0),
+    ("tx-rate", "rate", 0),
+];
+
+/// The name an option was typed with (`--max_requests=5` gives `max-requests`).
+fn typed_name(g: &GivenOption) -> String {
+    let body = g.original.trim_start_matches('-');
+    body.split('=').next().unwrap_or(body).replace('_', "-")
+}
+
+/// sysbench 1.0.20's warnings for its old option names, in the order it checks them
+/// (before its banner, at any `--verbosity`): one for each old name given a value
+/// that takes effect.
+pub fn old_name_warnings(given: &[GivenOption]) -> Vec<String> {
+    let mut out = Vec::new();
+    for (old, new, above) in OLD_NAMES {
+        let value = given
+            .iter()
+            .rev()
+            .find(|g| typed_name(g) == old)
+            .and_then(|g| g.value.as_deref()?.trim().parse::<f64>().ok());
+        if value.is_some_and(|v| v > above as f64) {
+            out.push(format!("WARNING: --{old} is deprecated, use --{new} instead"));
+        }
+    }
+    out
+}
+
+/// An old option name given to sysbench 1.1, which no longer knows them: the first
+/// as typed.
+pub fn removed_old_name(given: &[GivenOption]) -> Option<String> {
+    given
+        .iter()
+        .find(|g| OLD_NAMES.iter().any(|(old, _, _)| typed_name(g) == *old))
+        .map(|g| format!("invalid option: {}", g.original))
+}
+
+/// A refused option value: a boolean that is none of the spellings is an unknown
+/// option to sysbench (`invalid option: --name=value`, as typed); the memory test
+/// names the option and the value it cannot use.
+pub fn option_error(err: &OptionError, opts: &OptionSet, given: &[GivenOption]) -> Option<String> {
+    let OptionError::BadValue { option, value, .. } = err else {
+        return None;
+    };
+    let spec = opts.spec(option)?;
+    if spec.kind == OptKind::Bool {
+        let key = bmk_engine::options::canonical(option);
+        let typed = given
+            .iter()
+            .rev()
+            .find(|g| bmk_engine::options::canonical(&g.name) == key)
+            .map_or_else(|| format!("--{option}={value}"), |g| g.original.clone());
+        return Some(format!("invalid option: {typed}"));
+    }
+    if option.starts_with("memory-") {
+        return Some(format!("FATAL: Invalid value for {option}: {value}"));
+    }
+    None
+}
+
+/// A script failure as sysbench prints it: no traceback (sysbench calls scripts
+/// without a message handler), and a malformed `sysbench.cmdline.options` entry as the
+/// failure of the Lua function that reads them.
+pub fn lua_error(e: &LuaError) -> Option<String> {
+    if e.kind == LuaErrorKind::Declaration {
+        return Some(
+            "FATAL: `sysbench.cmdline.read_cmdline_options' function failed: \
+             [string \"sysbench.cmdline.lua\"]:133: wrong table structure in sysbench.cmdline.options"
+                .to_string(),
+        );
+    }
+    let message = e.message.split(TRACEBACK).next()?;
+    (message.len() != e.message.len()).then(|| message.to_string())
+}
+
+/// A worker's or a hook's failure message without its traceback.
+pub fn without_traceback(message: &str) -> &str {
+    message.split(TRACEBACK).next().unwrap_or(message)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use bmk_engine::options::OptSpec;
+
+    fn given(name: &str, value: Option<&str>) -> GivenOption {
+        GivenOption {
+            name: name.into(),
+            value: value.map(str::to_string),
+            original: match value {
+                Some(v) => format!("--{name}={v}"),
+                None => format!("--{name}"),
+            },
+        }
+    }
+
+    #[test]
+    fn a_negative_warmup_fails_before_the_banner() {
+        assert_eq!(
+            before_banner(&[given("warmup-time", Some("-1"))]).as_deref(),
+            Some("FATAL: Invalid value for --warmup-time: -1.\n")
+        );
+        assert_eq!(
+            before_banner(&[given("threads", None)]).as_deref(),
+            Some("FATAL: Invalid value for --threads: 0.\n")
+        );
+        assert_eq!(
+            before_banner(&[given("threads", Some("x"))]).as_deref(),
+            Some("Invalid value for the 'threads' option: 'x'")
+        );
+        assert_eq!(before_banner(&[given("warmup-time", Some("0"))]), None);
+        assert_eq!(before_banner(&[given("threads", Some("4"))]), None);
+    }
+
+    #[test]
+    fn old_names_warn_in_sysbench_order_when_they_take_effect() {
+        let typed = |name: &str, value: &str| GivenOption {
+            name: "ignored".into(),
+            value: Some(value.into()),
+            original: format!("--{name}={value}"),
+        };
+        let opts = [
+            typed("tx-rate", "10"),
+            typed("max_requests", "2"),
+            typed("num-threads", "1"),
+            typed("max-time", "0"),
+        ];
+        assert_eq!(
+            old_name_warnings(&opts),
+            [
+                "WARNING: --max-requests is deprecated, use --events instead",
+                "WARNING: --tx-rate is deprecated, use --rate instead",
+            ]
+        );
+        assert_eq!(
+            removed_old_name(&opts).as_deref(),
+            Some("invalid option: --tx-rate=10")
+        );
+        assert_eq!(removed_old_name(&[given("events", Some("2"))]), None);
+    }
+
+    #[test]
+    fn a_bad_boolean_is_an_invalid_option_as_typed() {
+        let mut opts = OptionSet::new();
+        opts.declare([OptSpec::new("bool_opt", OptKind::Bool, Some("off"), "")]);
+        let typed = [given("bool-opt", Some("5"))];
+        let err = OptionError::BadValue {
+            option: "bool-opt".into(),
+            value: "5".into(),
+            allowed: String::new(),
+        };
+        assert_eq!(
+            option_error(&err, &opts, &typed).as_deref(),
+            Some("invalid option: --bool-opt=5")
+        );
+    }
+
+    #[test]
+    fn tracebacks_are_cut() {
+        let e = LuaError::new(
+            LuaErrorKind::Runtime,
+            "x.lua:5: test error\nstack traceback:\n\t[C]: in function 'error'",
+        );
+        assert_eq!(lua_error(&e).as_deref(), Some("x.lua:5: test error"));
+        let plain = LuaError::new(LuaErrorKind::Runtime, "for the user");
+        assert_eq!(lua_error(&plain), None);
+        assert_eq!(without_traceback("a\nstack traceback:\nb"), "a");
+    }
+}
