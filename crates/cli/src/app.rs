@@ -277,7 +277,15 @@ fn run_system(
         events: opts.int("events", 0) as u64,
         file_dir: None,
     };
-    let bench = bmk_systests::build(test, &opts, &params).map_err(|e| user_error(e.to_string()))?;
+    let bench = bmk_systests::build(test, &opts, &params).map_err(|e| {
+        let worded = match &e {
+            bmk_systests::SystemTestError::Option(v) if inv.strict => {
+                sysbench_wording::option_error(v, &opts, &raw.options)
+            }
+            _ => None,
+        };
+        user_error(worded.unwrap_or_else(|| e.to_string()))
+    })?;
     // What prepare and cleanup say are notices, as in sysbench.
     let mut out: Box<dyn std::io::Write> = if verbosity_of(&opts).shows(Level::Notice) {
         Box::new(std::io::stdout().lock())
@@ -299,7 +307,25 @@ fn run_system(
         }
         _ => {
             drop(out);
-            let workload = bench.workload().map_err(|e| user_error(e.to_string()))?;
+            let workload = match bench.workload() {
+                Ok(w) => w,
+                // sysbench logs this one on stdout, with the test's options after it.
+                Err(bmk_systests::SystemTestError::MissingOption(name)) if inv.strict => {
+                    println!("FATAL: Missing required argument: --{name}\n");
+                    if verbosity_of(&opts).shows(Level::Notice) {
+                        println!("{} options:", test.name());
+                        println!("{}", help::option_lines(&test.options()));
+                    }
+                    return Ok(1);
+                }
+                Err(e) => {
+                    let worded = inv
+                        .strict
+                        .then(|| sysbench_wording::not_prepared(&e))
+                        .flatten();
+                    return Err(user_error(worded.unwrap_or_else(|| e.to_string())));
+                }
+            };
             let mut adapter = SystemTestBenchmark::new(bench, workload);
             let settings = run_settings(inv, &opts, test.name(), command)?;
             let interrupt = signals::install().context("cannot install signal handlers")?;

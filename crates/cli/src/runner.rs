@@ -448,6 +448,12 @@ fn print_header(bench: &dyn Benchmark, settings: &RunSettings) {
     if !c.warmup.is_zero() {
         h.push_str(&format!("Warmup time: {}s\n", c.warmup.as_secs()));
     }
+    if settings.options.flag("debug") {
+        h.push_str("Debug mode enabled.\n\n");
+    }
+    if settings.options.flag("validate") {
+        h.push_str("Validation checks: on.\n\n");
+    }
     match settings.seed {
         Some(seed) => h.push_str(&format!(
             "Initializing random number generator from seed ({seed}).\n"

@@ -105,10 +105,33 @@ pub fn option_error(err: &OptionError, opts: &OptionSet, given: &[GivenOption]) 
             .map_or_else(|| format!("--{option}={value}"), |g| g.original.clone());
         return Some(format!("invalid option: {typed}"));
     }
+    if option == "file-test-mode" {
+        return Some(format!("FATAL: Invalid IO operations mode: {value}."));
+    }
     if option.starts_with("memory-") {
         return Some(format!("FATAL: Invalid value for {option}: {value}"));
     }
     None
+}
+
+/// A `fileio` run whose files are missing or too small, in sysbench's two lines.
+pub fn not_prepared(e: &bmk_systests::SystemTestError) -> Option<String> {
+    let bmk_systests::SystemTestError::NotPrepared { path, short, .. } = e else {
+        return None;
+    };
+    let name = path.display();
+    Some(match short {
+        Some((found, needed)) => format!(
+            "FATAL: Size of file '{name}' is {}, but at least {} is expected.\n\
+             WARNING: Did you run 'prepare' with different --file-total-size or --file-num values?",
+            bmk_systests::human_size(*found),
+            bmk_systests::human_size(*needed)
+        ),
+        None => format!(
+            "FATAL: Cannot open file '{name}' errno = 2 (No such file or directory)\n\
+             WARNING: Did you forget to run the prepare step?"
+        ),
+    })
 }
 
 /// A script failure as sysbench prints it: no traceback (sysbench calls scripts

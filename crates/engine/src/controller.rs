@@ -208,6 +208,11 @@ pub(crate) fn drive(
     if matches!(status, RunStatus::Fatal(_)) {
         return RunStatus::Completed;
     }
+    // The workers stop as soon as the scheduler finds its queue full, so the loop may
+    // have ended on their exit before it saw why.
+    if status == RunStatus::Completed && shared.control().queue_full {
+        return RunStatus::QueueFull;
+    }
     status
 }
 

@@ -68,6 +68,10 @@ pub fn render(stats: &FinalStats, opts: &FinalOptions) -> String {
         }
         _ => {}
     }
+    // sysbench's fileio report opens with a blank line of its own.
+    if opts.layout == Layout::FileIo {
+        out.push('\n');
+    }
     if opts.layout == Layout::FileIo && opts.sysbench_1_0 {
         fileio_operations_1_0(&mut out, stats);
     } else if opts.layout == Layout::FileIo {

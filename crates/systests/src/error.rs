@@ -36,6 +36,9 @@ pub enum SystemTestError {
         path: PathBuf,
         /// What is wrong with it.
         problem: String,
+        /// The file's size when it is a file too small for the options: (found,
+        /// needed) bytes; `None` when it is missing or no regular file.
+        short: Option<(u64, u64)>,
     },
     /// The memory buffer could not be allocated.
     #[error("cannot allocate {bytes} bytes{from}: {source}{hint}")]

@@ -49,6 +49,7 @@ mod threads;
 pub use build_params::BuildParams;
 pub use error::SystemTestError;
 pub use fileio::FileIoMode;
+pub use sizes::human as human_size;
 
 /// One of the five built-in tests.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]

@@ -17,7 +17,7 @@ pub(crate) fn whole_mib(bytes: u64) -> String {
 
 /// The largest unit (B, KiB, MiB, GiB) that keeps the number at least 1, with up to
 /// four decimals and no trailing zeros: `16KiB`, `1.6667MiB`, `2GiB`.
-pub(crate) fn human(bytes: u64) -> String {
+pub fn human(bytes: u64) -> String {
     let (div, unit) = if bytes >= 1 << 30 {
         (1u64 << 30, "GiB")
     } else if bytes >= MIB {

@@ -88,20 +88,23 @@ pub(crate) struct ExtraFlags {
 }
 
 impl ExtraFlags {
+    /// The flags as sysbench lists them: `(none)`, or each of `sync `, `dsync ` and
+    /// `directio` (the first two with the space sysbench leaves after them).
     pub(super) fn describe(self) -> String {
-        let names: Vec<&str> = [
-            (self.sync, "sync"),
-            (self.dsync, "dsync"),
-            (self.direct, "direct"),
-        ]
-        .into_iter()
-        .filter_map(|(on, name)| on.then_some(name))
-        .collect();
-        if names.is_empty() {
-            "(none)".to_string()
-        } else {
-            names.join(" ")
+        if !(self.sync || self.dsync || self.direct) {
+            return "(none)".to_string();
         }
+        let mut text = String::new();
+        for (on, name) in [
+            (self.sync, "sync "),
+            (self.dsync, "dsync "),
+            (self.direct, "directio"),
+        ] {
+            if on {
+                text.push_str(name);
+            }
+        }
+        text
     }
 }
 

@@ -61,27 +61,44 @@ impl FileSet {
         let mut bytes = 0;
         let mut owned = OwnedFiles::load(&self.dir);
         for i in 0..self.num {
-            writeln!(out, "Creating file {}", Self::name(i))?;
-            out.flush()?;
             let path = self.path(i);
+            // As sysbench: a file already big enough is reused, a shorter one is
+            // extended, whole blocks at a time from where it ends.
+            let existing = match fs::symlink_metadata(&path) {
+                Ok(m) if m.is_file() => m.len(),
+                _ => 0,
+            };
+            let verb = if existing >= self.file_size {
+                "Reusing existing"
+            } else if existing > 0 {
+                "Extending existing"
+            } else {
+                "Creating"
+            };
+            writeln!(out, "{verb} file {}", Self::name(i))?;
+            out.flush()?;
+            if existing >= self.file_size {
+                continue;
+            }
             // O_DIRECT is left out here: the last write of a file may be partial, and
             // the run is what measures direct I/O.
             let mut options = OpenOptions::new();
             options
                 .write(true)
                 .create(true)
-                .truncate(true)
                 .custom_flags(sync_flags(config) | libc::O_NOFOLLOW);
             let file = options
                 .open(&path)
                 .map_err(|e| SystemTestError::file("cannot create", &path, nofollow(e)))?;
             let id = FileId::of_open(&file)
                 .map_err(|e| SystemTestError::file("cannot examine", &path, e))?;
+            // A file bmk extends is one it may remove; one it only reuses is not
+            // claimed.
             owned.add(&Self::name(i), id);
             owned
                 .save()
                 .map_err(|e| SystemTestError::file("cannot record", &self.dir, e))?;
-            let mut offset = 0;
+            let mut offset = existing;
             while offset < self.file_size {
                 let len = (self.file_size - offset).min(buf.len() as u64) as usize;
                 file.write_all_at(&buf.bytes()[..len], offset)
@@ -90,7 +107,7 @@ impl FileSet {
             }
             file.sync_all()
                 .map_err(|e| SystemTestError::file("cannot flush", &path, e))?;
-            bytes += self.file_size;
+            bytes += self.file_size - existing;
         }
         Ok(PrepareReport {
             bytes,
@@ -129,13 +146,17 @@ impl FileSet {
     pub(crate) fn check(&self) -> Result<(), SystemTestError> {
         for i in 0..self.num {
             let path = self.path(i);
+            let mut short = None;
             let problem = match fs::symlink_metadata(&path) {
                 Ok(m) if !m.is_file() => "is not a regular file".to_string(),
-                Ok(m) if m.len() < self.file_size => format!(
-                    "has {} bytes, but the options need {} per file",
-                    m.len(),
-                    self.file_size
-                ),
+                Ok(m) if m.len() < self.file_size => {
+                    short = Some((m.len(), self.file_size));
+                    format!(
+                        "has {} bytes, but the options need {} per file",
+                        m.len(),
+                        self.file_size
+                    )
+                }
                 Ok(_) => continue,
                 Err(e) if e.kind() == io::ErrorKind::NotFound => "does not exist".to_string(),
                 Err(e) => format!("cannot be examined ({e})"),
@@ -143,6 +164,7 @@ impl FileSet {
             return Err(SystemTestError::NotPrepared {
                 path: display_path(&path),
                 problem,
+                short,
             });
         }
         Ok(())

@@ -211,16 +211,21 @@ impl FileIoTest {
 
     pub(crate) fn prepare(&self, out: &mut dyn Write) -> Result<(), SystemTestError> {
         let c = &self.config;
+        // sysbench's line: sizes in whole KiB and MiB, rounded down.
         writeln!(
             out,
-            "{} files, {} each, {} total",
+            "{} files, {}Kb each, {}Mb total",
             c.num,
-            sizes::human(c.file_size),
-            sizes::human(c.file_size * u64::from(c.num))
+            c.file_size / 1024,
+            c.file_size * u64::from(c.num) / (1024 * 1024)
         )?;
         writeln!(out, "Creating files for the test...")?;
         writeln!(out, "Extra file open flags: {}", c.flags.describe())?;
         let report = self.set.create(c, out)?;
+        if report.bytes == 0 {
+            writeln!(out, "No bytes written.")?;
+            return Ok(());
+        }
         writeln!(
             out,
             "{} bytes written in {:.2} seconds ({:.2} MiB/sec).",
