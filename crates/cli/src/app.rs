@@ -350,7 +350,9 @@ fn script_error(strict: bool) -> impl Fn(bmk_lua::LuaError) -> anyhow::Error {
     move |e| {
         let worded = strict.then(|| sysbench_wording::lua_error(&e)).flatten();
         match worded {
-            Some(m) if e.kind == bmk_lua::LuaErrorKind::Declaration => user_error(m),
+            Some(m) if e.kind == bmk_lua::LuaErrorKind::Declaration || m.starts_with("FATAL:") => {
+                user_error(m)
+            }
             Some(m) => user_error(format!("FATAL: {m}")),
             None => lua_error(e),
         }

@@ -17,11 +17,12 @@ const TRACEBACK: &str = "\nstack traceback:\n";
 /// initialisation): a number of threads below 1, a negative warm-up, and integers that
 /// do not parse. The message ends with the blank line sysbench's log line has.
 pub fn before_banner(given: &[GivenOption]) -> Option<String> {
+    // As typed: an old name (`--num-threads`) is not the option sysbench checks here.
     let last = |name: &str| {
         given
             .iter()
             .rev()
-            .find(|g| g.name.replace('_', "-") == name)
+            .find(|g| typed_name(g) == name)
             .map(|g| g.value.clone().unwrap_or_default())
     };
     for name in ["threads", "warmup-time"] {

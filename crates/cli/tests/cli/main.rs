@@ -28,6 +28,7 @@ mod results;
 mod server_db;
 mod signals;
 mod split;
+mod sysbench_words;
 mod test_network;
 mod util;
 mod verbosity;
