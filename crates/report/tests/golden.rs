@@ -559,7 +559,7 @@ Threads fairness:
         same(
             &final_text::render(&s, &final_opts(Layout::FileIo)),
             "\
-Throughput:
+\nThroughput:
          read:  IOPS=36748.66 574.20 MiB/s (602.09 MB/s)
          write: IOPS=24499.27 382.80 MiB/s (401.40 MB/s)
          fsync: IOPS=2450.68

@@ -58,7 +58,8 @@ fn prepare_creates_sized_files_and_reports() {
     let a = args("rndrd", "sync", &[]);
     let out = prepare(dir.path(), &a);
     let lines: Vec<&str> = out.lines().collect();
-    assert_eq!(lines[0], "2 files, 16KiB each, 32KiB total");
+    // sysbench's line: whole KiB and MiB, rounded down.
+    assert_eq!(lines[0], "2 files, 16Kb each, 0Mb total");
     assert_eq!(lines[1], "Creating files for the test...");
     assert_eq!(lines[2], "Extra file open flags: (none)");
     assert_eq!(lines[3], "Creating file test_file.0");
@@ -77,6 +78,17 @@ fn prepare_creates_sized_files_and_reports() {
             16384
         );
     }
+    // Files already big enough are reused, as sysbench reuses them.
+    let again = prepare(dir.path(), &a);
+    let lines: Vec<&str> = again.lines().collect();
+    assert_eq!(
+        lines[3..],
+        [
+            "Reusing existing file test_file.0",
+            "Reusing existing file test_file.1",
+            "No bytes written."
+        ]
+    );
     cleanup(dir.path(), &a);
     assert!(names(dir.path()).is_empty());
 }
@@ -401,7 +413,7 @@ fn direct_io_uses_aligned_buffers() {
     let a = args("rndrw", "sync", &[("file-extra-flags", "direct")]);
     assert!(bench("fileio", &a, 1, 0, Some(dir.path()))
         .header_lines()
-        .contains(&"Extra file open flags: direct".to_string()));
+        .contains(&"Extra file open flags: directio".to_string()));
     if !direct_io_supported(dir.path()) {
         eprintln!("skipping direct I/O runs: the filesystem refuses O_DIRECT");
         return;
@@ -440,7 +452,7 @@ fn header_describes_the_run() {
     assert_eq!(
         b.header_lines(),
         [
-            "Extra file open flags: direct",
+            "Extra file open flags: directio",
             "4 files, 1MiB each",
             "4MiB total file size",
             "Block size 16KiB",

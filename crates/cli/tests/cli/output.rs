@@ -156,7 +156,8 @@ Block size NKiB
 Calling fsync() at the end of test, Enabled.
 Using synchronous I/O mode
 {mode_line}
-{STARTED}Throughput:
+{STARTED}
+Throughput:
          read:  IOPS=N N MiB/s (N MB/s)
          write: IOPS=N N MiB/s (N MB/s)
          fsync: IOPS=N

@@ -110,7 +110,7 @@ fn threads_rate_and_ports_have_caps() {
         ("cpu --threads=100001 run", "--threads", "100000"),
         // sysbench's limit: a C int.
         ("cpu --rate=1e10 run", "--rate", "2147483647"),
-        ("cpu --tx-rate=2147483648 run", "--rate", "2147483647"),
+        ("cpu --rate=2147483648 run", "--rate", "2147483647"),
         (
             "cpu --thread-stack-size=1K run",
             "--thread-stack-size",

@@ -271,7 +271,7 @@ fn fileio_prepare_reuses_files_and_run_names_what_is_missing() {
         .run()
         .fails_with("FATAL: Invalid IO operations mode: foo.");
     dir.sysbench()
-        .args(&format!("{args} --file-num=4 --file-block-size=4K --file-test-mode=rndrd run"))
+        .args(&format!("{args} --file-num=4 --file-block-size=4096 --file-test-mode=rndrd run"))
         .run()
         .fails_with(
             "FATAL: Cannot open file 'test_file.2' errno = 2 (No such file or directory)\n\
