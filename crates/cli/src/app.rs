@@ -421,7 +421,8 @@ fn run_script(
         opts.set("db-timeout", "0")
             .map_err(|e| user_error(e.to_string()))?;
     }
-    host.set_options(opts.clone()).map_err(script_error(inv.strict))?;
+    host.set_options(opts.clone())
+        .map_err(script_error(inv.strict))?;
     let not_implemented = || {
         user_error(format!(
             "'{name}' test does not implement the '{command}' command."
@@ -446,7 +447,8 @@ fn run_script(
         if host.command_is_parallel(command) && verbosity_of(&opts).shows(Level::Notice) {
             println!("Initializing worker threads...\n");
         }
-        host.run_command(command).map_err(script_error(inv.strict))?;
+        host.run_command(command)
+            .map_err(script_error(inv.strict))?;
         // The start barrier's table goes with the rest: always for the built-in
         // workloads (they live in a database), for other scripts when they name a
         // barrier (a script may not use a database at all).

@@ -51,7 +51,12 @@ fn general_names(compat: Compat) -> [(&'static str, Vec<&'static str>); 3] {
         ],
     };
     let rand = match compat {
-        Compat::V1_1 => vec!["rand-type", "rand-seed", "rand-pareto-h", "rand-zipfian-exp"],
+        Compat::V1_1 => vec![
+            "rand-type",
+            "rand-seed",
+            "rand-pareto-h",
+            "rand-zipfian-exp",
+        ],
         Compat::V1_0 => vec![
             "rand-type",
             "rand-spec-iter",
@@ -219,7 +224,13 @@ mod tests {
                 .chain(driver_names(compat))
                 .flat_map(|(_, n)| n)
                 .collect();
-            names.extend(["percentile", "histogram", "db-driver", "db-ps-mode", "db-debug"]);
+            names.extend([
+                "percentile",
+                "histogram",
+                "db-driver",
+                "db-ps-mode",
+                "db-debug",
+            ]);
             for n in names {
                 assert!(
                     general.iter().chain(&drivers).any(|s| s.name == n),
@@ -233,7 +244,13 @@ mod tests {
     fn no_bmk_extension_is_listed() {
         for compat in [Compat::V1_1, Compat::V1_0] {
             let text = help(compat);
-            for ext in ["--native-oltp", "--mysql-fast-path", "sqlite", "--results", "oltp_"] {
+            for ext in [
+                "--native-oltp",
+                "--mysql-fast-path",
+                "sqlite",
+                "--results",
+                "oltp_",
+            ] {
                 assert!(!text.contains(ext), "{ext} in {compat:?} help");
             }
         }

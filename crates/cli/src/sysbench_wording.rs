@@ -74,7 +74,9 @@ pub fn old_name_warnings(given: &[GivenOption]) -> Vec<String> {
             .find(|g| typed_name(g) == old)
             .and_then(|g| g.value.as_deref()?.trim().parse::<f64>().ok());
         if value.is_some_and(|v| v > above as f64) {
-            out.push(format!("WARNING: --{old} is deprecated, use --{new} instead"));
+            out.push(format!(
+                "WARNING: --{old} is deprecated, use --{new} instead"
+            ));
         }
     }
     out

@@ -60,7 +60,11 @@ impl LogScale {
         LogScale {
             size,
             ln_min,
-            per_ln: if span > 0.0 { (size - 1) as f64 / span } else { 0.0 },
+            per_ln: if span > 0.0 {
+                (size - 1) as f64 / span
+            } else {
+                0.0
+            },
         }
     }
 
@@ -87,7 +91,11 @@ impl LogScale {
 /// The bar of a bucket holding `count` when the fullest holds `max`.
 pub fn bar(count: u64, max: u64) -> String {
     let stars = (count as f64 * BAR_WIDTH as f64 / max as f64 + 0.5).floor() as usize;
-    format!("{:<width$}", "*".repeat(stars.min(BAR_WIDTH)), width = BAR_WIDTH)
+    format!(
+        "{:<width$}",
+        "*".repeat(stars.min(BAR_WIDTH)),
+        width = BAR_WIDTH
+    )
 }
 
 fn latency_scale() -> LogScale {
@@ -155,7 +163,10 @@ mod tests {
             let i = scale.index(ms);
             // Within half a bucket of the centre on the log scale.
             let half = ratio.sqrt() * (1.0 + 1e-9);
-            assert!(scale.value(i) / half <= ms && ms <= scale.value(i) * half, "{ms}");
+            assert!(
+                scale.value(i) / half <= ms && ms <= scale.value(i) * half,
+                "{ms}"
+            );
         }
     }
 

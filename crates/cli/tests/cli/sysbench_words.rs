@@ -28,7 +28,12 @@ fn a_rate_no_worker_keeps_up_with_fails_without_a_report() {
         .args("--rate=2000000000 cpu run")
         .run()
         .code(1);
-    assert!(run.stdout.ends_with(&format!("Threads started!\n\n{queue_full}")), "{}", run.context());
+    assert!(
+        run.stdout
+            .ends_with(&format!("Threads started!\n\n{queue_full}")),
+        "{}",
+        run.context()
+    );
     // Beyond what sysbench takes (a C int) is refused up front.
     dir.sysbench()
         .args("--rate=2147483648 cpu run")
@@ -45,12 +50,25 @@ fn thread_and_warmup_values_sysbench_refuses_fail_before_the_banner() {
         .run()
         .code(1);
     eq("", &run.stdout, &run);
-    eq("FATAL: Invalid value for --warmup-time: -1.\n\n", &run.stderr, &run);
+    eq(
+        "FATAL: Invalid value for --warmup-time: -1.\n\n",
+        &run.stderr,
+        &run,
+    );
     let run = dir.sysbench().args("--threads=0 cpu run").run().code(1);
-    eq("FATAL: Invalid value for --threads: 0.\n\n", &run.stderr, &run);
+    eq(
+        "FATAL: Invalid value for --threads: 0.\n\n",
+        &run.stderr,
+        &run,
+    );
     // bmk's own words as bmk.
     let run = dir.bmk().args("--warmup-time=-1 cpu run").run().code(1);
-    assert!(run.stderr.contains("invalid value '-1' for option --warmup-time"), "{}", run.context());
+    assert!(
+        run.stderr
+            .contains("invalid value '-1' for option --warmup-time"),
+        "{}",
+        run.context()
+    );
 }
 
 /// An event begun in the warm-up and ended after it counts as sysbench counts it (as
@@ -68,7 +86,8 @@ fn warmup_is_announced_and_straddling_events_count_as_sysbench() {
         .run()
         .ok();
     assert!(
-        run.stdout.contains("Threads started!\n\nWarming up for 1 seconds...\n\n\nThroughput:\n"),
+        run.stdout
+            .contains("Threads started!\n\nWarming up for 1 seconds...\n\n\nThroughput:\n"),
         "{}",
         run.context()
     );
@@ -78,7 +97,11 @@ fn warmup_is_announced_and_straddling_events_count_as_sysbench() {
         .args("--warmup-time=1 --time=1 slow.lua run")
         .run()
         .ok();
-    assert!(run.stdout.contains("Warming up for 1 seconds...\n"), "{}", run.context());
+    assert!(
+        run.stdout.contains("Warming up for 1 seconds...\n"),
+        "{}",
+        run.context()
+    );
     assert_eq!(run.total_events(), 1, "{}", run.context());
 }
 
@@ -154,8 +177,17 @@ fn stock_report_printers_as_sysbench_prints_them() {
         .args("text.lua --time=3 --report-interval=2 --verbosity=1 run")
         .run()
         .ok();
-    let stamps: Vec<&str> = run.stdout.lines().map(|l| &l[..l.find(" tps:").unwrap()]).collect();
-    assert_eq!(stamps, ["[ 2s ] thds: 1", "[ 3s ] thds: 0"], "{}", run.context());
+    let stamps: Vec<&str> = run
+        .stdout
+        .lines()
+        .map(|l| &l[..l.find(" tps:").unwrap()])
+        .collect();
+    assert_eq!(
+        stamps,
+        ["[ 2s ] thds: 1", "[ 3s ] thds: 0"],
+        "{}",
+        run.context()
+    );
 
     dir.write("json.lua", &script("report_json"));
     let run = dir
@@ -163,7 +195,9 @@ fn stock_report_printers_as_sysbench_prints_them() {
         .args("json.lua --time=3 --report-interval=2 --verbosity=1 run")
         .run()
         .ok();
-    let masked = regex::Regex::new(r"\d+\.\d\d").unwrap().replace_all(&run.stdout, "N");
+    let masked = regex::Regex::new(r"\d+\.\d\d")
+        .unwrap()
+        .replace_all(&run.stdout, "N");
     let element = |time: u32, threads: u32| {
         format!(
             "  {{\n    \"time\":    {time},\n    \"threads\": {threads},\n    \"tps\": N,\n    \
@@ -172,11 +206,7 @@ fn stock_report_printers_as_sysbench_prints_them() {
         )
     };
     eq(
-        &format!(
-            "[\n{}\n]\n[\n{}\n]\n",
-            element(2, 1),
-            element(3, 0)
-        ),
+        &format!("[\n{}\n]\n[\n{}\n]\n", element(2, 1), element(3, 0)),
         &masked,
         &run,
     );
@@ -202,10 +232,13 @@ fn script_option_and_load_failures_in_sysbench_words() {
         "table.lua",
         "sysbench.cmdline.options = { {} }\nfunction help() end\n",
     );
-    dir.sysbench().args("--verbosity=0 table.lua help").run().fails_with(
-        "FATAL: `sysbench.cmdline.read_cmdline_options' function failed: \
+    dir.sysbench()
+        .args("--verbosity=0 table.lua help")
+        .run()
+        .fails_with(
+            "FATAL: `sysbench.cmdline.read_cmdline_options' function failed: \
          [string \"sysbench.cmdline.lua\"]:133: wrong table structure in sysbench.cmdline.options",
-    );
+        );
     dir.write("boom.lua", "\nerror(\"boom\")\n");
     dir.sysbench()
         .args("--verbosity=0 boom.lua")
@@ -224,10 +257,13 @@ fn memory_refuses_as_sysbench_and_its_total_size_replaces_events() {
             .sysbench()
             .args(&format!("memory --memory-block-size={bad} run"))
             .run();
-        let run = run.fails_with(&format!("FATAL: Invalid value for memory-block-size: {bad}"));
+        let run = run.fails_with(&format!(
+            "FATAL: Invalid value for memory-block-size: {bad}"
+        ));
         eq(BANNER, &run.stdout, &run);
     }
-    let args = "memory --memory-block-size=4K --memory-total-size=1M --events=1 --time=0 --threads=2 run";
+    let args =
+        "memory --memory-block-size=4K --memory-total-size=1M --events=1 --time=0 --threads=2 run";
     let run = dir.sysbench().args(args).run().ok();
     assert_eq!(run.total_events(), 256, "{}", run.context());
     // As bmk, whichever limit comes first.
@@ -239,7 +275,11 @@ fn memory_refuses_as_sysbench_and_its_total_size_replaces_events() {
 fn fileio_prepare_reuses_files_and_run_names_what_is_missing() {
     let dir = Dir::new();
     let args = "fileio --file-num=2 --file-total-size=32K --verbosity=3";
-    let run = dir.sysbench().args(&format!("{args} --file-extra-flags=dsync prepare")).run().ok();
+    let run = dir
+        .sysbench()
+        .args(&format!("{args} --file-extra-flags=dsync prepare"))
+        .run()
+        .ok();
     let body = run.stdout.strip_prefix(BANNER).unwrap();
     let bytes = regex::Regex::new(r"in \d+\.\d\d seconds \(\d+\.\d\d MiB/sec\)").unwrap();
     eq(
@@ -261,8 +301,9 @@ fn fileio_prepare_reuses_files_and_run_names_what_is_missing() {
     );
     let run = dir.sysbench().args(&format!("{args} run")).run().code(1);
     assert!(
-        run.stdout
-            .starts_with(&format!("{BANNER}FATAL: Missing required argument: --file-test-mode\n\nfileio options:\n")),
+        run.stdout.starts_with(&format!(
+            "{BANNER}FATAL: Missing required argument: --file-test-mode\n\nfileio options:\n"
+        )),
         "{}",
         run.context()
     );
@@ -271,7 +312,9 @@ fn fileio_prepare_reuses_files_and_run_names_what_is_missing() {
         .run()
         .fails_with("FATAL: Invalid IO operations mode: foo.");
     dir.sysbench()
-        .args(&format!("{args} --file-num=4 --file-block-size=4096 --file-test-mode=rndrd run"))
+        .args(&format!(
+            "{args} --file-num=4 --file-block-size=4096 --file-test-mode=rndrd run"
+        ))
         .run()
         .fails_with(
             "FATAL: Cannot open file 'test_file.2' errno = 2 (No such file or directory)\n\
@@ -286,11 +329,22 @@ fn fileio_prepare_reuses_files_and_run_names_what_is_missing() {
         );
     let run = dir
         .sysbench()
-        .args(&format!("{args} --file-test-mode=rndrd --events=5 --validate run"))
+        .args(&format!(
+            "{args} --file-test-mode=rndrd --events=5 --validate run"
+        ))
         .run()
         .ok();
-    assert!(run.stdout.contains("Number of threads: 1\nValidation checks: on.\n\n"), "{}", run.context());
-    assert!(run.stdout.contains("Threads started!\n\n\nThroughput:\n"), "{}", run.context());
+    assert!(
+        run.stdout
+            .contains("Number of threads: 1\nValidation checks: on.\n\n"),
+        "{}",
+        run.context()
+    );
+    assert!(
+        run.stdout.contains("Threads started!\n\n\nThroughput:\n"),
+        "{}",
+        run.context()
+    );
 }
 
 #[test]
@@ -308,7 +362,11 @@ fn old_option_names_warn_in_1_0_and_are_unknown_to_1_1() {
         &run.stderr,
         &run,
     );
-    eq("WARNING: --max-requests is deprecated, use --events instead\n", &run.stdout, &run);
+    eq(
+        "WARNING: --max-requests is deprecated, use --events instead\n",
+        &run.stdout,
+        &run,
+    );
     let run = dir.sysbench().args("--max-requests=2 cpu run").run();
     let run = run.fails_with("invalid option: --max-requests=2");
     eq(BANNER, &run.stdout, &run);
@@ -324,11 +382,18 @@ fn help_as_sysbench_lists_no_bmk_extension() {
             .arg("--help")
             .run()
             .ok();
-        for ext in ["--native-oltp", "--mysql-fast-path", "sqlite", "bmk", "oltp_read_write"] {
+        for ext in [
+            "--native-oltp",
+            "--mysql-fast-path",
+            "sqlite",
+            "bmk",
+            "oltp_read_write",
+        ] {
             assert!(!run.stdout.contains(ext), "{ext}\n{}", run.context());
         }
         assert!(
-            run.stdout.ends_with("for a list of options for each test.\n\n"),
+            run.stdout
+                .ends_with("for a list of options for each test.\n\n"),
             "{}",
             run.context()
         );
