@@ -283,10 +283,10 @@ impl WorkerContext {
         if self.shared.arrivals.is_some() {
             self.shared.concurrency.fetch_sub(1, Ordering::Relaxed);
         }
-        if !self.measured.get()
-            && !(self.shared.config.warmup_stragglers_count
-                && self.shared.measuring.load(Ordering::Relaxed))
-        {
+        // Begun while measuring, or (sysbench's accounting) ended while measuring.
+        let straggler = self.shared.config.warmup_stragglers_count
+            && self.shared.measuring.load(Ordering::Relaxed);
+        if !(self.measured.get() || straggler) {
             return;
         }
         let latency = self.shared.now_ns().saturating_sub(self.started_ns.get());
