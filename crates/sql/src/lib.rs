@@ -60,6 +60,7 @@ mod classify;
 mod config;
 mod connection;
 mod connection_state;
+mod coop_read;
 mod deadline;
 mod driver;
 mod driver_kind;
