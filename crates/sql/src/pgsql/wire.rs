@@ -644,7 +644,12 @@ impl WireConn {
         let mut affected = 0;
         let mut err = None;
         loop {
-            let (tag, s, e) = self.next_message()?;
+            // A server error (FATAL ones come just before the server closes the
+            // connection) says more than the failed read after it.
+            let (tag, s, e) = match self.next_message() {
+                Ok(m) => m,
+                Err(e) => return Err(err.take().unwrap_or(e)),
+            };
             match tag {
                 b'T' => match parse_message(tag, &self.inbuf[s..e]) {
                     Ok(Message::RowDescription(body)) => {
@@ -714,7 +719,12 @@ impl WireConn {
         };
         let mut err = None;
         loop {
-            let (tag, s, e) = self.next_message()?;
+            // A server error (FATAL ones come just before the server closes the
+            // connection) says more than the failed read after it.
+            let (tag, s, e) = match self.next_message() {
+                Ok(m) => m,
+                Err(e) => return Err(err.take().unwrap_or(e)),
+            };
             match tag {
                 b'1' | b't' | b'n' | b'N' | b'S' | b'A' => {}
                 b'T' => {
@@ -791,7 +801,12 @@ impl WireConn {
         let mut affected = 0;
         let mut err = None;
         loop {
-            let (tag, s, e) = self.next_message()?;
+            // A server error (FATAL ones come just before the server closes the
+            // connection) says more than the failed read after it.
+            let (tag, s, e) = match self.next_message() {
+                Ok(m) => m,
+                Err(e) => return Err(err.take().unwrap_or(e)),
+            };
             match tag {
                 b'D' => {
                     if !stmt.has_columns() || !push_row(&self.inbuf[s..e], Some(cols), out) {
@@ -890,7 +905,12 @@ impl WireConn {
         let mut rows = 0;
         let mut err = None;
         loop {
-            let (tag, s, e) = self.next_message()?;
+            // A server error (FATAL ones come just before the server closes the
+            // connection) says more than the failed read after it.
+            let (tag, s, e) = match self.next_message() {
+                Ok(m) => m,
+                Err(e) => return Err(err.take().unwrap_or(e)),
+            };
             match tag {
                 b'C' => rows = affected_rows(&self.inbuf[s..e]),
                 b'E' => err = Some(db_error(&self.inbuf[s..e])),
