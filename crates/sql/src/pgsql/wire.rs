@@ -455,7 +455,7 @@ impl WireConn {
                 b'R' => {}
                 b'E' => return Err(db_error(&self.inbuf[s..e])),
                 b'N' => continue,
-                _ => return Err(self.fail(WireError::unexpected())),
+                _ => return Err(self.out_of_place(tag, s, e)),
             }
             self.out.clear();
             match parse_message(tag, &self.inbuf[s..e])? {
@@ -504,7 +504,7 @@ impl WireConn {
                 b'Z' => return Ok(()),
                 b'E' => return Err(db_error(&self.inbuf[s..e])),
                 b'S' | b'K' | b'N' => {}
-                _ => return Err(self.fail(WireError::unexpected())),
+                _ => return Err(self.out_of_place(tag, s, e)),
             }
         }
     }
@@ -512,6 +512,17 @@ impl WireConn {
     /// Whether the stream failed (the connection must be dropped).
     pub(crate) fn is_broken(&self) -> bool {
         self.broken
+    }
+
+    /// The error for message `tag` (body `s..e`) where it has no place: malformed or
+    /// unknown as `postgres-protocol` words it, else unexpected.
+    #[cold]
+    fn out_of_place(&mut self, tag: u8, s: usize, e: usize) -> WireError {
+        let err = match parse_message(tag, &self.inbuf[s..e]) {
+            Err(parse) => parse,
+            Ok(_) => WireError::unexpected(),
+        };
+        self.fail(err)
     }
 
     fn fail(&mut self, e: WireError) -> WireError {
@@ -687,7 +698,7 @@ impl WireConn {
                     self.send()?;
                 }
                 b'H' | b'd' | b'c' => {}
-                _ => return Err(self.fail(WireError::unexpected())),
+                _ => return Err(self.out_of_place(tag, s, e)),
             }
         }
         self.answered();
@@ -751,7 +762,7 @@ impl WireConn {
                 }
                 b'E' => err = Some(db_error(&self.inbuf[s..e])),
                 b'Z' => break,
-                _ => return Err(self.fail(WireError::unexpected())),
+                _ => return Err(self.out_of_place(tag, s, e)),
             }
         }
         self.answered();
@@ -818,7 +829,7 @@ impl WireConn {
                 b'Z' => break,
                 b'E' => err = Some(db_error(&self.inbuf[s..e])),
                 b'I' | b's' | b'N' | b'S' | b'A' => {}
-                _ => return Err(self.fail(WireError::unexpected())),
+                _ => return Err(self.out_of_place(tag, s, e)),
             }
         }
         self.answered();
@@ -864,7 +875,7 @@ impl WireConn {
                     return Err(self.drain_with(err));
                 }
                 b'N' | b'S' | b'A' => {}
-                _ => return Err(self.fail(WireError::unexpected())),
+                _ => return Err(self.out_of_place(tag, s, e)),
             }
         }
         // An error of the server arrives after CopyDone; a failed write ends the feed.
@@ -916,7 +927,7 @@ impl WireConn {
                 b'E' => err = Some(db_error(&self.inbuf[s..e])),
                 b'Z' => break,
                 b'N' | b'S' | b'A' => {}
-                _ => return Err(self.fail(WireError::unexpected())),
+                _ => return Err(self.out_of_place(tag, s, e)),
             }
         }
         self.answered();
