@@ -84,7 +84,7 @@ pub use ffi::{
     sb_rand_uniform_double, sb_rand_uniform_uint64, sb_rand_unique, sb_rand_varstr,
     sb_rand_zipfian,
 };
-pub use host::ScriptHost;
+pub use host::{CommandOutcome, ScriptHost};
 pub use options::format_options_help;
 pub use sql::driver_made;
 

@@ -67,6 +67,9 @@ pub(crate) fn raw_api(lua: &Lua) -> mlua::Result<Table> {
                 .app_data_ref::<StateData>()
                 .map(|d| d.options.clone())
                 .unwrap_or_default();
+            // As in sysbench, asking for a driver turns the SQL statistics on, even
+            // when the name turns out to be wrong.
+            DRIVER_MADE.store(true, std::sync::atomic::Ordering::Relaxed);
             let name = name
                 .or_else(|| options.raw("db-driver"))
                 .unwrap_or_else(|| "mysql".to_string());
@@ -76,15 +79,12 @@ pub(crate) fn raw_api(lua: &Lua) -> mlua::Result<Table> {
             };
             let get = |n: &str| options.raw(n);
             match DriverConfig::from_options(kind, &get) {
-                Ok(cfg) => {
-                    DRIVER_MADE.store(true, std::sync::atomic::Ordering::Relaxed);
-                    Ok((
-                        Value::UserData(lua.create_userdata(LuaDriver {
-                            driver: Driver::new(cfg),
-                        })?),
-                        None,
-                    ))
-                }
+                Ok(cfg) => Ok((
+                    Value::UserData(lua.create_userdata(LuaDriver {
+                        driver: Driver::new(cfg),
+                    })?),
+                    None,
+                )),
                 Err(e) => Ok((Value::Nil, Some(e.message))),
             }
         })?,
@@ -587,7 +587,15 @@ pub unsafe extern "C" fn bmk_conn_insert_generated(
 pub unsafe extern "C" fn bmk_conn_reconnect(c: *mut BmkConn) -> c_int {
     // SAFETY: guaranteed by the caller.
     let c = unsafe { &mut *c };
-    c.with(|conn, _| status(conn.reconnect()))
+    c.with(|conn, _| {
+        let r = conn.reconnect();
+        if r.is_ok() {
+            // sysbench counts every reconnect, asked for or not.
+            count_caught_fatal();
+            with_current(|ctx| ctx.count(Counter::Reconnect));
+        }
+        status(r)
+    })
 }
 
 /// `void bmk_conn_disconnect(bmk_conn *)`: closes the connection; later calls on it

@@ -222,6 +222,17 @@ impl ScriptEnv {
     }
 }
 
+/// How a script defines a command.
+#[derive(Debug, Clone, Copy, Default)]
+pub(crate) struct CommandInfo {
+    /// The script implements it.
+    pub defined: bool,
+    /// Its threads run it at once (`sysbench.cmdline.PARALLEL_COMMAND`).
+    pub parallel: bool,
+    /// An entry of `sysbench.cmdline.commands`, not a global function.
+    pub custom: bool,
+}
+
 /// A Lua state with the API installed and the script loaded.
 pub(crate) struct ScriptState {
     pub lua: Lua,
@@ -318,21 +329,34 @@ impl ScriptState {
             .map_err(|e| e.in_function("thread_run"))
     }
 
-    /// (defined, parallel) for a command name.
-    pub(crate) fn command_info(&self, name: &str) -> (bool, bool) {
+    /// How the script defines a command name.
+    pub(crate) fn command_info(&self, name: &str) -> CommandInfo {
         let f: Function = match self.internal.get("command_info") {
             Ok(f) => f,
-            Err(_) => return (false, false),
+            Err(_) => return CommandInfo::default(),
         };
-        f.call::<(bool, bool)>(name).unwrap_or((false, false))
+        let (defined, parallel, custom) =
+            f.call::<(bool, bool, bool)>(name).unwrap_or_default();
+        CommandInfo {
+            defined,
+            parallel,
+            custom,
+        }
     }
 
-    /// Runs command `name` in this state.
-    pub(crate) fn call_command(&self, name: &str) -> Result<(), LuaError> {
+    /// Runs command `name` in this state: whether it succeeded (a command fails
+    /// quietly by returning false).
+    pub(crate) fn call_command(&self, name: &str) -> Result<bool, LuaError> {
         let f: Function = self.internal.get("call_command")?;
-        self.pcall(f, name)
-            .map(|_| ())
-            .map_err(|e| e.in_function(name))
+        // sysbench names the function that failed: its command dispatcher for the
+        // script's own commands, the command itself for global prepare()/cleanup().
+        let failed_in = if self.command_info(name).custom {
+            "sysbench.cmdline.call_command"
+        } else {
+            name
+        };
+        let ret = self.pcall(f, name).map_err(|e| e.in_function(failed_in))?;
+        Ok(!matches!(ret.front(), Some(Value::Boolean(false))))
     }
 
     /// The `sysbench` table.
