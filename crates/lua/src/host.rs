@@ -54,6 +54,7 @@ impl ScriptHost {
     pub fn load(src: ScriptSource, cfg: HostConfig) -> Result<ScriptHost, LuaError> {
         crate::ffi::ensure_ffi_linked();
         line_buffer_c_stdout();
+        crate::log::set_verbosity(cfg.options.int("verbosity", 3));
         let version_string = cfg.banner.clone().unwrap_or_else(crate::default_banner);
         let mut env = ScriptEnv {
             src: Arc::new(src),
@@ -112,6 +113,7 @@ impl ScriptHost {
         );
         opts.validate()
             .map_err(|e| LuaError::new(LuaErrorKind::Option, e.to_string()))?;
+        crate::log::set_verbosity(opts.int("verbosity", 3));
         self.env.options = Arc::new(opts);
         self.main.set_options(&self.env)?;
         let opt: Table = self.main.sysbench()?.get("opt")?;

@@ -63,6 +63,7 @@ mod ffi;
 mod generated_rows;
 mod heap;
 mod histogram;
+mod log;
 mod host;
 mod options;
 mod report;
