@@ -331,9 +331,18 @@ fn run_script(
             Compat::V1_1 => bmk_lua::ApiLevel::V1_1,
             Compat::V1_0 => bmk_lua::ApiLevel::V1_0,
         },
+        as_sysbench: inv.strict,
     };
     let from_stdin = src.path.is_none() && src.name == "stdin";
-    let mut host = ScriptHost::load(src, config).map_err(lua_error)?;
+    // Invoked as sysbench, a failing script reads as sysbench prints it: no traceback.
+    let load_error = |e: bmk_lua::LuaError| {
+        let strip = crate::script_failure::failure_text;
+        match lua_error(e).downcast::<crate::user_error::UserError>() {
+            Ok(u) => user_error(strip(&u.message, inv.strict).to_string()),
+            Err(other) => other,
+        }
+    };
+    let mut host = ScriptHost::load(src, config).map_err(load_error)?;
     // As in sysbench: a script read from standard input, or named without a command,
     // is a plain Lua program: loading it ran its body, and there is nothing more to do.
     if from_stdin || raw.command.is_none() {
@@ -366,7 +375,7 @@ fn run_script(
         opts.set("db-timeout", "0")
             .map_err(|e| user_error(e.to_string()))?;
     }
-    host.set_options(opts.clone()).map_err(lua_error)?;
+    host.set_options(opts.clone()).map_err(load_error)?;
     let not_implemented = || {
         user_error(format!(
             "'{name}' test does not implement the '{command}' command."

@@ -63,6 +63,10 @@ impl ScriptHost {
             library: cfg.library,
             version_string,
             api: cfg.api,
+            opt_view: cfg
+                .as_sysbench
+                .then(|| crate::sysbench_env::builtin_keys(cfg.api)),
+            shipped_modules_only: cfg.as_sysbench,
             script_kinds: Default::default(),
             options: Arc::new(cfg.options),
             threads: cfg.threads.max(1),

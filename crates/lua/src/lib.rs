@@ -68,6 +68,7 @@ mod host;
 mod options;
 mod report;
 mod sql;
+mod sysbench_env;
 mod state;
 mod state_data;
 mod worker;
@@ -264,6 +265,11 @@ pub struct HostConfig {
     pub banner: Option<String>,
     /// The sysbench release whose API the script sees.
     pub api: ApiLevel,
+    /// Invoked as `sysbench`: `sysbench.opt` shows exactly the general options
+    /// sysbench of `api` has (no bmk extras, unset strings as `""`), and a user's
+    /// script `require`s from bmk's library only the modules sysbench ships (others
+    /// fail as missing files do).
+    pub as_sysbench: bool,
 }
 
 impl HostConfig {
@@ -277,6 +283,7 @@ impl HostConfig {
             threads: 1,
             banner: None,
             api: ApiLevel::V1_1,
+            as_sysbench: false,
         }
     }
 }
