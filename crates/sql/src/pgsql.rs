@@ -620,6 +620,11 @@ impl PgConnection {
         let msg = e.msg;
         self.trace("error", &format!("{state} ({msg})"));
         let mut err = SqlError::new(DriverKind::Pgsql, op, 0, state.clone(), msg).with_query(sql);
+        if let Some(postgres::error::ErrorPosition::Original(p)) =
+            e.as_db_error().and_then(|d| d.position())
+        {
+            err.position = Some(*p);
+        }
         if lost {
             self.discard_client();
             self.state.pending.clear();
