@@ -543,8 +543,9 @@ impl MysqlConnection {
             // bare or from its packet reader.
             let io = match &e {
                 mysql::Error::IoError(io) => Some(io),
-                mysql::Error::CodecError(c) => std::error::Error::source(c)
-                    .and_then(|s| s.downcast_ref::<std::io::Error>()),
+                mysql::Error::CodecError(c) => {
+                    std::error::Error::source(c).and_then(|s| s.downcast_ref::<std::io::Error>())
+                }
                 _ => None,
             };
             if io.is_some_and(timed_out) {
@@ -1112,7 +1113,10 @@ mod tests {
         let (a, _b) = UnixStream::pair().unwrap();
         set_socket_timeouts(a.as_raw_fd(), Some(Duration::from_millis(1500))).unwrap();
         assert_eq!(a.read_timeout().unwrap(), Some(Duration::from_millis(1500)));
-        assert_eq!(a.write_timeout().unwrap(), Some(Duration::from_millis(1500)));
+        assert_eq!(
+            a.write_timeout().unwrap(),
+            Some(Duration::from_millis(1500))
+        );
         set_socket_timeouts(a.as_raw_fd(), None).unwrap();
         assert_eq!(a.read_timeout().unwrap(), None);
         assert_eq!(a.write_timeout().unwrap(), None);
