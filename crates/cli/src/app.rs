@@ -4,13 +4,13 @@
 //! test (which declares its own options), reject options nothing declared, validate
 //! values, then dispatch the command.
 
-use std::io::IsTerminal;
+use std::io::{IsTerminal, Write as _};
 use std::path::Path;
 use std::sync::Arc;
 
 use anyhow::{Context, Result};
 use bmk_engine::options::{OptKind, OptSpec, OptionSet};
-use bmk_lua::{HostConfig, ScriptHost, ScriptSource};
+use bmk_lua::{CommandOutcome, HostConfig, ScriptHost, ScriptSource};
 use bmk_systests::{BuildParams, SystemTestKind};
 use bmk_workloads::native::Choice;
 use bmk_workloads::BuiltinLibrary;
@@ -359,6 +359,30 @@ fn script_error(strict: bool) -> impl Fn(bmk_lua::LuaError) -> anyhow::Error {
     }
 }
 
+/// A script command's failures, on stdout with the rest of its output as sysbench
+/// prints them (`FATAL: ...`, a message repeated right after itself once).
+fn print_command_failures(messages: &[String], as_sysbench: bool) -> Result<()> {
+    let mut out = std::io::stdout().lock();
+    let mut last: Option<&str> = None;
+    let mut repeated = 0;
+    for m in messages {
+        let text = crate::script_failure::failure_text(m, as_sysbench).trim_end();
+        if last == Some(text) {
+            repeated += 1;
+            continue;
+        }
+        if repeated > 0 {
+            writeln!(out, "(last message repeated {repeated} times)")?;
+            repeated = 0;
+        }
+        writeln!(out, "{text}")?;
+        last = Some(text);
+    }
+    // As sysbench's log, a repeat is told only before the next different message.
+    out.flush()?;
+    Ok(())
+}
+
 fn run_script(
     inv: &Invocation,
     src: ScriptSource,
@@ -386,6 +410,7 @@ fn run_script(
             Compat::V1_1 => bmk_lua::ApiLevel::V1_1,
             Compat::V1_0 => bmk_lua::ApiLevel::V1_0,
         },
+        as_sysbench: inv.strict,
     };
     let from_stdin = src.path.is_none() && src.name == "stdin";
     let mut host = ScriptHost::load(src, config).map_err(script_error(inv.strict))?;
@@ -444,11 +469,28 @@ fn run_script(
                 _ => user_error(format!("Unknown command: {command}")),
             });
         }
-        if host.command_is_parallel(command) && verbosity_of(&opts).shows(Level::Notice) {
+        if host.command_runs_on_workers(command) && verbosity_of(&opts).shows(Level::Notice) {
             println!("Initializing worker threads...\n");
         }
-        host.run_command(command)
-            .map_err(script_error(inv.strict))?;
+        match host.run_command(command) {
+            Ok(CommandOutcome::Done) => {}
+            Ok(CommandOutcome::ReturnedFalse) => return Ok(1),
+            // Each thread's failure, on stdout as sysbench prints them; sysbench then
+            // exits 0 all the same, bmk says the command failed.
+            Ok(CommandOutcome::ThreadsFailed(errors)) => {
+                let messages: Vec<String> = errors
+                    .into_iter()
+                    .map(|e| lua_error(e).to_string())
+                    .collect();
+                print_command_failures(&messages, inv.strict)?;
+                return Ok(if inv.strict { 0 } else { 1 });
+            }
+            Err(e) if e.kind == bmk_lua::LuaErrorKind::Runtime => {
+                print_command_failures(&[lua_error(e).to_string()], inv.strict)?;
+                return Ok(1);
+            }
+            Err(e) => return Err(lua_error(e)),
+        }
         // The start barrier's table goes with the rest: always for the built-in
         // workloads (they live in a database), for other scripts when they name a
         // barrier (a script may not use a database at all).
@@ -510,7 +552,7 @@ fn run_settings(
         seed,
         verbosity: verbosity_of(opts),
         compat: inv.compat,
-        strict: inv.strict,
+        as_sysbench: inv.strict,
         barrier: start_barrier::settings(opts).map_err(|e| user_error(e.to_string()))?,
         execution: None,
     })

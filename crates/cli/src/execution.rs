@@ -1,6 +1,7 @@
 //! How a script's events ran, as the results file records it (`execution`) and
 //! `--verbosity=4` prints it: native or Lua workers (and why Lua), a thread per worker
-//! or event loops, and whether MySQL executes took bmk's own protocol path.
+//! or event loops, and whether MySQL executes (or PostgreSQL connections) took bmk's own
+//! protocol path.
 
 use bmk_engine::options::OptionSet;
 use bmk_engine::RunConfig;
@@ -31,22 +32,28 @@ pub fn record(
         }
         .to_string(),
         event_loops,
-        mysql_fast_path: mysql_fast_path(opts),
+        mysql_fast_path: fast_path(opts, DriverKind::Mysql),
+        pgsql_fast_path: fast_path(opts, DriverKind::Pgsql),
     }
 }
 
-/// Whether the run's MySQL connections take the fast path: false when the driver is
-/// not MySQL (or its options do not parse, which the run itself then reports).
-fn mysql_fast_path(opts: &OptionSet) -> bool {
-    let kind = opts
+/// Whether the run's connections take the fast path of driver `kind`: false when the
+/// driver is another (or its options do not parse, which the run itself then reports).
+fn fast_path(opts: &OptionSet, kind: DriverKind) -> bool {
+    let given = opts
         .raw("db-driver")
         .unwrap_or_else(|| "mysql".into())
         .parse::<DriverKind>();
-    match kind {
-        Ok(DriverKind::Mysql) => DriverConfig::from_options(DriverKind::Mysql, &|n| opts.raw(n))
-            .is_ok_and(|cfg| Driver::new(cfg).mysql_fast_path()),
-        _ => false,
+    if !matches!(given, Ok(k) if k == kind) {
+        return false;
     }
+    DriverConfig::from_options(kind, &|n| opts.raw(n)).is_ok_and(|cfg| {
+        let driver = Driver::new(cfg);
+        match kind {
+            DriverKind::Mysql => driver.mysql_fast_path(),
+            _ => driver.pgsql_fast_path(),
+        }
+    })
 }
 
 /// The one line `--verbosity=4` prints.
@@ -67,7 +74,12 @@ pub fn line(e: &Execution) -> String {
         .map(|r| format!(" (Lua because of {r})"))
         .unwrap_or_default();
     let fast = if e.mysql_fast_path { "on" } else { "off" };
-    format!("Execution: {workers} {placement}{reason}, MySQL fast path {fast}")
+    let pgsql = if e.pgsql_fast_path {
+        ", PostgreSQL fast path on"
+    } else {
+        ""
+    };
+    format!("Execution: {workers} {placement}{reason}, MySQL fast path {fast}{pgsql}")
 }
 
 #[cfg(test)]
@@ -82,6 +94,7 @@ mod tests {
             workers: "threads".into(),
             event_loops: 0,
             mysql_fast_path: false,
+            pgsql_fast_path: false,
         };
         assert_eq!(
             line(&e),
@@ -93,10 +106,20 @@ mod tests {
             workers: "event_loops".into(),
             event_loops: 2,
             mysql_fast_path: true,
+            pgsql_fast_path: false,
         };
         assert_eq!(
             line(&e),
             "Execution: native workers on 2 event loops, MySQL fast path on"
+        );
+        let e = Execution {
+            mysql_fast_path: false,
+            pgsql_fast_path: true,
+            ..e
+        };
+        assert_eq!(
+            line(&e),
+            "Execution: native workers on 2 event loops, MySQL fast path off, PostgreSQL fast path on"
         );
     }
 

@@ -152,11 +152,6 @@ pub fn lua_error(e: &LuaError) -> Option<String> {
     (message.len() != e.message.len()).then(|| message.to_string())
 }
 
-/// A worker's or a hook's failure message without its traceback.
-pub fn without_traceback(message: &str) -> &str {
-    message.split(TRACEBACK).next().unwrap_or(message)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -243,6 +238,5 @@ mod tests {
         assert_eq!(lua_error(&e).as_deref(), Some("x.lua:5: test error"));
         let plain = LuaError::new(LuaErrorKind::Runtime, "for the user");
         assert_eq!(lua_error(&plain), None);
-        assert_eq!(without_traceback("a\nstack traceback:\nb"), "a");
     }
 }

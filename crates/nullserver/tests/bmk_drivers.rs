@@ -114,3 +114,41 @@ fn caching_sha2_and_password_authentication_let_bmk_in() {
     let cleartext = NullServer::start(&["--pgsql-auth", "password"]);
     run(&cleartext, "pgsql", "oltp_point_select", &["--threads=2"]);
 }
+
+/// The null server declines TLS, so under the default `--pgsql-sslmode=prefer` bmk's
+/// own PostgreSQL client is used and a point-select run puts its workers on event
+/// loops, as on MySQL; `--pgsql-fast-path=off` gives them a thread each again.
+#[test]
+fn pgsql_point_selects_run_on_event_loops_with_the_fast_path() {
+    let server = NullServer::start(&[]);
+    for (fast, placement) in [("on", "on 2 event loops"), ("off", "on a thread each")] {
+        let mut args: Vec<String> = vec!["oltp_point_select".into()];
+        args.extend(server.conn_args("pgsql"));
+        args.extend(
+            [
+                "--events=400",
+                "--time=0",
+                "--threads=8",
+                "--event-loops=2",
+                "--verbosity=4",
+            ]
+            .map(String::from),
+        );
+        args.push(format!("--pgsql-fast-path={fast}"));
+        args.push("run".into());
+        let out = bmk(&args, 60).ok();
+        let line = out
+            .stdout
+            .lines()
+            .find(|l| l.starts_with("Execution:"))
+            .unwrap_or_else(|| panic!("no Execution line: {}", out.stdout));
+        assert!(line.contains(placement), "{fast}: {line}");
+        assert_eq!(
+            line.ends_with("PostgreSQL fast path on"),
+            fast == "on",
+            "{line}"
+        );
+        let s = stats(&out.stdout);
+        assert_eq!((s.events, s.read, s.errors), (400, 400, 0), "{fast}");
+    }
+}

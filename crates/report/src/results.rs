@@ -91,6 +91,10 @@ pub struct Execution {
     pub event_loops: u32,
     /// Whether MySQL executes took bmk's own protocol path (false on other drivers).
     pub mysql_fast_path: bool,
+    /// Whether PostgreSQL connections took bmk's own protocol client (false on other
+    /// drivers; absent in files of versions before it, read as false).
+    #[serde(default)]
+    pub pgsql_fast_path: bool,
 }
 
 impl RunInfo {

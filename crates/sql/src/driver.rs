@@ -10,6 +10,8 @@ use crate::{dryrun, mysql, pgsql, sqlite};
 #[derive(Debug, Clone)]
 pub struct Driver {
     config: std::sync::Arc<DriverConfig>,
+    /// [`Driver::pgsql_fast_path`], found out once (it may ask the server).
+    pgsql_fast: std::sync::Arc<std::sync::OnceLock<bool>>,
 }
 
 impl Driver {
@@ -17,6 +19,7 @@ impl Driver {
     pub fn new(config: DriverConfig) -> Driver {
         Driver {
             config: std::sync::Arc::new(config),
+            pgsql_fast: Default::default(),
         }
     }
 
@@ -43,12 +46,23 @@ impl Driver {
             && mysql::fast_path_allowed(&self.config)
     }
 
+    /// Whether PostgreSQL connections speak the protocol through bmk's own client
+    /// (`--pgsql-fast-path`, without TLS); false on the other drivers. Under
+    /// `--pgsql-sslmode=prefer` (or `allow`) the server is asked once whether it offers
+    /// TLS (which those modes take).
+    pub fn pgsql_fast_path(&self) -> bool {
+        self.config.kind == DriverKind::Pgsql
+            && *self
+                .pgsql_fast
+                .get_or_init(|| pgsql::fast_path_in_use(&self.config))
+    }
+
     /// Whether this driver's connections wait for the server's answers in
     /// [`bmk_engine::coop::wait_readable`], so that workers may share event-loop
-    /// threads: MySQL over a plain socket (its own protocol path). TLS, compression,
-    /// PostgreSQL and SQLite block their thread.
+    /// threads: MySQL and PostgreSQL over a plain socket (their own protocol paths).
+    /// TLS, MySQL compression and SQLite block their thread.
     pub fn waits_cooperatively(&self) -> bool {
-        self.mysql_fast_path()
+        self.mysql_fast_path() || self.pgsql_fast_path()
     }
 
     /// Open a connection. `connection_index` picks the host/port/socket round-robin

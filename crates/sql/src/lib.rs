@@ -2,7 +2,8 @@
 //!
 //! This crate owns:
 //! * the three drivers — MySQL/MariaDB ([`mysql`](crate::DriverKind::Mysql) via the
-//!   pure-Rust `mysql` crate), PostgreSQL (the `postgres` crate) and embedded SQLite
+//!   pure-Rust `mysql` crate), PostgreSQL (bmk's own protocol client without TLS, the
+//!   `postgres` crate with TLS) and embedded SQLite
 //!   (`rusqlite`, bundled) — behind one [`Connection`] trait: connect, query, prepare,
 //!   execute with bound [`Value`]s, result sets as text, bulk insert, reconnect;
 //! * sysbench's database options (`--db-driver`, `--mysql-*`, `--pgsql-*`, ...) and
@@ -46,7 +47,12 @@
 //! prepared executes and text queries on plain sockets (no TLS, no compression) bypass
 //! the `mysql` crate's per-row machinery with a small hand-written protocol path on the
 //! same socket (see `mysql_fast.rs`; `--mysql-fast-path=off`, or `BMK_MYSQL_FASTPATH=0`, turns it
-//! off for comparison); everything else goes through the crate.
+//! off for comparison); everything else goes through the crate. PostgreSQL connections
+//! without TLS speak the whole protocol through bmk's own client (`pgsql/wire.rs`: Bind,
+//! Execute and Sync in one write, the answer decoded in place into the `ResultSet`;
+//! `--pgsql-fast-path=off`, or `BMK_PGSQL_FASTPATH=0`, leaves them to the `postgres`
+//! crate). Both own paths wait on event loops through `coop_read.rs`, so
+//! [`Driver::waits_cooperatively`] is true for them.
 //!
 //! Prepared statements keep their SQL: after a reconnect they are re-prepared on their
 //! next execution. `--db-ps-mode=disable` (and statements MySQL cannot prepare) are
@@ -60,6 +66,7 @@ mod classify;
 mod config;
 mod connection;
 mod connection_state;
+mod coop_read;
 mod deadline;
 mod driver;
 mod driver_kind;

@@ -40,6 +40,7 @@ use std::sync::Arc;
 
 use mysql::consts::{ColumnFlags, ColumnType};
 
+use crate::coop_read::read_cooperatively;
 use crate::resultset::ResultSet;
 use crate::row_source::RowSource;
 use crate::value::Value;
@@ -224,35 +225,6 @@ fn server_error(p: &[u8]) -> mysql::Error {
         message: String::from_utf8_lossy(r.0).into_owned(),
         code,
     })
-}
-
-/// Reads what `fd` has, suspending the calling event-loop worker (instead of
-/// blocking its thread) while there is nothing yet.
-fn read_cooperatively(
-    fd: RawFd,
-    socket: u64,
-    wait_first: bool,
-    buf: &mut [u8],
-) -> io::Result<usize> {
-    if wait_first {
-        // Right after sending, the answer is never there yet: skip the empty read.
-        bmk_engine::coop::wait_readable(fd, socket);
-    }
-    loop {
-        // SAFETY: `buf` is writable for `buf.len()` bytes; `fd` is the live socket.
-        let n = unsafe { libc::recv(fd, buf.as_mut_ptr().cast(), buf.len(), libc::MSG_DONTWAIT) };
-        if n >= 0 {
-            return Ok(n as usize);
-        }
-        let e = io::Error::last_os_error();
-        match e.kind() {
-            io::ErrorKind::Interrupted => continue,
-            io::ErrorKind::WouldBlock => {
-                bmk_engine::coop::wait_readable(fd, socket);
-            }
-            _ => return Err(e),
-        }
-    }
 }
 
 impl FastIo {

@@ -1,5 +1,7 @@
-//! The PostgreSQL driver (sync `postgres` crate, TLS through rustls like the MySQL
-//! driver's, so the binary carries one TLS stack and no OpenSSL).
+//! The PostgreSQL driver: connections without TLS speak the protocol through bmk's own
+//! client ([`wire`], `--pgsql-fast-path`); TLS connections (and all of them with the
+//! fast path off) go through the sync `postgres` crate, with TLS through rustls like
+//! the MySQL driver's, so the binary carries one TLS stack and no OpenSSL.
 //!
 //! Text queries use the simple-query protocol, whose values arrive as text. Prepared
 //! statements send their parameters in text format (the server parses them by the
@@ -26,7 +28,7 @@ use crate::connection::{Connection, StatementId};
 use crate::connection_state::{keeps_state_in_field, ConnectionState};
 use crate::deadline::run_with_deadline;
 use crate::driver_kind::DriverKind;
-use crate::emulate::{push_literal, Dialect, Template};
+use crate::emulate::{Dialect, Template};
 use crate::error::{Endpoint, SqlError, SqlErrorKind, SqlOp};
 use crate::resultset::ResultSet;
 use crate::row_source::RowSource;
@@ -35,12 +37,17 @@ use crate::trace::trace;
 use crate::value::Value;
 
 mod pgtext;
+mod wire;
 
 pub(crate) use pgtext::fuzz_value;
+use wire::{Connected, WireConn, WireError};
 
 /// How long dropping a failed connection's client may take (see
 /// [`PgConnection::discard_client`]).
 const DISCARD_WAIT: Duration = Duration::from_secs(1);
+
+/// Size of the pieces COPY data is sent in.
+const COPY_CHUNK: usize = 256 << 10;
 
 /// SQLSTATE used for a lost connection (`connection_failure`).
 const LOST_STATE: &str = "08006";
@@ -49,14 +56,129 @@ struct Stmt {
     template: Template,
     numbered: Arc<str>,
     server: Option<Statement>,
+    /// The statement prepared on a [`WireConn`].
+    wire: Option<wire::Prepared>,
     /// Column names of `server`'s result, shared by its result sets.
     names: Arc<[String]>,
+}
+
+/// The client of a live connection.
+enum Backend {
+    /// Through the `postgres` crate (TLS, or the fast path off).
+    Crate(Client),
+    /// bmk's own protocol client.
+    Wire(WireConn),
+}
+
+impl Backend {
+    fn is_closed(&self) -> bool {
+        match self {
+            Backend::Crate(c) => c.is_closed(),
+            Backend::Wire(w) => w.is_broken(),
+        }
+    }
+}
+
+/// A failed call, whichever client made it.
+struct Failure {
+    /// SQLSTATE of a server error.
+    state: Option<String>,
+    msg: String,
+    /// The server reported it (the stream is in step).
+    db: bool,
+    /// A FATAL or PANIC server error: the server ends the session.
+    fatal: bool,
+    /// The connection is gone (closed, or a stream that cannot be trusted).
+    closed: bool,
+    /// Where in the query a server error points (1-based characters).
+    position: Option<u32>,
+}
+
+impl From<postgres::Error> for Failure {
+    fn from(e: postgres::Error) -> Failure {
+        Failure {
+            state: e.code().map(|s| s.code().to_string()),
+            msg: full_message(&e),
+            db: e.as_db_error().is_some(),
+            fatal: e
+                .as_db_error()
+                .is_some_and(|d| matches!(d.severity(), "FATAL" | "PANIC")),
+            closed: e.is_closed(),
+            position: match e.as_db_error().and_then(|d| d.position()) {
+                Some(postgres::error::ErrorPosition::Original(p)) => Some(*p),
+                _ => None,
+            },
+        }
+    }
+}
+
+impl From<WireError> for Failure {
+    fn from(e: WireError) -> Failure {
+        match e {
+            WireError::Db {
+                code,
+                message,
+                severity,
+                position,
+            } => Failure {
+                state: Some(code),
+                msg: message,
+                db: true,
+                fatal: matches!(severity.as_str(), "FATAL" | "PANIC"),
+                closed: false,
+                position,
+            },
+            WireError::Broken(msg) => Failure {
+                state: None,
+                msg,
+                db: false,
+                fatal: false,
+                closed: true,
+                position: None,
+            },
+            WireError::Client(msg) => Failure {
+                state: None,
+                msg,
+                db: false,
+                fatal: false,
+                closed: false,
+                position: None,
+            },
+        }
+    }
+}
+
+/// Whether connections of `cfg` may use the wire client: the fast path on and a mode
+/// that does not demand TLS.
+fn fast_path_allowed(cfg: &DriverConfig) -> bool {
+    cfg.pgsql.fast_path
+        && matches!(
+            cfg.pgsql.sslmode,
+            PgSslMode::Disable | PgSslMode::Allow | PgSslMode::Prefer
+        )
+}
+
+/// Whether the connections of `cfg` will use the wire client: allowed, and under
+/// `prefer`/`allow` a server that declines TLS (asked once, as each connection asks
+/// again). False when the server cannot be reached; the connections report that.
+pub(crate) fn fast_path_in_use(cfg: &DriverConfig) -> bool {
+    if !fast_path_allowed(cfg) {
+        return false;
+    }
+    if cfg.pgsql.sslmode == PgSslMode::Disable {
+        return true;
+    }
+    let p = cfg.pgsql.clone();
+    let limit = cfg.common.connect_timeout;
+    run_with_deadline(limit, move || wire::server_declines_tls(&p, limit))
+        .flatten()
+        .unwrap_or(false)
 }
 
 /// A PostgreSQL connection.
 pub(crate) struct PgConnection {
     cfg: Arc<DriverConfig>,
-    client: Option<Client>,
+    client: Option<Backend>,
     stmts: Vec<Option<Stmt>>,
     /// What the shared `Connection` methods keep.
     state: ConnectionState,
@@ -77,18 +199,11 @@ impl ToSql for TextParam<'_> {
         _ty: &Type,
         out: &mut postgres::types::private::BytesMut,
     ) -> Result<IsNull, Box<dyn std::error::Error + Sync + Send>> {
-        match self.0 {
-            Value::Null => return Ok(IsNull::Yes),
-            Value::Text(t) => out.extend_from_slice(t),
-            Value::Float(f) if !f.is_finite() => out.extend_from_slice(non_finite(f64::from(*f))),
-            Value::Double(d) if !d.is_finite() => out.extend_from_slice(non_finite(*d)),
-            v => {
-                let mut s = String::new();
-                push_literal(&mut s, v, Dialect::Standard);
-                out.extend_from_slice(s.as_bytes());
-            }
-        }
-        Ok(IsNull::No)
+        Ok(if wire::put_text_param(self.0, out) {
+            IsNull::No
+        } else {
+            IsNull::Yes
+        })
     }
 
     fn accepts(_: &Type) -> bool {
@@ -100,17 +215,6 @@ impl ToSql for TextParam<'_> {
     }
 
     to_sql_checked!();
-}
-
-/// PostgreSQL's spelling of NaN and the infinities.
-fn non_finite(v: f64) -> &'static [u8] {
-    if v.is_nan() {
-        b"NaN"
-    } else if v > 0.0 {
-        b"Infinity"
-    } else {
-        b"-Infinity"
-    }
 }
 
 /// Raw binary value of any type (decoded to text by [`pgtext::push`]).
@@ -341,7 +445,7 @@ fn full_message(e: &postgres::Error) -> String {
 impl Drop for PgConnection {
     fn drop(&mut self) {
         // A client whose connection already failed may never finish closing.
-        if self.broken || self.client.as_ref().is_some_and(|c| c.is_closed()) {
+        if self.broken || self.client.as_ref().is_some_and(Backend::is_closed) {
             self.discard_client();
         }
     }
@@ -396,6 +500,32 @@ impl PgConnection {
             "connect",
             &format!("{}:{} user '{}' db '{}'", p.host, p.port, p.user, p.db),
         );
+        let limit = self.cfg.common.connect_timeout;
+        if fast_path_allowed(&cfg) {
+            let (opts, io) = (p.clone(), cfg.common.io_timeout);
+            let res = run_with_deadline(limit, move || WireConn::connect(&opts, limit, io));
+            let res = match res {
+                Some(Ok(Connected::Plain(w))) => Ok(w),
+                Some(Ok(Connected::ServerOffersTls)) => Err(None),
+                Some(Err(e)) => {
+                    let f = Failure::from(e);
+                    Err(Some((f.state.unwrap_or_default(), f.msg)))
+                }
+                None => Err(Some((
+                    "08001".to_string(),
+                    format!("timeout expired after {} s", limit.as_secs()),
+                ))),
+            };
+            match res {
+                Ok(w) => {
+                    self.connected(Backend::Wire(w));
+                    return Ok(());
+                }
+                Err(Some((state, msg))) => return Err(self.connect_error(state, msg)),
+                // The server offers TLS, which `prefer` takes: through the crate.
+                Err(None) => {}
+            }
+        }
         let mut c = postgres::Config::new();
         if p.host.starts_with('/') {
             c.host_path(&p.host);
@@ -428,7 +558,6 @@ impl PgConnection {
                 .keepalives_interval((t / 9).max(Duration::from_secs(1)))
                 .keepalives_retries(3);
         }
-        let limit = self.cfg.common.connect_timeout;
         let res = match make_tls(p.sslmode) {
             Ok(tls) => run_with_deadline(limit, move || {
                 c.connect(tls).map_err(|e| {
@@ -446,21 +575,29 @@ impl PgConnection {
         };
         match res {
             Ok(client) => {
-                self.client = Some(client);
-                self.lost = false;
-                self.broken = false;
-                for s in self.stmts.iter_mut().flatten() {
-                    s.server = None;
-                }
+                self.connected(Backend::Crate(client));
                 Ok(())
             }
-            Err((state, msg)) => {
-                let mut err = SqlError::new(DriverKind::Pgsql, SqlOp::Connect, 0, state, msg);
-                err.kind = SqlErrorKind::Connect;
-                err.endpoint = Some(Box::new(self.endpoint()));
-                Err(err)
-            }
+            Err((state, msg)) => Err(self.connect_error(state, msg)),
         }
+    }
+
+    /// Take `client` as the live connection; statements are prepared again on it.
+    fn connected(&mut self, client: Backend) {
+        self.client = Some(client);
+        self.lost = false;
+        self.broken = false;
+        for s in self.stmts.iter_mut().flatten() {
+            s.server = None;
+            s.wire = None;
+        }
+    }
+
+    fn connect_error(&self, state: String, msg: String) -> SqlError {
+        let mut err = SqlError::new(DriverKind::Pgsql, SqlOp::Connect, 0, state, msg);
+        err.kind = SqlErrorKind::Connect;
+        err.endpoint = Some(Box::new(self.endpoint()));
+        err
     }
 
     /// Drops the client of a connection that failed or is replaced, without waiting
@@ -469,28 +606,31 @@ impl PgConnection {
     /// socket open is never. The helper thread that drops it is then left to the
     /// process exit.
     fn discard_client(&mut self) {
-        if let Some(client) = self.client.take() {
-            let _ = run_with_deadline(DISCARD_WAIT, move || drop(client));
+        match self.client.take() {
+            Some(Backend::Crate(client)) => {
+                let _ = run_with_deadline(DISCARD_WAIT, move || drop(client));
+            }
+            // Closing it never waits (see `WireConn`'s `Drop`).
+            Some(Backend::Wire(w)) => drop(w),
+            None => {}
         }
     }
 
-    fn fail(&mut self, e: postgres::Error, op: SqlOp, sql: &str) -> SqlError {
-        if e.as_db_error().is_none() {
+    fn fail(&mut self, e: impl Into<Failure>, op: SqlOp, sql: &str) -> SqlError {
+        let e: Failure = e.into();
+        if !e.db {
             self.broken = true;
         }
-        let fatal_severity = e
-            .as_db_error()
-            .is_some_and(|d| matches!(d.severity(), "FATAL" | "PANIC"));
-        let lost =
-            e.is_closed() || fatal_severity || !matches!(&self.client, Some(c) if !c.is_closed());
-        let state = match e.code() {
-            Some(s) => s.code().to_string(),
+        let lost = e.closed || e.fatal || !matches!(&self.client, Some(c) if !c.is_closed());
+        let state = match e.state {
+            Some(s) => s,
             None if lost => LOST_STATE.to_string(),
             None => String::new(),
         };
-        let msg = full_message(&e);
+        let msg = e.msg;
         self.trace("error", &format!("{state} ({msg})"));
         let mut err = SqlError::new(DriverKind::Pgsql, op, 0, state.clone(), msg).with_query(sql);
+        err.position = e.position;
         if lost {
             self.discard_client();
             self.state.pending.clear();
@@ -503,15 +643,24 @@ impl PgConnection {
         if lost {
             self.lost = true;
             reconnected = self.open().is_ok();
-        } else if let Some(c) = self.client.as_mut() {
+        } else {
             // The event restarts: end the aborted transaction so its BEGIN works.
-            let _ = c.batch_execute("ROLLBACK");
+            match self.client.as_mut() {
+                Some(Backend::Crate(c)) => {
+                    let _ = c.batch_execute("ROLLBACK");
+                }
+                Some(Backend::Wire(w)) => {
+                    let _ = w.simple_query("ROLLBACK", &mut self.state.pending);
+                    self.state.pending.clear();
+                }
+                None => {}
+            }
         }
         err.kind = SqlErrorKind::Ignorable { reconnected };
         err
     }
 
-    fn live(&mut self, op: SqlOp, sql: &str) -> Result<&mut Client, SqlError> {
+    fn live(&mut self, op: SqlOp, sql: &str) -> Result<&mut Backend, SqlError> {
         if self.client.is_none() {
             if !self.lost {
                 return Err(SqlError::new(
@@ -551,7 +700,21 @@ impl PgConnection {
     fn run_text(&mut self, sql: &str, op: SqlOp) -> Result<Option<ResultSet>, SqlError> {
         self.trace("query", sql);
         self.state.pending.clear();
-        let client = self.live(op, sql)?;
+        self.live(op, sql)?;
+        let client = match self.client.as_mut() {
+            Some(Backend::Crate(c)) => c,
+            Some(Backend::Wire(w)) => {
+                let r = w.simple_query(sql, &mut self.state.pending);
+                return match r {
+                    Ok(affected) => {
+                        self.state.affected = affected;
+                        Ok(self.state.pending.pop_front().flatten())
+                    }
+                    Err(e) => Err(self.fail(e, op, sql)),
+                };
+            }
+            None => unreachable!("live() checked the client"),
+        };
         match client.simple_query(sql) {
             Ok(msgs) => {
                 let mut sets = VecDeque::new();
@@ -592,6 +755,55 @@ impl PgConnection {
 
 keeps_state_in_field!(PgConnection);
 
+/// Server-side name of statement `id` on a wire connection.
+fn statement_name(id: u32) -> String {
+    format!("bmk_{id}")
+}
+
+impl PgConnection {
+    /// A prepared execute on the wire client: the statement is (re)prepared when the
+    /// connection does not have it yet.
+    fn execute_wire(
+        &mut self,
+        id: StatementId,
+        params: &[Value],
+        out: &mut ResultSet,
+    ) -> Result<bool, SqlError> {
+        let Some(Some(stmt)) = self.stmts.get(id.0 as usize) else {
+            unreachable!("statement checked by the caller")
+        };
+        let numbered = stmt.numbered.clone();
+        if stmt.wire.is_none() {
+            let Backend::Wire(w) = self.live(SqlOp::Execute, &numbered)? else {
+                unreachable!("a reconnect keeps the kind of client")
+            };
+            match w.prepare(&statement_name(id.0), &numbered) {
+                Ok(p) => {
+                    if let Some(Some(st)) = self.stmts.get_mut(id.0 as usize) {
+                        st.wire = Some(p);
+                    }
+                }
+                Err(e) => return Err(self.fail(e, SqlOp::Prepare, &numbered)),
+            }
+        }
+        let (Some(Some(Stmt { wire: Some(p), .. })), Some(Backend::Wire(w))) =
+            (self.stmts.get(id.0 as usize), self.client.as_mut())
+        else {
+            // The statement's connection was lost on the way here.
+            self.live(SqlOp::Execute, &numbered)?;
+            unreachable!("live() fails without a connection")
+        };
+        match w.execute(p, params, out) {
+            Ok(n) => {
+                let rows = p.has_columns();
+                self.state.affected = if rows { 0 } else { n };
+                Ok(rows)
+            }
+            Err(e) => Err(self.fail(e, SqlOp::Execute, &numbered)),
+        }
+    }
+}
+
 impl Connection for PgConnection {
     fn query(&mut self, sql: &str) -> Result<Option<ResultSet>, SqlError> {
         self.run_text(sql, SqlOp::Query)
@@ -601,21 +813,27 @@ impl Connection for PgConnection {
         self.trace("prepare", sql);
         let template = Template::parse(sql);
         let numbered: Arc<str> = Arc::from(template.numbered());
+        let id = self.stmts.len() as u32;
         let mut stmt = Stmt {
             template,
             numbered,
             server: None,
+            wire: None,
             names: Arc::default(),
         };
         if self.cfg.common.ps_mode == PsMode::Auto {
             let numbered = stmt.numbered.clone();
-            let client = self.live(SqlOp::Prepare, sql)?;
-            match client.prepare(&numbered) {
-                Ok(s) => stmt.server = Some(s),
-                Err(e) => return Err(self.fail(e, SqlOp::Prepare, sql)),
+            match self.live(SqlOp::Prepare, sql)? {
+                Backend::Crate(client) => match client.prepare(&numbered) {
+                    Ok(s) => stmt.server = Some(s),
+                    Err(e) => return Err(self.fail(e, SqlOp::Prepare, sql)),
+                },
+                Backend::Wire(w) => match w.prepare(&statement_name(id), &numbered) {
+                    Ok(p) => stmt.wire = Some(p),
+                    Err(e) => return Err(self.fail(e, SqlOp::Prepare, sql)),
+                },
             }
         }
-        let id = self.stmts.len() as u32;
         self.stmts.push(Some(stmt));
         Ok(StatementId(id))
     }
@@ -638,13 +856,19 @@ impl Connection for PgConnection {
                 None => false,
             });
         }
-        let numbered = stmt.numbered.clone();
-        let server = stmt.server.clone();
         if self.debug {
             self.trace("execute", &stmt.template.render(params, Dialect::Standard));
         }
         self.state.pending.clear();
-        let client = self.live(SqlOp::Execute, &numbered)?;
+        if let Some(Backend::Wire(_)) = self.client {
+            return self.execute_wire(id, params, out);
+        }
+        let numbered = stmt.numbered.clone();
+        let server = stmt.server.clone();
+        let client = match self.live(SqlOp::Execute, &numbered)? {
+            Backend::Crate(c) => c,
+            Backend::Wire(_) => unreachable!("a reconnect keeps the kind of client"),
+        };
         let server = match server {
             Some(s) => s,
             None => match client.prepare(&numbered) {
@@ -657,7 +881,9 @@ impl Connection for PgConnection {
                 Err(e) => return Err(self.fail(e, SqlOp::Prepare, &numbered)),
             },
         };
-        let client = self.client.as_mut().expect("live connection");
+        let Some(Backend::Crate(client)) = self.client.as_mut() else {
+            unreachable!("live connection")
+        };
         let bound: Vec<TextParam<'_>> = params.iter().map(TextParam).collect();
         let refs: Vec<&(dyn ToSql + Sync)> =
             bound.iter().map(|p| p as &(dyn ToSql + Sync)).collect();
@@ -697,8 +923,13 @@ impl Connection for PgConnection {
 
     fn close_statement(&mut self, id: StatementId) {
         if let Some(slot) = self.stmts.get_mut(id.0 as usize) {
-            // Dropping the `Statement` closes it on the server.
-            *slot = None;
+            // Dropping a crate `Statement` closes it on the server; the wire client's
+            // are closed here.
+            if let (Some(Stmt { wire: Some(p), .. }), Some(Backend::Wire(w))) =
+                (slot.take(), self.client.as_mut())
+            {
+                w.close_statement(p.name());
+            }
         }
     }
 
@@ -711,12 +942,25 @@ impl Connection for PgConnection {
         let sql = format!("COPY {table} ({columns}) FROM STDIN");
         self.trace("query", &sql);
         self.state.pending.clear();
-        let client = self.live(SqlOp::Query, &sql)?;
-        let r = client.copy_in(&sql).and_then(|mut w| {
-            // An I/O error here is the connection's; finish() reports the server's.
-            let _ = std::io::Write::write_all(&mut w, data);
-            w.finish()
-        });
+        let r = match self.live(SqlOp::Query, &sql)? {
+            Backend::Crate(client) => client
+                .copy_in(&sql)
+                .and_then(|mut w| {
+                    // An I/O error here is the connection's; finish() reports the server's.
+                    let _ = std::io::Write::write_all(&mut w, data);
+                    w.finish()
+                })
+                .map_err(Failure::from),
+            Backend::Wire(w) => w
+                .copy_in(&sql, &mut |write| {
+                    for chunk in data.chunks(COPY_CHUNK) {
+                        if !write(chunk) {
+                            break;
+                        }
+                    }
+                })
+                .map_err(Failure::from),
+        };
         match r {
             Ok(n) => {
                 self.state.affected = n;
@@ -733,28 +977,36 @@ impl Connection for PgConnection {
         rows: &mut dyn RowSource,
     ) -> Result<u64, SqlError> {
         // COPY is PostgreSQL's cheapest way in: no statement per row or per batch.
-        const CHUNK: usize = 256 << 10;
         let sql = format!("COPY {table} ({}) FROM STDIN", columns.join(", "));
         self.trace("query", &sql);
         self.state.pending.clear();
-        let client = self.live(SqlOp::Query, &sql)?;
         let mut row = vec![Value::Null; columns.len()];
-        let r = client.copy_in(&sql).and_then(|mut w| {
-            let mut buf = Vec::with_capacity(CHUNK + 4096);
+        let mut buf = Vec::with_capacity(COPY_CHUNK + 4096);
+        // Encodes the rows in chunks, handing each to `write`; false when it failed.
+        let mut feed = |write: &mut dyn FnMut(&[u8]) -> bool| {
             while rows.next_row(&mut row) {
                 push_copy_row(&mut buf, &row);
-                if buf.len() >= CHUNK {
-                    // An I/O error here is the connection's; finish() reports it.
-                    if std::io::Write::write_all(&mut w, &buf).is_err() {
-                        buf.clear();
-                        break;
-                    }
+                if buf.len() >= COPY_CHUNK {
+                    let ok = write(&buf);
                     buf.clear();
+                    if !ok {
+                        return;
+                    }
                 }
             }
-            let _ = std::io::Write::write_all(&mut w, &buf);
-            w.finish()
-        });
+            write(&buf);
+        };
+        let r = match self.live(SqlOp::Query, &sql)? {
+            Backend::Crate(client) => client
+                .copy_in(&sql)
+                .and_then(|mut w| {
+                    // An I/O error here is the connection's; finish() reports it.
+                    feed(&mut |chunk| std::io::Write::write_all(&mut w, chunk).is_ok());
+                    w.finish()
+                })
+                .map_err(Failure::from),
+            Backend::Wire(w) => w.copy_in(&sql, &mut feed).map_err(Failure::from),
+        };
         match r {
             Ok(n) => {
                 self.state.affected = n;

@@ -8,8 +8,8 @@ use bmk_testkit::require;
 use std::net::TcpListener;
 use std::time::{Duration, Instant};
 
-use bmk_sql::{DriverKind, SqlErrorKind, Value};
-use support::{connect, exec, scalar, types, PgTestDb};
+use bmk_sql::{Driver, DriverKind, SqlErrorKind, Value};
+use support::{config, connect, exec, scalar, types, PgTestDb};
 
 #[test]
 fn connects_and_reports_server() {
@@ -269,4 +269,107 @@ fn insert_rows_by_copy() {
     let db = require!(PgTestDb::create());
     let mut con = db.connect(&[]);
     types::insert_rows_intact(&mut *con);
+}
+
+/// bmk's own protocol client (`--pgsql-fast-path`, used without TLS) and the
+/// `postgres` crate give the same column names and text for every column type the
+/// OLTP and TPC-C tables use (NULLs and the aggregates TPC-C reads included), in
+/// prepared executes and text queries, and the same affected-row counts.
+#[test]
+fn fast_path_output_matches_the_crate_path() {
+    let db = require!(PgTestDb::create());
+    let on = [("pgsql-sslmode", "disable"), ("pgsql-fast-path", "on")];
+    let off = [("pgsql-sslmode", "disable"), ("pgsql-fast-path", "off")];
+    assert!(Driver::new(config(DriverKind::Pgsql, &db.opts(&on))).pgsql_fast_path());
+    assert!(!Driver::new(config(DriverKind::Pgsql, &db.opts(&off))).pgsql_fast_path());
+    let mut fast = db.connect(&on);
+    let mut slow = db.connect(&off);
+    exec(
+        &mut *fast,
+        "CREATE TABLE ty (id SERIAL PRIMARY KEY, k INTEGER, s SMALLINT, b BIGINT, \
+         c120 CHAR(120), c2 CHAR(2), vc VARCHAR(24), t TEXT, d12 DECIMAL(12,2), \
+         d44 DECIMAL(4,4), d62 NUMERIC(6,2), ts TIMESTAMP)",
+    );
+    let ins = "INSERT INTO ty (k, s, b, c120, c2, vc, t, d12, d44, d62, ts) \
+               VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)";
+    let rows = [
+        vec![
+            Value::Int(-2147483648),
+            Value::Int(-32768),
+            Value::Int(i64::MAX),
+            Value::from("83868641912-28773051792-34118353208-61823961962"),
+            Value::from("ab"),
+            Value::from("it's ünï \\ \"q\""),
+            Value::from("free text"),
+            Value::Double(-1234567890.05),
+            Value::Double(0.9999),
+            Value::Double(-10.5),
+            Value::from("2024-02-29 23:59:58.123456"),
+        ],
+        vec![
+            Value::Int(0),
+            Value::Int(0),
+            Value::Int(0),
+            Value::from(""),
+            Value::from(""),
+            Value::from(""),
+            Value::from(""),
+            Value::Int(0),
+            Value::Int(0),
+            Value::Int(0),
+            Value::from("1999-12-31 00:00:00"),
+        ],
+        vec![Value::Null; 11],
+    ];
+    for (con, offset) in [(&mut fast, 0), (&mut slow, 100)] {
+        let st = con.prepare(ins).unwrap();
+        for row in &rows {
+            let mut row = row.clone();
+            if let Value::Int(k) = &mut row[0] {
+                *k += offset;
+            }
+            assert!(con.execute(st, &row).unwrap().is_none());
+            assert_eq!(con.affected_rows(), 1);
+        }
+    }
+    let queries = [
+        ("SELECT * FROM ty ORDER BY id", vec![]),
+        (
+            "SELECT k, c120, d12 FROM ty WHERE id BETWEEN ? AND ? ORDER BY id",
+            vec![Value::Int(1), Value::Int(5)],
+        ),
+        (
+            "SELECT count(*), sum(d12), avg(k), max(ts), min(c2), sum(s), max(b) FROM ty",
+            vec![],
+        ),
+        ("SELECT id FROM ty WHERE k = ?", vec![Value::Int(-1)]),
+    ];
+    for (q, params) in &queries {
+        let mut got = Vec::new();
+        for con in [&mut fast, &mut slow] {
+            let st = con.prepare(q).unwrap();
+            let prepared = con.execute(st, params).unwrap().unwrap();
+            let text = params.iter().fold(q.to_string(), |sql, v| {
+                let Value::Int(n) = v else { unreachable!() };
+                sql.replacen('?', &n.to_string(), 1)
+            });
+            let text = con.query(&text).unwrap().unwrap();
+            got.push((
+                prepared.columns.to_vec(),
+                types::rows(&prepared),
+                text.columns.to_vec(),
+                types::rows(&text),
+            ));
+        }
+        assert_eq!(got[0], got[1], "{q}");
+    }
+    // Affected rows of a write, and of a text query without rows.
+    for con in [&mut fast, &mut slow] {
+        let st = con.prepare("UPDATE ty SET s = s WHERE id <= ?").unwrap();
+        assert!(con.execute(st, &[Value::Int(4)]).unwrap().is_none());
+        assert_eq!(con.affected_rows(), 4);
+        let last = "DELETE FROM ty WHERE id = (SELECT max(id) FROM ty)";
+        assert!(con.query(last).unwrap().is_none());
+        assert_eq!(con.affected_rows(), 1);
+    }
 }

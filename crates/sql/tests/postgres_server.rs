@@ -8,9 +8,9 @@ use bmk_testkit::require;
 
 use std::time::{Duration, Instant};
 
-use bmk_sql::{DriverKind, SqlErrorKind, Value};
+use bmk_sql::{Driver, DriverKind, SqlErrorKind, Value};
 use support::throwaway_pg::{ThrowawayPostgres, PG_PASSWORD};
-use support::{connect, exec, scalar};
+use support::{config, connect, exec, scalar};
 
 #[test]
 fn wrong_password_and_tls_modes() {
@@ -128,4 +128,76 @@ fn server_killed_mid_run_reconnects_when_listed() {
     std::thread::sleep(Duration::from_millis(300));
     let e = plain.query("SELECT 1").unwrap_err();
     assert_eq!(e.kind, SqlErrorKind::Fatal, "{e}");
+}
+
+/// bmk's own protocol client (`--pgsql-fast-path`, used without TLS) logs in with
+/// SCRAM-SHA-256, md5 and cleartext passwords, and reports a wrong or missing password
+/// exactly as the `postgres` crate path does.
+#[test]
+fn fast_path_password_authentication() {
+    let server = require!(ThrowawayPostgres::start());
+    let port = server.port_str();
+    let mut admin = connect(DriverKind::Pgsql, &server.superuser_opts()).unwrap();
+    exec(&mut *admin, "SET password_encryption = 'md5'");
+    exec(&mut *admin, "CREATE ROLE pw_md5 LOGIN PASSWORD 'Md5_Pw1'");
+    exec(&mut *admin, "RESET password_encryption");
+    exec(
+        &mut *admin,
+        "CREATE ROLE pw_clear LOGIN PASSWORD 'Clear_Pw1'",
+    );
+    exec(
+        &mut *admin,
+        "CREATE ROLE pw_scram LOGIN PASSWORD 'Scram_Pw1'",
+    );
+    let opts = |user: &'static str, password: &'static str, fast: &'static str| {
+        vec![
+            ("pgsql-host", "127.0.0.1"),
+            ("pgsql-port", port.as_str()),
+            ("pgsql-user", user),
+            ("pgsql-password", password),
+            ("pgsql-db", "postgres"),
+            ("pgsql-sslmode", "disable"),
+            ("pgsql-fast-path", fast),
+        ]
+    };
+    for (user, password) in [
+        ("pw_scram", "Scram_Pw1"),
+        ("pw_md5", "Md5_Pw1"),
+        ("pw_clear", "Clear_Pw1"),
+    ] {
+        let mut refusals = Vec::new();
+        for fast in ["on", "off"] {
+            let what = format!("{user} fast path {fast}");
+            let o = opts(user, password, fast);
+            assert_eq!(
+                Driver::new(config(DriverKind::Pgsql, &o)).pgsql_fast_path(),
+                fast == "on",
+                "{what}"
+            );
+            let mut con = connect(DriverKind::Pgsql, &o).unwrap_or_else(|e| panic!("{what}: {e}"));
+            assert_eq!(scalar(&mut *con, "SELECT current_user").unwrap(), user);
+            let st = con.prepare("SELECT ?::text || current_user").unwrap();
+            let rs = con.execute(st, &[Value::from("hi ")]).unwrap().unwrap();
+            assert_eq!(rs.get_str(0, 0), Some(format!("hi {user}")), "{what}");
+
+            let e = connect(DriverKind::Pgsql, &opts(user, "Wr0ng", fast))
+                .err()
+                .unwrap_or_else(|| panic!("{what}: wrong password accepted"));
+            assert_eq!(e.kind, SqlErrorKind::Connect, "{what}");
+            assert_eq!(e.sqlstate, "28P01", "{what}");
+            let missing = connect(DriverKind::Pgsql, &opts(user, "", fast))
+                .err()
+                .unwrap_or_else(|| panic!("{what}: no password accepted"));
+            assert_eq!(missing.kind, SqlErrorKind::Connect, "{what}");
+            refusals.push((e.fatal_lines(), missing.fatal_lines()));
+        }
+        assert_eq!(refusals[0], refusals[1], "{user}");
+        let lines = &refusals[0].0;
+        assert!(
+            lines[1].contains(&format!(
+                "password authentication failed for user \"{user}\""
+            )),
+            "{lines:?}"
+        );
+    }
 }

@@ -42,6 +42,7 @@ fn default_run_is_native_and_says_so() {
     assert_eq!(e["workers"], "threads", "{e}");
     assert_eq!(e["event_loops"], 0, "{e}");
     assert_eq!(e["mysql_fast_path"], false, "{e}");
+    assert_eq!(e["pgsql_fast_path"], false, "{e}");
 }
 
 #[test]

@@ -119,6 +119,8 @@ impl ThrowawayPostgres {
         let hba = "local all all scram-sha-256\n\
                    hostssl all tlsonly 127.0.0.1/32 scram-sha-256\n\
                    hostnossl all tlsonly 127.0.0.1/32 reject\n\
+                   host all pw_md5 127.0.0.1/32 md5\n\
+                   host all pw_clear 127.0.0.1/32 password\n\
                    host all all 127.0.0.1/32 scram-sha-256\n";
         std::fs::write(dir.path().join("data/pg_hba.conf"), hba).unwrap();
         let port = TcpListener::bind("127.0.0.1:0")

@@ -1,0 +1,1003 @@
+//! bmk's own PostgreSQL client for connections without TLS (`--pgsql-fast-path`).
+//!
+//! # Why
+//! The `postgres` crate is a blocking facade over `tokio-postgres`: each connection has
+//! a runtime and a connection task, every call crosses to that task through channels
+//! and wake-ups, every row is a `Row` with its own buffer, and the socket belongs to the
+//! task, so an event loop cannot wait on it. On the null server that left bmk's client
+//! CPU per query at about a third of what the round trip itself costs.
+//!
+//! Without TLS the protocol is small enough to speak directly over a blocking socket:
+//! a prepared execute is Bind + Execute + Sync in one `write`, and its answer (usually
+//! one `read`) is decoded from a reused receive buffer straight into the caller's
+//! [`ResultSet`], binary values rendered by [`pgtext`](super::pgtext) as on the crate
+//! path, so the output does not depend on the path. Steady state: no allocation.
+//!
+//! The frontend messages, authentication (md5, SCRAM-SHA-256) and the parsing of the
+//! rarer backend messages (authentication requests, errors, row descriptions) come from
+//! `postgres-protocol`; only the per-query messages (DataRow, CommandComplete,
+//! ReadyForQuery) are decoded here, in place, because its parser copies every message
+//! into a shared buffer.
+//!
+//! On an event loop ([`bmk_engine::coop::active`]) a worker waiting for an answer is
+//! suspended in [`read_cooperatively`] instead of blocking its thread.
+//!
+//! Any I/O error or message out of place makes the connection [`WireError::Broken`]:
+//! the caller drops it (a lost connection), so a desynchronised stream is never reused.
+
+use std::io::{self, Read, Write};
+use std::net::{TcpStream, ToSocketAddrs};
+use std::os::fd::{AsRawFd, RawFd};
+use std::os::unix::net::UnixStream;
+use std::sync::Arc;
+use std::time::Duration;
+
+use bytes::{BufMut, BytesMut};
+use postgres::fallible_iterator::FallibleIterator;
+use postgres::types::Type;
+use postgres_protocol::authentication::md5_hash;
+use postgres_protocol::authentication::sasl::{ChannelBinding, ScramSha256, SCRAM_SHA_256};
+use postgres_protocol::message::backend::{self, Message};
+use postgres_protocol::message::frontend;
+use postgres_protocol::IsNull;
+
+use crate::config::{PgSslMode, PgsqlOptions};
+use crate::coop_read::read_cooperatively;
+use crate::emulate::{push_literal, Dialect};
+use crate::resultset::ResultSet;
+use crate::value::Value;
+
+use super::pgtext;
+
+/// Initial size of the receive buffer (a point select's answer is ~100 bytes); it grows
+/// for larger answers and is given back after one larger than [`KEEP_BUF`].
+const INITIAL_BUF: usize = 4096;
+/// Receive buffers larger than this are released after the answer.
+const KEEP_BUF: usize = 64 * 1024;
+/// Result format codes.
+const TEXT: i16 = 0;
+const BINARY: i16 = 1;
+
+/// An error of the wire client.
+#[derive(Debug)]
+pub(crate) enum WireError {
+    /// The server's ErrorResponse; the connection stays usable unless `severity` is
+    /// FATAL or PANIC.
+    Db {
+        /// SQLSTATE.
+        code: String,
+        /// Primary message.
+        message: String,
+        /// Severity (`ERROR`, `FATAL`, ...).
+        severity: String,
+        /// 1-based character position in the query the error points at, if any.
+        position: Option<u32>,
+    },
+    /// The stream is unusable (I/O error, closed, malformed or unexpected message):
+    /// the full message, worded as the `postgres` crate words it.
+    Broken(String),
+    /// The request could not be made (connect failure, missing password, too many
+    /// parameters); nothing was left half-sent.
+    Client(String),
+}
+
+impl WireError {
+    fn io(e: io::Error) -> WireError {
+        WireError::Broken(format!("error communicating with the server: {e}"))
+    }
+
+    fn parse(what: &str) -> WireError {
+        WireError::Broken(format!("error parsing response from server: {what}"))
+    }
+
+    fn unexpected() -> WireError {
+        WireError::Broken("unexpected message from server".into())
+    }
+
+    fn closed() -> WireError {
+        WireError::Broken("connection closed".into())
+    }
+}
+
+/// The socket: TCP, or a UNIX socket when the host is a directory.
+enum Stream {
+    Tcp(TcpStream),
+    Unix(UnixStream),
+}
+
+impl Stream {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        match self {
+            Stream::Tcp(s) => s.read(buf),
+            Stream::Unix(s) => s.read(buf),
+        }
+    }
+
+    fn write_all(&mut self, buf: &[u8]) -> io::Result<()> {
+        match self {
+            Stream::Tcp(s) => s.write_all(buf),
+            Stream::Unix(s) => s.write_all(buf),
+        }
+    }
+
+    fn set_nonblocking(&self) {
+        let _ = match self {
+            Stream::Tcp(s) => s.set_nonblocking(true),
+            Stream::Unix(s) => s.set_nonblocking(true),
+        };
+    }
+}
+
+impl AsRawFd for Stream {
+    fn as_raw_fd(&self) -> RawFd {
+        match self {
+            Stream::Tcp(s) => s.as_raw_fd(),
+            Stream::Unix(s) => s.as_raw_fd(),
+        }
+    }
+}
+
+/// A statement prepared on the server, with what its executes need.
+#[derive(Debug)]
+pub(crate) struct Prepared {
+    /// Server-side name.
+    name: String,
+    /// Column types (`Type::TEXT` for a column received as text).
+    types: Vec<Type>,
+    /// Result format per column: binary for the built-in types [`pgtext`] renders as
+    /// on the crate path, text for the others (the server's own rendering).
+    formats: Vec<i16>,
+    /// Column names, shared by the result sets.
+    pub names: Arc<[String]>,
+}
+
+impl Prepared {
+    /// Server-side name.
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// Whether executes return rows.
+    pub fn has_columns(&self) -> bool {
+        !self.types.is_empty()
+    }
+}
+
+/// The outcome of [`WireConn::connect`].
+pub(crate) enum Connected {
+    /// A plain connection, authenticated and ready.
+    Plain(WireConn),
+    /// The server accepts TLS and the mode prefers it: the caller connects through the
+    /// `postgres` crate instead.
+    ServerOffersTls,
+}
+
+/// A plain connection speaking the protocol itself.
+pub(crate) struct WireConn {
+    stream: Stream,
+    out: BytesMut,
+    inbuf: Vec<u8>,
+    start: usize,
+    end: usize,
+    /// Identity of the socket for event-loop waits (0: not yet numbered).
+    socket_id: u64,
+    /// A request was sent and nothing read since: on an event loop the answer is waited
+    /// for before the first read rather than after a read that finds nothing.
+    awaiting: bool,
+    /// The stream failed: every later call fails at once.
+    broken: bool,
+}
+
+impl Drop for WireConn {
+    fn drop(&mut self) {
+        if !self.broken {
+            // Say goodbye without waiting on a server that may not read any more.
+            self.out.clear();
+            frontend::terminate(&mut self.out);
+            self.stream.set_nonblocking();
+            let _ = self.stream.write_all(&self.out);
+        }
+    }
+}
+
+/// Keepalive and unacknowledged-write limits for `--db-timeout`, as the crate path sets
+/// them: a dead link ends in an I/O error after about `t`; a server process that stops
+/// answering while its kernel keeps the connection up is bounded by the run's stop
+/// grace instead.
+fn set_tcp_timeouts(s: &TcpStream, t: Duration) {
+    let fd = s.as_raw_fd();
+    let secs = |d: Duration| d.as_secs().clamp(1, i32::MAX as u64) as libc::c_int;
+    let opts = [
+        (libc::SOL_SOCKET, libc::SO_KEEPALIVE, 1),
+        (libc::IPPROTO_TCP, libc::TCP_KEEPIDLE, secs(t / 3)),
+        (libc::IPPROTO_TCP, libc::TCP_KEEPINTVL, secs(t / 9)),
+        (libc::IPPROTO_TCP, libc::TCP_KEEPCNT, 3),
+        (
+            libc::IPPROTO_TCP,
+            libc::TCP_USER_TIMEOUT,
+            t.as_millis().min(i32::MAX as u128) as libc::c_int,
+        ),
+    ];
+    for (level, name, value) in opts {
+        // SAFETY: `fd` is the open socket of `s`; the option value is a c_int.
+        unsafe {
+            libc::setsockopt(
+                fd,
+                level,
+                name,
+                (&value as *const libc::c_int).cast(),
+                std::mem::size_of::<libc::c_int>() as libc::socklen_t,
+            );
+        }
+    }
+}
+
+fn open_stream(p: &PgsqlOptions, connect_timeout: Duration) -> Result<Stream, WireError> {
+    let fail = |e: io::Error| WireError::Client(format!("error connecting to server: {e}"));
+    if p.host.starts_with('/') {
+        let path = format!("{}/.s.PGSQL.{}", p.host.trim_end_matches('/'), p.port);
+        return UnixStream::connect(path).map(Stream::Unix).map_err(fail);
+    }
+    let mut last = io::Error::new(io::ErrorKind::NotFound, "no address for the host");
+    for addr in (p.host.as_str(), p.port).to_socket_addrs().map_err(fail)? {
+        match TcpStream::connect_timeout(&addr, connect_timeout) {
+            Ok(s) => {
+                let _ = s.set_nodelay(true);
+                return Ok(Stream::Tcp(s));
+            }
+            Err(e) => last = e,
+        }
+    }
+    Err(fail(last))
+}
+
+/// Whether the server declines `prefer`'s request for TLS (`None`: it could not be
+/// asked). A UNIX socket never gets TLS.
+pub(crate) fn server_declines_tls(p: &PgsqlOptions, connect_timeout: Duration) -> Option<bool> {
+    let mut stream = open_stream(p, connect_timeout).ok()?;
+    if matches!(stream, Stream::Unix(_)) {
+        return Some(true);
+    }
+    let mut out = BytesMut::new();
+    frontend::ssl_request(&mut out);
+    stream.write_all(&out).ok()?;
+    let mut answer = [0u8; 1];
+    match stream.read(&mut answer) {
+        Ok(1) => Some(answer[0] == b'N'),
+        _ => None,
+    }
+}
+
+/// Append `v` as a text-format parameter (the server converts it to the parameter's
+/// type); false for NULL.
+pub(crate) fn put_text_param(v: &Value, out: &mut BytesMut) -> bool {
+    use std::fmt::Write as _;
+    match v {
+        Value::Null => return false,
+        Value::Text(t) => out.extend_from_slice(t),
+        Value::Int(n) => {
+            let _ = write!(out, "{n}");
+        }
+        Value::Float(f) if !f.is_finite() => out.extend_from_slice(non_finite(f64::from(*f))),
+        Value::Double(d) if !d.is_finite() => out.extend_from_slice(non_finite(*d)),
+        v => {
+            let mut s = String::new();
+            push_literal(&mut s, v, Dialect::Standard);
+            out.extend_from_slice(s.as_bytes());
+        }
+    }
+    true
+}
+
+/// PostgreSQL's spelling of NaN and the infinities.
+fn non_finite(v: f64) -> &'static [u8] {
+    if v.is_nan() {
+        b"NaN"
+    } else if v > 0.0 {
+        b"Infinity"
+    } else {
+        b"-Infinity"
+    }
+}
+
+/// Rows affected according to a CommandComplete tag (its last word, as the crate
+/// reads it; 0 for tags without a count).
+fn affected_rows(body: &[u8]) -> u64 {
+    let tag = body.strip_suffix(&[0]).unwrap_or(body);
+    let last = tag.rsplit(|&b| b == b' ').next().unwrap_or(&[]);
+    std::str::from_utf8(last)
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(0)
+}
+
+/// A whole backend message (tag and body) parsed by `postgres-protocol`.
+fn parse_message(tag: u8, body: &[u8]) -> Result<Message, WireError> {
+    let mut buf = BytesMut::with_capacity(body.len() + 5);
+    buf.put_u8(tag);
+    buf.put_i32(body.len() as i32 + 4);
+    buf.extend_from_slice(body);
+    match Message::parse(&mut buf) {
+        Ok(Some(m)) => Ok(m),
+        Ok(None) => Err(WireError::parse("incomplete message")),
+        Err(e) => Err(WireError::parse(&e.to_string())),
+    }
+}
+
+/// The server error of an ErrorResponse body.
+fn db_error(body: &[u8]) -> WireError {
+    let Ok(Message::ErrorResponse(e)) = parse_message(b'E', body) else {
+        return WireError::parse("invalid error response");
+    };
+    let (mut code, mut message, mut severity) = (String::new(), String::new(), String::new());
+    let mut position = None;
+    let mut fields = e.fields();
+    loop {
+        match fields.next() {
+            Ok(Some(f)) => {
+                let v = String::from_utf8_lossy(f.value_bytes()).into_owned();
+                match f.type_() {
+                    b'C' => code = v,
+                    b'M' => message = v,
+                    b'S' => severity = v,
+                    b'P' => position = v.parse().ok(),
+                    _ => {}
+                }
+            }
+            Ok(None) => break,
+            Err(_) => return WireError::parse("invalid error response"),
+        }
+    }
+    WireError::Db {
+        code,
+        message,
+        severity,
+        position,
+    }
+}
+
+/// Append the values of a DataRow body to `out`: binary ones rendered by [`pgtext`]
+/// for their type, text ones as they are. `cols` is `None` for text rows of unknown
+/// layout (simple queries).
+fn push_row(body: &[u8], cols: Option<(&[Type], &[i16])>, out: &mut ResultSet) -> bool {
+    let Some(n) = body
+        .get(..2)
+        .map(|b| usize::from(u16::from_be_bytes([b[0], b[1]])))
+    else {
+        return false;
+    };
+    if cols.is_some_and(|(t, _)| t.len() != n) {
+        return false;
+    }
+    let mut p = 2;
+    for i in 0..n {
+        let Some(len) = body.get(p..p + 4) else {
+            return false;
+        };
+        let len = i32::from_be_bytes([len[0], len[1], len[2], len[3]]);
+        p += 4;
+        let value = if len < 0 {
+            None
+        } else {
+            let Some(v) = body.get(p..p + len as usize) else {
+                return false;
+            };
+            p += len as usize;
+            Some(v)
+        };
+        match cols {
+            Some((types, formats)) if formats[i] == BINARY => pgtext::push(out, &types[i], value),
+            _ => out.push_cell(value),
+        }
+    }
+    true
+}
+
+impl WireConn {
+    /// Open and authenticate a plain connection (the caller bounds the time it takes).
+    /// Under `prefer`/`allow` the server is asked for TLS first, as libpq does; when it
+    /// accepts, the connection is closed and [`Connected::ServerOffersTls`] returned.
+    pub(crate) fn connect(
+        p: &PgsqlOptions,
+        connect_timeout: Duration,
+        io_timeout: Option<Duration>,
+    ) -> Result<Connected, WireError> {
+        let stream = open_stream(p, connect_timeout)?;
+        if let (Stream::Tcp(s), Some(t)) = (&stream, io_timeout) {
+            set_tcp_timeouts(s, t);
+        }
+        let mut c = WireConn {
+            stream,
+            out: BytesMut::with_capacity(1024),
+            inbuf: vec![0; INITIAL_BUF],
+            start: 0,
+            end: 0,
+            socket_id: 0,
+            awaiting: false,
+            broken: false,
+        };
+        // As libpq, no TLS on a UNIX socket.
+        if p.sslmode != PgSslMode::Disable && matches!(c.stream, Stream::Tcp(_)) {
+            frontend::ssl_request(&mut c.out);
+            c.send()?;
+            let mut answer = [0u8; 1];
+            match c.stream.read(&mut answer) {
+                Ok(1) if answer[0] == b'N' => {}
+                Ok(1) if answer[0] == b'S' => {
+                    c.broken = true;
+                    return Ok(Connected::ServerOffersTls);
+                }
+                Ok(0) => return Err(c.fail(WireError::closed())),
+                Ok(_) => return Err(c.fail(WireError::unexpected())),
+                Err(e) => return Err(c.fail(WireError::io(e))),
+            }
+        }
+        c.startup(p)?;
+        Ok(Connected::Plain(c))
+    }
+
+    fn startup(&mut self, p: &PgsqlOptions) -> Result<(), WireError> {
+        let params = [
+            ("client_encoding", "UTF8"),
+            ("user", p.user.as_str()),
+            ("database", p.db.as_str()),
+            ("application_name", "bmk"),
+        ];
+        self.out.clear();
+        frontend::startup_message(params, &mut self.out).map_err(WireError::io)?;
+        self.send()?;
+        let password = || {
+            if p.password.is_empty() {
+                Err(WireError::Client(
+                    "invalid configuration: password missing".into(),
+                ))
+            } else {
+                Ok(p.password.as_bytes())
+            }
+        };
+        let mut scram: Option<ScramSha256> = None;
+        let auth_error =
+            |e: &dyn std::fmt::Display| WireError::Client(format!("authentication error: {e}"));
+        loop {
+            let (tag, s, e) = self.next_message()?;
+            match tag {
+                b'R' => {}
+                b'E' => return Err(db_error(&self.inbuf[s..e])),
+                b'N' => continue,
+                _ => return Err(self.out_of_place(tag, s, e)),
+            }
+            self.out.clear();
+            match parse_message(tag, &self.inbuf[s..e])? {
+                Message::AuthenticationOk => break,
+                Message::AuthenticationCleartextPassword => {
+                    frontend::password_message(password()?, &mut self.out)
+                        .map_err(WireError::io)?;
+                }
+                Message::AuthenticationMd5Password(body) => {
+                    let hash = md5_hash(p.user.as_bytes(), password()?, body.salt());
+                    frontend::password_message(hash.as_bytes(), &mut self.out)
+                        .map_err(WireError::io)?;
+                }
+                Message::AuthenticationSasl(body) => {
+                    let mut offered = false;
+                    let mut mechanisms = body.mechanisms();
+                    while let Some(m) = mechanisms
+                        .next()
+                        .map_err(|e| WireError::parse(&e.to_string()))?
+                    {
+                        offered |= m == SCRAM_SHA_256;
+                    }
+                    if !offered {
+                        return Err(auth_error(&"unsupported SASL mechanism"));
+                    }
+                    let s = ScramSha256::new(password()?, ChannelBinding::unsupported());
+                    frontend::sasl_initial_response(SCRAM_SHA_256, s.message(), &mut self.out)
+                        .map_err(WireError::io)?;
+                    scram = Some(s);
+                }
+                Message::AuthenticationSaslContinue(body) => {
+                    let s = scram.as_mut().ok_or_else(WireError::unexpected)?;
+                    s.update(body.data()).map_err(|e| auth_error(&e))?;
+                    frontend::sasl_response(s.message(), &mut self.out).map_err(WireError::io)?;
+                }
+                Message::AuthenticationSaslFinal(body) => {
+                    let s = scram.as_mut().ok_or_else(WireError::unexpected)?;
+                    s.finish(body.data()).map_err(|e| auth_error(&e))?;
+                    continue;
+                }
+                _ => return Err(auth_error(&"unsupported authentication method requested")),
+            }
+            self.send()?;
+        }
+        // Parameter statuses and the backend key until the server is ready.
+        loop {
+            let (tag, s, e) = self.next_message()?;
+            match tag {
+                b'Z' => return Ok(()),
+                b'E' => return Err(db_error(&self.inbuf[s..e])),
+                b'S' | b'K' | b'N' => {}
+                _ => return Err(self.out_of_place(tag, s, e)),
+            }
+        }
+    }
+
+    /// Whether the stream failed (the connection must be dropped).
+    pub(crate) fn is_broken(&self) -> bool {
+        self.broken
+    }
+
+    /// The error for message `tag` (body `s..e`) where it has no place: malformed or
+    /// unknown as `postgres-protocol` words it, else unexpected.
+    #[cold]
+    fn out_of_place(&mut self, tag: u8, s: usize, e: usize) -> WireError {
+        let err = match parse_message(tag, &self.inbuf[s..e]) {
+            Err(parse) => parse,
+            Ok(_) => WireError::unexpected(),
+        };
+        self.fail(err)
+    }
+
+    fn fail(&mut self, e: WireError) -> WireError {
+        if matches!(e, WireError::Broken(_)) {
+            self.broken = true;
+        }
+        e
+    }
+
+    fn send(&mut self) -> Result<(), WireError> {
+        if self.broken {
+            return Err(WireError::closed());
+        }
+        if let Err(e) = self.stream.write_all(&self.out) {
+            return Err(self.fail(WireError::io(e)));
+        }
+        self.awaiting = true;
+        Ok(())
+    }
+
+    /// Read more, so that at least `n` bytes are buffered from `start`.
+    fn fill(&mut self, n: usize) -> Result<(), WireError> {
+        if self.start + n > self.inbuf.len() {
+            self.inbuf.copy_within(self.start..self.end, 0);
+            self.end -= self.start;
+            self.start = 0;
+            if n > self.inbuf.len() {
+                let size = n.max(self.inbuf.len() * 2);
+                self.inbuf.resize(size, 0);
+            }
+        }
+        let got = if bmk_engine::coop::active() {
+            if self.socket_id == 0 {
+                self.socket_id = bmk_engine::coop::new_socket_id();
+            }
+            let first_wait = std::mem::take(&mut self.awaiting);
+            read_cooperatively(
+                self.stream.as_raw_fd(),
+                self.socket_id,
+                first_wait,
+                &mut self.inbuf[self.end..],
+            )
+        } else {
+            loop {
+                match self.stream.read(&mut self.inbuf[self.end..]) {
+                    Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+                    r => break r,
+                }
+            }
+        };
+        match got {
+            Ok(0) => Err(self.fail(WireError::closed())),
+            Ok(got) => {
+                self.end += got;
+                if self.end == self.inbuf.len() && self.inbuf.len() < KEEP_BUF {
+                    // A full buffer: the answers are larger, take them in fewer reads.
+                    self.inbuf.resize(self.inbuf.len() * 2, 0);
+                }
+                Ok(())
+            }
+            Err(e) => Err(self.fail(WireError::io(e))),
+        }
+    }
+
+    /// The next backend message: its tag and the range of its body in `inbuf`.
+    #[inline]
+    fn next_message(&mut self) -> Result<(u8, usize, usize), WireError> {
+        loop {
+            let have = self.end - self.start;
+            if have >= 5 {
+                let header = match backend::Header::parse(&self.inbuf[self.start..self.end]) {
+                    Ok(Some(h)) => h,
+                    Ok(None) => return Err(self.fail(WireError::parse("short header"))),
+                    Err(e) => return Err(self.fail(WireError::parse(&e.to_string()))),
+                };
+                let total = 1 + header.len() as usize;
+                if have >= total {
+                    let s = self.start + 5;
+                    self.start += total;
+                    return Ok((header.tag(), s, self.start));
+                }
+                self.fill(total)?;
+            } else {
+                self.fill(5)?;
+            }
+        }
+    }
+
+    /// The answer ended (ReadyForQuery): forget consumed input, give back a buffer
+    /// grown for a large answer.
+    fn answered(&mut self) {
+        if self.start == self.end {
+            self.start = 0;
+            self.end = 0;
+            if self.inbuf.len() > KEEP_BUF {
+                self.inbuf = vec![0; INITIAL_BUF];
+            }
+        }
+    }
+
+    /// Read to ReadyForQuery after an error, returning it.
+    fn drain_with(&mut self, err: WireError) -> WireError {
+        loop {
+            match self.next_message() {
+                Ok((b'Z', _, _)) => {
+                    self.answered();
+                    return err;
+                }
+                Ok(_) => {}
+                Err(e) => return e,
+            }
+        }
+    }
+
+    /// Run `sql` with the simple-query protocol: one entry in `sets` per statement
+    /// (`None` for one without rows), text values as the server sends them. Returns
+    /// the affected rows of the last statement (0 when it had rows).
+    pub(crate) fn simple_query(
+        &mut self,
+        sql: &str,
+        sets: &mut std::collections::VecDeque<Option<ResultSet>>,
+    ) -> Result<u64, WireError> {
+        sets.clear();
+        self.out.clear();
+        if let Err(e) = frontend::query(sql, &mut self.out) {
+            return Err(WireError::Client(e.to_string()));
+        }
+        self.send()?;
+        let mut cur: Option<ResultSet> = None;
+        let mut affected = 0;
+        let mut err = None;
+        loop {
+            // A server error (FATAL ones come just before the server closes the
+            // connection) says more than the failed read after it.
+            let (tag, s, e) = match self.next_message() {
+                Ok(m) => m,
+                Err(e) => return Err(err.take().unwrap_or(e)),
+            };
+            match tag {
+                b'T' => match parse_message(tag, &self.inbuf[s..e]) {
+                    Ok(Message::RowDescription(body)) => {
+                        let names: Result<Vec<String>, _> =
+                            body.fields().map(|f| Ok(f.name().to_string())).collect();
+                        match names {
+                            Ok(names) => cur = Some(ResultSet::new(names)),
+                            Err(_) => return Err(self.fail(WireError::parse("row description"))),
+                        }
+                    }
+                    Ok(_) => return Err(self.fail(WireError::unexpected())),
+                    Err(e) => return Err(self.fail(e)),
+                },
+                b'D' => {
+                    let body = &self.inbuf[s..e];
+                    let n = body
+                        .get(..2)
+                        .map_or(0, |b| usize::from(u16::from_be_bytes([b[0], b[1]])));
+                    let rs = cur.get_or_insert_with(|| ResultSet::with_nfields(n));
+                    if !push_row(body, None, rs) {
+                        return Err(self.fail(WireError::parse("data row")));
+                    }
+                }
+                b'C' => {
+                    let n = affected_rows(&self.inbuf[s..e]);
+                    affected = if cur.is_some() { 0 } else { n };
+                    sets.push_back(cur.take());
+                }
+                b'I' => {}
+                b'E' => err = Some(db_error(&self.inbuf[s..e])),
+                b'N' | b'S' | b'A' => {}
+                b'Z' => break,
+                // COPY started by a plain query: refuse it so the stream stays in step.
+                b'G' => {
+                    self.out.clear();
+                    let _ = frontend::copy_fail("COPY is not supported by a query", &mut self.out);
+                    self.send()?;
+                }
+                b'H' | b'd' | b'c' => {}
+                _ => return Err(self.out_of_place(tag, s, e)),
+            }
+        }
+        self.answered();
+        if let Some(e) = err {
+            sets.clear();
+            return Err(e);
+        }
+        if cur.is_some() {
+            sets.push_back(cur.take());
+        }
+        Ok(affected)
+    }
+
+    /// Prepare `sql` as statement `name` and learn its result columns.
+    pub(crate) fn prepare(&mut self, name: &str, sql: &str) -> Result<Prepared, WireError> {
+        self.out.clear();
+        let encoded = frontend::parse(name, sql, std::iter::empty(), &mut self.out)
+            .and_then(|()| frontend::describe(b'S', name, &mut self.out));
+        if let Err(e) = encoded {
+            return Err(WireError::Client(e.to_string()));
+        }
+        frontend::sync(&mut self.out);
+        self.send()?;
+        let mut prepared = Prepared {
+            name: name.to_string(),
+            types: Vec::new(),
+            formats: Vec::new(),
+            names: Arc::default(),
+        };
+        let mut err = None;
+        loop {
+            // A server error (FATAL ones come just before the server closes the
+            // connection) says more than the failed read after it.
+            let (tag, s, e) = match self.next_message() {
+                Ok(m) => m,
+                Err(e) => return Err(err.take().unwrap_or(e)),
+            };
+            match tag {
+                b'1' | b't' | b'n' | b'N' | b'S' | b'A' => {}
+                b'T' => {
+                    let Ok(Message::RowDescription(body)) = parse_message(tag, &self.inbuf[s..e])
+                    else {
+                        return Err(self.fail(WireError::parse("row description")));
+                    };
+                    let mut names = Vec::new();
+                    let mut fields = body.fields();
+                    while let Ok(Some(f)) = fields.next() {
+                        names.push(f.name().to_string());
+                        match Type::from_oid(f.type_oid()) {
+                            Some(t) => {
+                                prepared.types.push(t);
+                                prepared.formats.push(BINARY);
+                            }
+                            None => {
+                                prepared.types.push(Type::TEXT);
+                                prepared.formats.push(TEXT);
+                            }
+                        }
+                    }
+                    prepared.names = names.into();
+                }
+                b'E' => err = Some(db_error(&self.inbuf[s..e])),
+                b'Z' => break,
+                _ => return Err(self.out_of_place(tag, s, e)),
+            }
+        }
+        self.answered();
+        match err {
+            Some(e) => Err(e),
+            None => Ok(prepared),
+        }
+    }
+
+    /// Execute `stmt` with `params` (text format): rows go to `out` (reset to the
+    /// statement's columns when it has any). Returns the affected rows.
+    pub(crate) fn execute(
+        &mut self,
+        stmt: &Prepared,
+        params: &[Value],
+        out: &mut ResultSet,
+    ) -> Result<u64, WireError> {
+        self.out.clear();
+        let bound = frontend::bind(
+            "",
+            &stmt.name,
+            std::iter::empty(),
+            params,
+            |v, buf| {
+                Ok(if put_text_param(v, buf) {
+                    IsNull::No
+                } else {
+                    IsNull::Yes
+                })
+            },
+            stmt.formats.iter().copied(),
+            &mut self.out,
+        );
+        if bound.is_err() {
+            return Err(WireError::Client(format!(
+                "cannot bind {} parameters",
+                params.len()
+            )));
+        }
+        let _ = frontend::execute("", 0, &mut self.out);
+        frontend::sync(&mut self.out);
+        self.send()?;
+        if stmt.has_columns() {
+            out.reset(&stmt.names);
+        }
+        let cols = (stmt.types.as_slice(), stmt.formats.as_slice());
+        let mut affected = 0;
+        let mut err = None;
+        loop {
+            // A server error (FATAL ones come just before the server closes the
+            // connection) says more than the failed read after it.
+            let (tag, s, e) = match self.next_message() {
+                Ok(m) => m,
+                Err(e) => return Err(err.take().unwrap_or(e)),
+            };
+            match tag {
+                b'D' => {
+                    if !stmt.has_columns() || !push_row(&self.inbuf[s..e], Some(cols), out) {
+                        return Err(self.fail(WireError::parse("data row")));
+                    }
+                }
+                b'2' => {}
+                b'C' => affected = affected_rows(&self.inbuf[s..e]),
+                b'Z' => break,
+                b'E' => err = Some(db_error(&self.inbuf[s..e])),
+                b'I' | b's' | b'N' | b'S' | b'A' => {}
+                _ => return Err(self.out_of_place(tag, s, e)),
+            }
+        }
+        self.answered();
+        match err {
+            Some(e) => {
+                out.clear();
+                Err(e)
+            }
+            None => Ok(affected),
+        }
+    }
+
+    /// Close statement `name` on the server (errors are left to the next call).
+    pub(crate) fn close_statement(&mut self, name: &str) {
+        self.out.clear();
+        if frontend::close(b'S', name, &mut self.out).is_err() {
+            return;
+        }
+        frontend::sync(&mut self.out);
+        if self.send().is_ok() {
+            let _ = self.drain_with(WireError::unexpected());
+        }
+    }
+
+    /// Run `COPY ... FROM STDIN` with the data `feed` hands to its writer in chunks;
+    /// returns the rows copied.
+    pub(crate) fn copy_in(
+        &mut self,
+        sql: &str,
+        feed: &mut dyn FnMut(&mut dyn FnMut(&[u8]) -> bool),
+    ) -> Result<u64, WireError> {
+        self.out.clear();
+        if let Err(e) = frontend::query(sql, &mut self.out) {
+            return Err(WireError::Client(e.to_string()));
+        }
+        self.send()?;
+        loop {
+            let (tag, s, e) = self.next_message()?;
+            match tag {
+                b'G' => break,
+                b'E' => {
+                    let err = db_error(&self.inbuf[s..e]);
+                    return Err(self.drain_with(err));
+                }
+                b'N' | b'S' | b'A' => {}
+                _ => return Err(self.out_of_place(tag, s, e)),
+            }
+        }
+        // An error of the server arrives after CopyDone; a failed write ends the feed.
+        let mut failed: Option<WireError> = None;
+        feed(&mut |chunk: &[u8]| {
+            if failed.is_some() {
+                return false;
+            }
+            self.out.clear();
+            match frontend::CopyData::new(chunk) {
+                Ok(d) => d.write(&mut self.out),
+                Err(e) => {
+                    failed = Some(WireError::Client(e.to_string()));
+                    return false;
+                }
+            }
+            if let Err(e) = self.send() {
+                failed = Some(e);
+                return false;
+            }
+            true
+        });
+        if let Some(e) = failed {
+            if !matches!(e, WireError::Client(_)) {
+                return Err(e);
+            }
+            self.out.clear();
+            let _ = frontend::copy_fail(
+                &match &e {
+                    WireError::Client(m) => m.clone(),
+                    _ => String::new(),
+                },
+                &mut self.out,
+            );
+            self.send()?;
+            return Err(self.drain_with(e));
+        }
+        self.out.clear();
+        frontend::copy_done(&mut self.out);
+        self.send()?;
+        let mut rows = 0;
+        let mut err = None;
+        loop {
+            // A server error (FATAL ones come just before the server closes the
+            // connection) says more than the failed read after it.
+            let (tag, s, e) = match self.next_message() {
+                Ok(m) => m,
+                Err(e) => return Err(err.take().unwrap_or(e)),
+            };
+            match tag {
+                b'C' => rows = affected_rows(&self.inbuf[s..e]),
+                b'E' => err = Some(db_error(&self.inbuf[s..e])),
+                b'Z' => break,
+                b'N' | b'S' | b'A' => {}
+                _ => return Err(self.out_of_place(tag, s, e)),
+            }
+        }
+        self.answered();
+        match err {
+            Some(e) => Err(e),
+            None => Ok(rows),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn affected_rows_reads_the_last_word_of_the_tag() {
+        assert_eq!(affected_rows(b"INSERT 0 5\0"), 5);
+        assert_eq!(affected_rows(b"UPDATE 12\0"), 12);
+        assert_eq!(affected_rows(b"BEGIN\0"), 0);
+        assert_eq!(affected_rows(b"SELECT 1"), 1);
+    }
+
+    #[test]
+    fn text_params_spell_values_as_literals() {
+        let mut b = BytesMut::new();
+        assert!(!put_text_param(&Value::Null, &mut b));
+        for (v, want) in [
+            (Value::Int(-42), "-42"),
+            (Value::Double(1.5), "1.5"),
+            (Value::Double(f64::NEG_INFINITY), "-Infinity"),
+            (Value::Float(f32::NAN), "NaN"),
+            (Value::Text(b"it's".to_vec()), "it's"),
+        ] {
+            b.clear();
+            assert!(put_text_param(&v, &mut b));
+            assert_eq!(&b[..], want.as_bytes());
+        }
+    }
+
+    #[test]
+    fn data_rows_decode_binary_and_text_columns() {
+        // Two columns: int4 42 (binary) and NULL; then a text column "ab".
+        let mut body = vec![0, 2, 0, 0, 0, 4, 0, 0, 0, 42, 0xff, 0xff, 0xff, 0xff];
+        let mut rs = ResultSet::with_nfields(2);
+        let types = [Type::INT4, Type::TEXT];
+        assert!(push_row(&body, Some((&types, &[BINARY, TEXT])), &mut rs));
+        assert_eq!(rs.get_str(0, 0).as_deref(), Some("42"));
+        assert_eq!(rs.get(0, 1), None);
+        // A row cut short is refused.
+        body.truncate(8);
+        assert!(!push_row(&body, Some((&types, &[BINARY, TEXT])), &mut rs));
+        let mut rs = ResultSet::with_nfields(1);
+        assert!(push_row(&[0, 1, 0, 0, 0, 2, b'a', b'b'], None, &mut rs));
+        assert_eq!(rs.get_str(0, 0).as_deref(), Some("ab"));
+    }
+}
