@@ -111,6 +111,13 @@ impl Collector {
         self.span(true);
     }
 
+    /// [`rebase`](Self::rebase), with the measured time counted from `at` (the
+    /// nominal end of the warm-up, which a busy machine wakes up to a little late).
+    pub(crate) fn rebase_at(&mut self, at: u64) {
+        self.span(true);
+        self.base_ns = self.base_ns.min(at);
+    }
+
     /// Statistics since the previous interval; `nominal_ns` is the report's scheduled
     /// time since the measured start, printed instead of the wake-up time so that a
     /// late wake-up on a busy machine does not show as `[ 0.51s ]`.

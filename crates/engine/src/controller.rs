@@ -50,6 +50,9 @@ pub(crate) fn drive(
     let measure_from = released + config.warmup.as_nanos() as u64;
     let mut warming = !config.warmup.is_zero();
     let mut time_limit = config.time.map(|t| measure_from + t.as_nanos() as u64);
+    if let Some(limit) = time_limit {
+        shared.time_limit_ns.store(limit, Ordering::Relaxed);
+    }
     let interval = config.report_interval.map(|d| d.as_nanos() as u64);
     let mut next_report = interval.map(|i| measure_from + i);
     let mut checkpoints: VecDeque<u64> = {
@@ -118,7 +121,7 @@ pub(crate) fn drive(
         }
         if warming && now >= measure_from {
             warming = false;
-            stats.rebase();
+            stats.rebase_at(measure_from);
             shared.measuring.store(true, Ordering::SeqCst);
             observer.warmup_finished();
         }

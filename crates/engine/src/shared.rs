@@ -84,6 +84,10 @@ pub(crate) struct Shared {
     pub(crate) recorders: Vec<LatencyRecorder>,
     pub(crate) stop: AtomicBool,
     pub(crate) measuring: AtomicBool,
+    /// The run-clock time at which the time limit falls (0: none): workers check it
+    /// before each event, as sysbench does, so none starts after the limit because
+    /// the controller woke late.
+    pub(crate) time_limit_ns: AtomicU64,
     pub(crate) events_claimed: AtomicU64,
     pub(crate) arrivals: Option<ArrivalQueue>,
     pub(crate) concurrency: AtomicU64,
@@ -133,6 +137,7 @@ impl Shared {
             recorders: recorders_for(threads as usize),
             stop: AtomicBool::new(false),
             measuring: AtomicBool::new(false),
+            time_limit_ns: AtomicU64::new(0),
             events_claimed: AtomicU64::new(0),
             concurrency: AtomicU64::new(0),
             abandoned: AtomicU32::new(0),

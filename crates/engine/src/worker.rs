@@ -195,6 +195,10 @@ impl WorkerContext {
         if self.stopping() {
             return false;
         }
+        let limit = self.shared.time_limit_ns.load(Ordering::Relaxed);
+        if limit != 0 && self.shared.now_ns() >= limit {
+            return false;
+        }
         let measuring = self.shared.measuring.load(Ordering::Relaxed);
         if self.shared.config.events > 0 && measuring && !self.claim_event() {
             return false;
