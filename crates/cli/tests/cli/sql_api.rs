@@ -17,6 +17,13 @@ fn run_script(dir: &Dir, script: &str, args: &[String]) -> crate::util::Run {
     cmd.run()
 }
 
+/// `args` and `--verbosity=1` (no banner).
+fn quiet(args: &[String]) -> Vec<String> {
+    let mut a = args.to_vec();
+    a.push("--verbosity=1".into());
+    a
+}
+
 #[test]
 fn an_unknown_driver_name_is_a_fatal_line_then_the_lua_error() {
     let dir = Dir::new();
@@ -60,11 +67,7 @@ con:disconnect()
 print(select(2, pcall(con.query, con, "SELECT 1")) ~= nil)
 con:disconnect()
 "#;
-    let run = run_script(&dir, script, &{
-        let mut a = db.args.clone();
-        a.push("--verbosity=1".into());
-        a
-    });
+    let run = run_script(&dir, script, &quiet(&db.args));
     assert_text_eq(
         "<sql_connection>\t<sql_statement>\t<sql_param>\t<sql_param>\n\
          false\tUnsupported argument type: 10\n\
@@ -103,7 +106,7 @@ const BAD_PREPARE: &str = "local con = sysbench.sql.driver():connect()\n\
 fn a_failed_prepare_prints_the_client_library_lines_on_mysql() {
     let db = bmk_testkit::require!(ServerDb::new(DriverKind::Mysql));
     let dir = Dir::new();
-    let run = run_script(&dir, BAD_PREPARE, &db.args);
+    let run = run_script(&dir, BAD_PREPARE, &quiet(&db.args));
     assert_text_eq(
         &format!(
             "FATAL: mysql_stmt_prepare() failed\n\
@@ -120,7 +123,7 @@ fn a_failed_prepare_prints_the_client_library_lines_on_mysql() {
 fn a_failed_prepare_points_into_the_query_on_pgsql() {
     let db = bmk_testkit::require!(ServerDb::new(DriverKind::Pgsql));
     let dir = Dir::new();
-    let run = run_script(&dir, BAD_PREPARE, &db.args);
+    let run = run_script(&dir, BAD_PREPARE, &quiet(&db.args));
     // The caret sits under the table name: after `LINE 1: ` and `SELECT x FROM `.
     let caret = format!("{}^", " ".repeat(8 + 14));
     assert_text_eq(
