@@ -111,6 +111,18 @@ impl Collector {
         self.span(true);
     }
 
+    /// Starts measuring at the workers' release, like [`Collector::rebase`] except that
+    /// what the workers counted before it (the queries of a script's `thread_init`)
+    /// stays in the first interval and the totals, as sysbench counts it.
+    pub(crate) fn start_at_release(&mut self) {
+        let before: Vec<Counters> = self.base_marks.iter().map(|m| m.counters).collect();
+        self.span(true);
+        for (i, counters) in before.into_iter().enumerate() {
+            self.base_marks[i].counters = counters;
+            self.interval_marks[i].counters = counters;
+        }
+    }
+
     /// Statistics since the previous interval; `nominal_ns` is the report's scheduled
     /// time since the measured start, printed instead of the wake-up time so that a
     /// late wake-up on a busy machine does not show as `[ 0.51s ]`.
