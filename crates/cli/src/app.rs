@@ -406,8 +406,10 @@ fn run_script(
             // Each thread's failure, on stdout as sysbench prints them; sysbench then
             // exits 0 all the same, bmk says the command failed.
             Ok(CommandOutcome::ThreadsFailed(errors)) => {
-                let messages: Vec<String> =
-                    errors.into_iter().map(|e| lua_error(e).to_string()).collect();
+                let messages: Vec<String> = errors
+                    .into_iter()
+                    .map(|e| lua_error(e).to_string())
+                    .collect();
                 print_command_failures(&messages, inv.strict)?;
                 return Ok(if inv.strict { 0 } else { 1 });
             }

@@ -63,14 +63,14 @@ mod ffi;
 mod generated_rows;
 mod heap;
 mod histogram;
-mod log;
 mod host;
+mod log;
 mod options;
 mod report;
 mod sql;
-mod sysbench_env;
 mod state;
 mod state_data;
+mod sysbench_env;
 mod worker;
 
 use std::path::{Path, PathBuf};

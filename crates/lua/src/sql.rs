@@ -315,9 +315,7 @@ pub struct BmkConn {
 }
 
 // `bmk_rs_free` reaches the connection of either handle through this field.
-const _: () = assert!(
-    std::mem::offset_of!(BmkConn, shared) == std::mem::offset_of!(BmkStmt, conn)
-);
+const _: () = assert!(std::mem::offset_of!(BmkConn, shared) == std::mem::offset_of!(BmkStmt, conn));
 
 impl BmkConn {
     /// Runs `f` on the open connection; a closed one fails.

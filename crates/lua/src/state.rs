@@ -339,8 +339,7 @@ impl ScriptState {
             Ok(f) => f,
             Err(_) => return CommandInfo::default(),
         };
-        let (defined, parallel, custom) =
-            f.call::<(bool, bool, bool)>(name).unwrap_or_default();
+        let (defined, parallel, custom) = f.call::<(bool, bool, bool)>(name).unwrap_or_default();
         CommandInfo {
             defined,
             parallel,
@@ -483,9 +482,9 @@ fn install(lua: &Lua, env: &ScriptEnv, tid: u32) -> Result<Table, LuaError> {
                 .unwrap_or_default();
             match key {
                 Some(key) => options::opt_value(lua, &options, &kinds, view, &key),
-                None => Ok(Value::Table(lua.create_sequence_from(options::opt_keys(
-                    &options, &kinds, view,
-                ))?)),
+                None => Ok(Value::Table(
+                    lua.create_sequence_from(options::opt_keys(&options, &kinds, view))?,
+                )),
             }
         })?,
     )?;
@@ -573,8 +572,7 @@ fn required_by_builtin(lua: &Lua, builtin_main: Option<&str>) -> bool {
             return false;
         };
         if let Some(source) = source {
-            return source.starts_with(BUILTIN_CHUNK)
-                || builtin_main.is_some_and(|m| source == m);
+            return source.starts_with(BUILTIN_CHUNK) || builtin_main.is_some_and(|m| source == m);
         }
     }
     false
@@ -596,13 +594,15 @@ fn install_searcher(
             None => true,
         };
         match library.module(&name).filter(|_| allowed) {
-        Some(src) => {
-            let f = module_cache().load(lua, &format!("@[built-in]/{name}.lua"), src)?;
-            Ok(Value::Function(f))
-        }
-        None => Ok(Value::String(lua.create_string(format!(
-            "\n\tno module '{name}' in bmk's built-in script library"
-        ))?)),
+            Some(src) => {
+                let f = module_cache().load(lua, &format!("@[built-in]/{name}.lua"), src)?;
+                Ok(Value::Function(f))
+            }
+            // As sysbench, whose message lists only the files it tried.
+            None if restrict.is_some() => Ok(Value::Nil),
+            None => Ok(Value::String(lua.create_string(format!(
+                "\n\tno module '{name}' in bmk's built-in script library"
+            ))?)),
         }
     })?;
     let package: Table = lua.globals().get("package")?;

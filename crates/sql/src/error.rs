@@ -297,8 +297,10 @@ mod tests {
         e.position = Some(15);
         assert_eq!(
             e.fatal_lines(),
-            vec!["FATAL: PQprepare() failed: ERROR:  relation \"missing\" does not exist\n\
-                  LINE 1: SELECT a FROM missing\n                      ^\n"]
+            vec![
+                "FATAL: PQprepare() failed: ERROR:  relation \"missing\" does not exist\n\
+                  LINE 1: SELECT a FROM missing\n                      ^\n"
+            ]
         );
     }
 
@@ -320,7 +322,10 @@ mod tests {
         let e = SqlError::new(DriverKind::Mysql, SqlOp::Prepare, 1146, "42S02", "no t");
         assert_eq!(
             e.fatal_lines(),
-            vec!["FATAL: mysql_stmt_prepare() failed", "FATAL: MySQL error: 1146 \"no t\""]
+            vec![
+                "FATAL: mysql_stmt_prepare() failed",
+                "FATAL: MySQL error: 1146 \"no t\""
+            ]
         );
     }
 

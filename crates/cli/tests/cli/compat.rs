@@ -295,11 +295,7 @@ sysbench.cmdline.commands = { spread = { each, sysbench.cmdline.PARALLEL_COMMAND
 "#,
     );
     let run = dir.sysbench().args("--threads=1 par.lua spread").run().ok();
-    eq(
-        &format!("{BANNER_1_1}thread 0\n"),
-        &run,
-        &run.stdout,
-    );
+    eq(&format!("{BANNER_1_1}thread 0\n"), &run, &run.stdout);
 }
 
 /// A script that never made a SQL driver reports like `threads`: no SQL block.

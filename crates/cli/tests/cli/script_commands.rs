@@ -29,11 +29,7 @@ fn a_parallel_command_with_one_thread_runs_in_the_main_state() {
 fn a_parallel_command_with_threads_is_announced() {
     let dir = Dir::new();
     dir.write("cmds.lua", SCRIPT);
-    let run = dir
-        .sysbench()
-        .args("cmds.lua --threads=2 hello")
-        .run()
-        .ok();
+    let run = dir.sysbench().args("cmds.lua --threads=2 hello").run().ok();
     let mut lines: Vec<&str> = run.stdout.lines().collect();
     lines[4..].sort_unstable();
     assert_eq!(

@@ -152,3 +152,29 @@ fn a_driver_made_in_event_gets_sql_statistics_and_reconnects_count() {
     let reconnects = run.line_matching(r"^\s+reconnects:\s+(\d+)");
     assert_eq!(reconnects[1], "4", "{}", run.context());
 }
+
+#[test]
+fn queries_of_thread_init_count_in_the_totals() {
+    let dir = Dir::new();
+    let script = "function thread_init()\n\
+        \x20 con = sysbench.sql.driver():connect()\n\
+        \x20 for _ = 1, 7 do con:query('SELECT 1') end\n\
+        end\n\
+        function event() end\n";
+    let args: Vec<String> = [
+        "--db-driver=sqlite",
+        "--sqlite-db=init.db",
+        "--events=2",
+        "run",
+    ]
+    .iter()
+    .map(|s| s.to_string())
+    .collect();
+    let run = run_script(&dir, script, &args).ok();
+    assert_eq!(
+        run.line_matching(r"^\s+read:\s+(\d+)")[1],
+        "7",
+        "{}",
+        run.context()
+    );
+}
