@@ -106,16 +106,24 @@ impl Collector {
     }
 
     /// Starts a new measured span, dropping what came before (the warm-up): the same
-    /// restart as a checkpoint's, whose statistics nobody reports.
-    pub(crate) fn rebase(&mut self) {
-        self.span(true);
-    }
-
-    /// [`rebase`](Self::rebase), with the measured time counted from `at` (the
-    /// nominal end of the warm-up, which a busy machine wakes up to a little late).
+    /// restart as a checkpoint's, whose statistics nobody reports. The measured time
+    /// counts from `at` (the nominal end of the warm-up, which a busy machine wakes up
+    /// to a little late).
     pub(crate) fn rebase_at(&mut self, at: u64) {
         self.span(true);
         self.base_ns = self.base_ns.min(at);
+    }
+
+    /// Starts measuring at the workers' release, like [`Collector::rebase_at`] except that
+    /// what the workers counted before it (the queries of a script's `thread_init`)
+    /// stays in the first interval and the totals, as sysbench counts it.
+    pub(crate) fn start_at_release(&mut self) {
+        let before: Vec<Counters> = self.base_marks.iter().map(|m| m.counters).collect();
+        self.span(true);
+        for (i, counters) in before.into_iter().enumerate() {
+            self.base_marks[i].counters = counters;
+            self.interval_marks[i].counters = counters;
+        }
     }
 
     /// Statistics since the previous interval; `nominal_ns` is the report's scheduled

@@ -256,7 +256,7 @@ fn run_on(
         // Without warm-up, measuring starts at the release itself, so no event can
         // slip in unclaimed between the release and the start of the event limit.
         if shared.config.warmup.is_zero() {
-            stats.rebase();
+            stats.start_at_release();
             shared.measuring.store(true, Ordering::SeqCst);
         }
         // Announced before the release, as sysbench does from its start barrier, so

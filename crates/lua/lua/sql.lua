@@ -330,6 +330,16 @@ function Connection:query_row(text)
   return unpack(row, 1, rs.nfields)
 end
 
+-- The SQL error of each connection's last failed prepare, for `prepare_error()`.
+local prepare_error_of = setmetatable({}, { __mode = "k" })
+
+-- bmk extension: the `SQL error, errno = N, state = 'S': ...` text of the last prepare
+-- that failed on this connection (sysbench's prepare raises only `SQL API error`), or
+-- nil. bmk's workloads read it to tell a missing table from other failures.
+function Connection:prepare_error()
+  return prepare_error_of[self]
+end
+
 function Connection:prepare(text)
   text = sql_text(text)
   local h = C.bmk_conn_prepare(self, text, #text)
@@ -338,6 +348,7 @@ function Connection:prepare(text)
     local info = raw_sql.take_error()
     if info then
       log_fatal(info.fatal_lines)
+      prepare_error_of[self] = info.message
     end
     raise("SQL API error", 0)
   end

@@ -595,6 +595,8 @@ fn install_searcher(
                 let f = module_cache().load(lua, &format!("@[built-in]/{name}.lua"), src)?;
                 Ok(Value::Function(f))
             }
+            // As sysbench, whose message lists only the files it tried.
+            None if restrict.is_some() => Ok(Value::Nil),
             None => Ok(Value::String(lua.create_string(format!(
                 "\n\tno module '{name}' in bmk's built-in script library"
             ))?)),

@@ -64,13 +64,12 @@ fn unknown_database_and_unreachable_port() {
     .expect("unknown db");
     assert_eq!(e.kind, SqlErrorKind::Connect);
     assert_eq!(e.sqlstate, "3D000");
+    // One line as sysbench's driver prints libpq's message (which ends its line).
     let lines = e.fatal_lines();
     assert_eq!(
-        lines[0],
-        "FATAL: unable to connect to PostgreSQL server on host '127.0.0.1', port 5432, aborting..."
+        lines,
+        ["FATAL: Connection to database failed: database \"bmk_no_such_db_x\" does not exist\n"]
     );
-    assert!(lines[1].contains("bmk_no_such_db_x"), "{lines:?}");
-    assert!(lines.iter().any(|l| l.contains(&db.name)));
     assert!(!format!("{lines:?}{e:?}").contains(&db.password));
 
     let port = TcpListener::bind("127.0.0.1:0")
@@ -153,9 +152,7 @@ fn ignorable_and_fatal_errors() {
     let e = con.query("INSERT INTO t VALUES (1)").unwrap_err();
     assert_eq!(e.kind, SqlErrorKind::Fatal);
     assert_eq!(e.sqlstate, "23505");
-    assert!(
-        e.fatal_lines()[0].starts_with("FATAL: pgsql_drv_query() returned error 0 (duplicate key")
-    );
+    assert!(e.fatal_lines()[0].starts_with("FATAL: PQexec() failed: 7 duplicate key"));
     assert!(e
         .to_string()
         .starts_with("SQL error, errno = 0, state = '23505': duplicate key"));
@@ -168,7 +165,7 @@ fn ignorable_and_fatal_errors() {
         let st = con.prepare("INSERT INTO t VALUES (?)").unwrap();
         let e = con.execute(st, &[Value::Int(1)]).unwrap_err();
         assert_eq!(e.kind, SqlErrorKind::Ignorable { reconnected: false });
-        assert!(e.fatal_lines()[0].starts_with("FATAL: pgsql_drv_execute() returned error 0"));
+        assert!(e.fatal_lines()[0].starts_with("FATAL: PQexecPrepared() failed: 7 "));
         exec(&mut *con, "BEGIN");
         con.execute(st, &[Value::Int(2)]).unwrap();
         exec(&mut *con, "ROLLBACK");

@@ -30,16 +30,13 @@ fn wrong_password_and_tls_modes() {
         .expect("wrong password");
     assert_eq!(e.kind, SqlErrorKind::Connect);
     assert_eq!(e.sqlstate, "28P01");
+    // sysbench's driver prints libpq's message, which names the user.
     let lines = e.fatal_lines();
-    assert_eq!(
-        lines[0],
-        format!("FATAL: unable to connect to PostgreSQL server on host '127.0.0.1', port {port}, aborting...")
-    );
     assert!(
-        lines[1].contains("password authentication failed for user \"postgres\""),
+        lines[0].starts_with("FATAL: Connection to database failed: ")
+            && lines[0].contains("password authentication failed for user \"postgres\""),
         "{lines:?}"
     );
-    assert!(lines[2].contains("'postgres'"));
     let all = format!("{lines:?} {e} {e:?}");
     assert!(!all.contains("Wr0ngPassw0rd") && !all.contains(PG_PASSWORD));
 

@@ -634,6 +634,10 @@ function thread_init()
   end
   local ok, err = pcall(prepare_statements)
   if not ok then
+    -- A failed prepare raises only `SQL API error`; the SQL error says which.
+    if type(err) == "string" and err:find("SQL API error", 1, true) and con ~= nil then
+      err = con:prepare_error() or err
+    end
     -- Missing tables are the user's to fix: said so, without a traceback.
     if ws.explain_missing_tables(err) then
       err = err:gsub("^[^\n]-:%d+: ", "")

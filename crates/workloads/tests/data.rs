@@ -350,11 +350,12 @@ fn prepare_checks_the_load_window() {
         &["--tables=1", "--load-tables-at-once=-1"],
     );
     assert_eq!(out.code, 1, "{}", out.stderr);
+    // A command's failure is on stdout, as sysbench prints it.
     assert!(
-        out.stderr
+        out.stdout
             .contains("load_tables_at_once must be 0 (auto) or more"),
         "{}",
-        out.stderr
+        out.stdout
     );
 }
 
@@ -383,10 +384,10 @@ fn a_failed_table_does_not_hold_up_the_next_ones() {
     );
     assert_eq!(out.code, 1, "{}\n{}", out.stdout, out.stderr);
     assert!(
-        out.stderr
+        out.stdout
             .contains("table 'sbtest1' already exists and is not empty"),
         "{}",
-        out.stderr
+        out.stdout
     );
     check_data(&db, "sbtest2", 100);
     check_data(&db, "sbtest3", 100);

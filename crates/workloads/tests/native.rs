@@ -210,7 +210,7 @@ fn event_loop_worker_fatal_error_stops_the_run() {
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert_eq!(out.status.code(), Some(1), "{}", text(&out));
     assert!(
-        stdout.contains("FATAL: mysql_stmt_prepare() returned error 1146"),
+        stdout.contains("FATAL: MySQL error: 1146 "),
         "{}",
         text(&out)
     );

@@ -31,6 +31,7 @@ mod signals;
 mod split;
 mod sql_api;
 mod sysbench_words;
+mod sysbench_env;
 mod test_network;
 mod util;
 mod verbosity;

@@ -53,7 +53,7 @@ fn a_failing_command_is_reported_under_the_dispatcher_name() {
     dir.write("cmds.lua", SCRIPT);
     let run = dir.sysbench().args("cmds.lua broken").run().code(1);
     let expected = format!(
-        "{BANNER}FATAL: `sysbench.cmdline.call_command' function failed: {}:3: it broke\n",
+        "{BANNER}FATAL: `sysbench.cmdline.call_command' function failed: {}:4: it broke\n",
         dir.join("cmds.lua").display()
     );
     // The script's path as given on the command line.

@@ -17,6 +17,13 @@ fn run_script(dir: &Dir, script: &str, args: &[String]) -> crate::util::Run {
     cmd.run()
 }
 
+/// `args` and `--verbosity=1` (no banner).
+fn quiet(args: &[String]) -> Vec<String> {
+    let mut a = args.to_vec();
+    a.push("--verbosity=1".into());
+    a
+}
+
 #[test]
 fn an_unknown_driver_name_is_a_fatal_line_then_the_lua_error() {
     let dir = Dir::new();
@@ -60,11 +67,7 @@ con:disconnect()
 print(select(2, pcall(con.query, con, "SELECT 1")) ~= nil)
 con:disconnect()
 "#;
-    let run = run_script(&dir, script, &{
-        let mut a = db.args.clone();
-        a.push("--verbosity=1".into());
-        a
-    });
+    let run = run_script(&dir, script, &quiet(&db.args));
     assert_text_eq(
         "<sql_connection>\t<sql_statement>\t<sql_param>\t<sql_param>\n\
          false\tUnsupported argument type: 10\n\
@@ -103,7 +106,7 @@ const BAD_PREPARE: &str = "local con = sysbench.sql.driver():connect()\n\
 fn a_failed_prepare_prints_the_client_library_lines_on_mysql() {
     let db = bmk_testkit::require!(ServerDb::new(DriverKind::Mysql));
     let dir = Dir::new();
-    let run = run_script(&dir, BAD_PREPARE, &db.args);
+    let run = run_script(&dir, BAD_PREPARE, &quiet(&db.args));
     assert_text_eq(
         &format!(
             "FATAL: mysql_stmt_prepare() failed\n\
@@ -120,7 +123,7 @@ fn a_failed_prepare_prints_the_client_library_lines_on_mysql() {
 fn a_failed_prepare_points_into_the_query_on_pgsql() {
     let db = bmk_testkit::require!(ServerDb::new(DriverKind::Pgsql));
     let dir = Dir::new();
-    let run = run_script(&dir, BAD_PREPARE, &db.args);
+    let run = run_script(&dir, BAD_PREPARE, &quiet(&db.args));
     // The caret sits under the table name: after `LINE 1: ` and `SELECT x FROM `.
     let caret = format!("{}^", " ".repeat(8 + 14));
     assert_text_eq(
@@ -148,4 +151,30 @@ fn a_driver_made_in_event_gets_sql_statistics_and_reconnects_count() {
     assert!(run.stdout.contains("SQL statistics:"), "{}", run.context());
     let reconnects = run.line_matching(r"^\s+reconnects:\s+(\d+)");
     assert_eq!(reconnects[1], "4", "{}", run.context());
+}
+
+#[test]
+fn queries_of_thread_init_count_in_the_totals() {
+    let dir = Dir::new();
+    let script = "function thread_init()\n\
+        \x20 con = sysbench.sql.driver():connect()\n\
+        \x20 for _ = 1, 7 do con:query('SELECT 1') end\n\
+        end\n\
+        function event() end\n";
+    let args: Vec<String> = [
+        "--db-driver=sqlite",
+        "--sqlite-db=init.db",
+        "--events=2",
+        "run",
+    ]
+    .iter()
+    .map(|s| s.to_string())
+    .collect();
+    let run = run_script(&dir, script, &args).ok();
+    assert_eq!(
+        run.line_matching(r"^\s+read:\s+(\d+)")[1],
+        "7",
+        "{}",
+        run.context()
+    );
 }
