@@ -349,12 +349,10 @@ fn fast_path_output_matches_the_crate_path() {
         for con in [&mut fast, &mut slow] {
             let st = con.prepare(q).unwrap();
             let prepared = con.execute(st, params).unwrap().unwrap();
-            let text = params
-                .iter()
-                .fold(q.to_string(), |sql, v| {
-                    let Value::Int(n) = v else { unreachable!() };
-                    sql.replacen('?', &n.to_string(), 1)
-                });
+            let text = params.iter().fold(q.to_string(), |sql, v| {
+                let Value::Int(n) = v else { unreachable!() };
+                sql.replacen('?', &n.to_string(), 1)
+            });
             let text = con.query(&text).unwrap().unwrap();
             got.push((
                 prepared.columns.to_vec(),

@@ -141,8 +141,14 @@ fn fast_path_password_authentication() {
     exec(&mut *admin, "SET password_encryption = 'md5'");
     exec(&mut *admin, "CREATE ROLE pw_md5 LOGIN PASSWORD 'Md5_Pw1'");
     exec(&mut *admin, "RESET password_encryption");
-    exec(&mut *admin, "CREATE ROLE pw_clear LOGIN PASSWORD 'Clear_Pw1'");
-    exec(&mut *admin, "CREATE ROLE pw_scram LOGIN PASSWORD 'Scram_Pw1'");
+    exec(
+        &mut *admin,
+        "CREATE ROLE pw_clear LOGIN PASSWORD 'Clear_Pw1'",
+    );
+    exec(
+        &mut *admin,
+        "CREATE ROLE pw_scram LOGIN PASSWORD 'Scram_Pw1'",
+    );
     let opts = |user: &'static str, password: &'static str, fast: &'static str| {
         vec![
             ("pgsql-host", "127.0.0.1"),
@@ -188,7 +194,9 @@ fn fast_path_password_authentication() {
         assert_eq!(refusals[0], refusals[1], "{user}");
         let lines = &refusals[0].0;
         assert!(
-            lines[1].contains(&format!("password authentication failed for user \"{user}\"")),
+            lines[1].contains(&format!(
+                "password authentication failed for user \"{user}\""
+            )),
             "{lines:?}"
         );
     }

@@ -355,7 +355,10 @@ fn db_error(body: &[u8]) -> WireError {
 /// for their type, text ones as they are. `cols` is `None` for text rows of unknown
 /// layout (simple queries).
 fn push_row(body: &[u8], cols: Option<(&[Type], &[i16])>, out: &mut ResultSet) -> bool {
-    let Some(n) = body.get(..2).map(|b| usize::from(u16::from_be_bytes([b[0], b[1]]))) else {
+    let Some(n) = body
+        .get(..2)
+        .map(|b| usize::from(u16::from_be_bytes([b[0], b[1]])))
+    else {
         return false;
     };
     if cols.is_some_and(|(t, _)| t.len() != n) {
@@ -448,7 +451,8 @@ impl WireConn {
             }
         };
         let mut scram: Option<ScramSha256> = None;
-        let auth_error = |e: &dyn std::fmt::Display| WireError::Client(format!("authentication error: {e}"));
+        let auth_error =
+            |e: &dyn std::fmt::Display| WireError::Client(format!("authentication error: {e}"));
         loop {
             let (tag, s, e) = self.next_message()?;
             match tag {
@@ -472,7 +476,10 @@ impl WireConn {
                 Message::AuthenticationSasl(body) => {
                     let mut offered = false;
                     let mut mechanisms = body.mechanisms();
-                    while let Some(m) = mechanisms.next().map_err(|e| WireError::parse(&e.to_string()))? {
+                    while let Some(m) = mechanisms
+                        .next()
+                        .map_err(|e| WireError::parse(&e.to_string()))?
+                    {
                         offered |= m == SCRAM_SHA_256;
                     }
                     if !offered {
@@ -676,7 +683,9 @@ impl WireConn {
                 },
                 b'D' => {
                     let body = &self.inbuf[s..e];
-                    let n = body.get(..2).map_or(0, |b| usize::from(u16::from_be_bytes([b[0], b[1]])));
+                    let n = body
+                        .get(..2)
+                        .map_or(0, |b| usize::from(u16::from_be_bytes([b[0], b[1]])));
                     let rs = cur.get_or_insert_with(|| ResultSet::with_nfields(n));
                     if !push_row(body, None, rs) {
                         return Err(self.fail(WireError::parse("data row")));
@@ -903,10 +912,13 @@ impl WireConn {
                 return Err(e);
             }
             self.out.clear();
-            let _ = frontend::copy_fail(&match &e {
-                WireError::Client(m) => m.clone(),
-                _ => String::new(),
-            }, &mut self.out);
+            let _ = frontend::copy_fail(
+                &match &e {
+                    WireError::Client(m) => m.clone(),
+                    _ => String::new(),
+                },
+                &mut self.out,
+            );
             self.send()?;
             return Err(self.drain_with(e));
         }
