@@ -4,13 +4,13 @@
 //! test (which declares its own options), reject options nothing declared, validate
 //! values, then dispatch the command.
 
-use std::io::IsTerminal;
+use std::io::{IsTerminal, Write as _};
 use std::path::Path;
 use std::sync::Arc;
 
 use anyhow::{Context, Result};
 use bmk_engine::options::{OptKind, OptSpec, OptionSet};
-use bmk_lua::{HostConfig, ScriptHost, ScriptSource};
+use bmk_lua::{CommandOutcome, HostConfig, ScriptHost, ScriptSource};
 use bmk_systests::{BuildParams, SystemTestKind};
 use bmk_workloads::native::Choice;
 use bmk_workloads::BuiltinLibrary;
@@ -280,6 +280,30 @@ fn lua_error(e: bmk_lua::LuaError) -> anyhow::Error {
     }
 }
 
+/// A script command's failures, on stdout with the rest of its output as sysbench
+/// prints them (`FATAL: ...`, a message repeated right after itself once).
+fn print_command_failures(messages: &[String], as_sysbench: bool) -> Result<()> {
+    let mut out = std::io::stdout().lock();
+    let mut last: Option<&str> = None;
+    let mut repeated = 0;
+    for m in messages {
+        let text = crate::script_failure::failure_text(m, as_sysbench).trim_end();
+        if last == Some(text) {
+            repeated += 1;
+            continue;
+        }
+        if repeated > 0 {
+            writeln!(out, "(last message repeated {repeated} times)")?;
+            repeated = 0;
+        }
+        writeln!(out, "{text}")?;
+        last = Some(text);
+    }
+    // As sysbench's log, a repeat is told only before the next different message.
+    out.flush()?;
+    Ok(())
+}
+
 fn run_script(
     inv: &Invocation,
     src: ScriptSource,
@@ -307,9 +331,18 @@ fn run_script(
             Compat::V1_1 => bmk_lua::ApiLevel::V1_1,
             Compat::V1_0 => bmk_lua::ApiLevel::V1_0,
         },
+        as_sysbench: inv.strict,
     };
     let from_stdin = src.path.is_none() && src.name == "stdin";
-    let mut host = ScriptHost::load(src, config).map_err(lua_error)?;
+    // Invoked as sysbench, a failing script reads as sysbench prints it: no traceback.
+    let load_error = |e: bmk_lua::LuaError| {
+        let strip = crate::script_failure::failure_text;
+        match lua_error(e).downcast::<crate::user_error::UserError>() {
+            Ok(u) => user_error(strip(&u.message, inv.strict).to_string()),
+            Err(other) => other,
+        }
+    };
+    let mut host = ScriptHost::load(src, config).map_err(load_error)?;
     // As in sysbench: a script read from standard input, or named without a command,
     // is a plain Lua program: loading it ran its body, and there is nothing more to do.
     if from_stdin || raw.command.is_none() {
@@ -342,7 +375,7 @@ fn run_script(
         opts.set("db-timeout", "0")
             .map_err(|e| user_error(e.to_string()))?;
     }
-    host.set_options(opts.clone()).map_err(lua_error)?;
+    host.set_options(opts.clone()).map_err(load_error)?;
     let not_implemented = || {
         user_error(format!(
             "'{name}' test does not implement the '{command}' command."
@@ -364,10 +397,28 @@ fn run_script(
                 _ => user_error(format!("Unknown command: {command}")),
             });
         }
-        if host.command_is_parallel(command) && verbosity_of(&opts).shows(Level::Notice) {
+        if host.command_runs_on_workers(command) && verbosity_of(&opts).shows(Level::Notice) {
             println!("Initializing worker threads...\n");
         }
-        host.run_command(command).map_err(lua_error)?;
+        match host.run_command(command) {
+            Ok(CommandOutcome::Done) => {}
+            Ok(CommandOutcome::ReturnedFalse) => return Ok(1),
+            // Each thread's failure, on stdout as sysbench prints them; sysbench then
+            // exits 0 all the same, bmk says the command failed.
+            Ok(CommandOutcome::ThreadsFailed(errors)) => {
+                let messages: Vec<String> = errors
+                    .into_iter()
+                    .map(|e| lua_error(e).to_string())
+                    .collect();
+                print_command_failures(&messages, inv.strict)?;
+                return Ok(if inv.strict { 0 } else { 1 });
+            }
+            Err(e) if e.kind == bmk_lua::LuaErrorKind::Runtime => {
+                print_command_failures(&[lua_error(e).to_string()], inv.strict)?;
+                return Ok(1);
+            }
+            Err(e) => return Err(lua_error(e)),
+        }
         // The start barrier's table goes with the rest: always for the built-in
         // workloads (they live in a database), for other scripts when they name a
         // barrier (a script may not use a database at all).
@@ -429,6 +480,7 @@ fn run_settings(
         seed,
         verbosity: verbosity_of(opts),
         compat: inv.compat,
+        as_sysbench: inv.strict,
         barrier: start_barrier::settings(opts).map_err(|e| user_error(e.to_string()))?,
         execution: None,
     })

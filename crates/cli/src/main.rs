@@ -15,6 +15,7 @@ mod results_dir;
 mod run_settings;
 mod runner;
 mod script_benchmark;
+mod script_failure;
 mod settings;
 mod signals;
 mod split_gate;

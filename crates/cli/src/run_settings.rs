@@ -30,6 +30,8 @@ pub struct RunSettings {
     pub verbosity: Verbosity,
     /// The sysbench release whose wording and report layout to follow.
     pub compat: Compat,
+    /// Invoked as `sysbench`: failures read as sysbench prints them (no traceback).
+    pub as_sysbench: bool,
     /// `--barrier`: start together with other processes.
     pub barrier: Option<BarrierSettings>,
     /// How a script's events run (for the results file); `None` for system tests.

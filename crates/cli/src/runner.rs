@@ -17,6 +17,7 @@ use crate::benchmark::Benchmark;
 use crate::results::ResultsSink;
 use crate::results_dir::LevelSink;
 use crate::run_settings::RunSettings;
+use crate::script_failure::failure_text;
 use crate::signals;
 use crate::start_barrier::DatabaseGate;
 use crate::verbosity::{Level, Verbosity};
@@ -81,6 +82,10 @@ impl Observer for PrintingObserver<'_> {
     }
 
     fn interval(&mut self, stats: &IntervalStats) {
+        // A script may make its first driver in event(): sysbench decides the layout
+        // at each report.
+        let layout = self.bench.layout();
+        self.reporter.set_layout(layout);
         if let Some(results) = self.results.as_deref_mut() {
             results.interval(stats);
         }
@@ -102,6 +107,8 @@ impl Observer for PrintingObserver<'_> {
     }
 
     fn checkpoint(&mut self, at: f64, stats: &CumulativeStats) {
+        let layout = self.bench.layout();
+        self.reporter.set_layout(layout);
         if let Some(results) = self.results.as_deref_mut() {
             results.checkpoint(at, stats);
         }
@@ -121,14 +128,18 @@ impl Observer for PrintingObserver<'_> {
 /// sysbench prints them. Threads that failed alike print one message followed by
 /// sysbench's "(last message repeated N times)": a thousand tracebacks say no more
 /// than one.
-fn print_failures(out: &mut impl Write, messages: &[String]) -> std::io::Result<()> {
+fn print_failures(
+    out: &mut impl Write,
+    messages: &[String],
+    as_sysbench: bool,
+) -> std::io::Result<()> {
     // Counted by text in first-seen order; a map keeps ten thousand distinct failures
     // (one per connection) from being compared with each other.
     let mut distinct: Vec<(&str, usize)> = Vec::new();
     let mut index: HashMap<&str, usize> = HashMap::new();
     for m in messages
         .iter()
-        .map(|m| m.trim_end())
+        .map(|m| failure_text(m, as_sysbench).trim_end())
         .filter(|m| !m.is_empty())
     {
         match index.get(m) {
@@ -158,9 +169,9 @@ fn print_fatal(out: &mut impl Write, message: &str) -> std::io::Result<()> {
 }
 
 /// A failure of the script's `init()` or `done()`, on stdout like the workers'.
-fn print_fatal_now(error: &anyhow::Error) -> std::io::Result<()> {
+fn print_fatal_now(error: &anyhow::Error, as_sysbench: bool) -> std::io::Result<()> {
     let mut out = std::io::stdout().lock();
-    print_fatal(&mut out, &format!("{error:#}"))?;
+    print_fatal(&mut out, failure_text(&format!("{error:#}"), as_sysbench))?;
     out.flush()
 }
 
@@ -188,7 +199,7 @@ pub fn run(
     // sysbench calls the script's init() before it prints the header, so what init()
     // prints comes first and a failing init() leaves no header behind.
     if let Err(e) = bench.before_run() {
-        print_fatal_now(&e)?;
+        print_fatal_now(&e, settings.as_sysbench)?;
         return Ok(1);
     }
     let verbosity = settings.verbosity;
@@ -278,7 +289,7 @@ pub fn run(
         }
         RunStatus::Interrupted(sig) => code = signals::exit_code(*sig),
         RunStatus::Fatal(messages) => {
-            print_failures(&mut out, messages)?;
+            print_failures(&mut out, messages, settings.as_sysbench)?;
             code = 1;
         }
         RunStatus::ForcedShutdown if settings.config.forced_shutdown.is_some() => {
@@ -296,7 +307,7 @@ pub fn run(
             code = 2;
         }
         RunStatus::InitFailed(messages) => {
-            print_failures(&mut out, messages)?;
+            print_failures(&mut out, messages, settings.as_sysbench)?;
             // 1.1 reworded the message.
             let what = if settings.compat.is_1_0() {
                 "Thread"
@@ -368,6 +379,7 @@ pub fn run(
         }
     };
     if !replaced && notice {
+        reporter.set_layout(bench.layout());
         reporter.final_report(&mut out, &outcome.stats)?;
     }
     out.flush()?;
@@ -376,7 +388,7 @@ pub fn run(
     // abandoned workers may still use what done() tears down.
     if code != 2 && outcome.abandoned == 0 {
         if let Err(e) = bench.after_run() {
-            print_fatal_now(&e)?;
+            print_fatal_now(&e, settings.as_sysbench)?;
             code = 1;
         }
     }

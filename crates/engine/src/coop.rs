@@ -9,7 +9,8 @@
 //! has no data yet calls [`wait_readable`], which suspends it until `epoll` reports
 //! the descriptor readable, and the thread meanwhile runs the workers whose answers
 //! have arrived — one wake-up serves several queries. `--event-loops` sets how many
-//! loops there are (default: one per CPU).
+//! loops there are (default: one per CPU, or one per
+//! [`WORKERS_PER_LOOP`](crate::WORKERS_PER_LOOP) workers when that is more).
 //!
 //! The workers of a loop share its thread's random generator (seeded as the loop's
 //! first worker): with `--rand-seed` a run draws the same numbers, but which worker

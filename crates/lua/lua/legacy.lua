@@ -118,8 +118,9 @@ end
 -- Result sets are read whole when a statement runs, so storing them is done already.
 function legacy.db_store_results() end
 
+-- A statement without rows gave a NULL result (which equals nil): nothing to free.
 function legacy.db_free_results(rs)
-  if rs then
+  if rs ~= nil then
     rs:free()
   end
 end

@@ -23,17 +23,38 @@ for name, code in pairs(sql.type) do
   sql_type_names[code] = name
 end
 
-local function print_lines(lines)
-  for i = 1, #lines do
-    io.stdout:write(lines[i], "\n")
+-- Where this file's functions are on the stack: errors are raised at the script's level.
+local HERE = debug.getinfo(1, "S").source
+
+-- Raises `msg` at the function that called the API (`up` = 0), or `up` levels further
+-- out, as sysbench's error levels do; a C caller (pcall) gives no position.
+local function raise(msg, up)
+  local level = 2
+  local frame = debug.getinfo(level, "S")
+  while frame and frame.source == HERE do
+    level = level + 1
+    frame = debug.getinfo(level, "S")
   end
-  io.stdout:flush()
+  if not frame then
+    error(msg, 0)
+  end
+  error(msg, level + up)
 end
+
+-- The driver's FATAL lines of a failure, through sysbench's log.
+local function log_fatal(lines)
+  for i = 1, #lines do
+    raw_sql.log(0, lines[i])
+  end
+end
+
+-- Status of a bmk_* call that misused the API: its ALERT is printed, no SQL error.
+local API_ERROR = -2
 
 -- Turns the errinfo of a failed driver call into sysbench's behaviour (the driver
 -- layer has counted the failure already, fatal or not): ignorable errors restart the
 -- event; fatal ones may be downgraded by hooks.sql_error_ignorable, else print FATAL
--- lines and abort.
+-- lines and raise `SQL error, ...` at the API's caller.
 local function sql_failure(con, info)
   local errdesc = {
     connection = con,
@@ -46,40 +67,46 @@ local function sql_failure(con, info)
   if info.kind == "ignorable" then
     error(errdesc, 0)
   end
-  errdesc.errcode = sql.error.FATAL
+  log_fatal(info.fatal_lines)
+  errdesc.errcode = nil
   local hook = sb.hooks.sql_error_ignorable
-  if hook and hook(errdesc) then
+  if type(hook) == "function" and hook(errdesc) then
     errdesc.errcode = RESTART_EVENT
     error(errdesc, 0)
   end
-  print_lines(info.fatal_lines)
-  -- As sysbench's, the message starts with the script line that ran the statement
-  -- (the first frame outside this chunk), and so gets a traceback.
-  local here = debug.getinfo(1, "S").source
-  local level = 2
-  local frame = debug.getinfo(level, "S")
-  while frame and (frame.source == here or frame.what == "C") do
-    level = level + 1
-    frame = debug.getinfo(level, "S")
-  end
-  error(info.message, frame and level or 0)
+  raise(info.message, 0)
 end
 
--- The SQL objects are Rust objects behind FFI pointers (`bmk_*` entry points, sql.rs):
--- executing, binding values and reading result sets are FFI calls that LuaJIT compiles
--- into the event's trace. A connection and a statement each own one result set,
--- refilled by every query / execution; the handle itself is the `rs` scripts get, its
--- `nrows` / `nfields` are struct fields.
+-- A failed query, execution or next_result: an API misuse is `SQL API error` one
+-- level further out than an SQL error (sysbench raises it from a tail call).
+local function failed(con, status)
+  if status == API_ERROR then
+    raise("SQL API error", 1)
+  end
+  sql_failure(con, raw_sql.take_error())
+end
+
+-- The SQL objects are Rust objects behind FFI pointers (`bmk_*` entry points, sql.rs),
+-- as sysbench's are C objects: a connection is a `bmk_conn *`, a statement a
+-- `bmk_stmt *`, a result set a `bmk_rs *` over the handle that holds it (a connection
+-- and a statement each own one, refilled by every query / execution). Executing,
+-- binding values and reading result sets are FFI calls that LuaJIT compiles into the
+-- event's trace. A statement that returns no rows gives a NULL result, which equals
+-- nil, as in sysbench.
 local lenbuf
 local tnew = (function()
   local ok, f = pcall(require, "table.new")
   return ok and f or function() return {} end
 end)()
 
+local ResultSet, Connection, Statement = {}, {}, {}
+local rs_of, NO_RESULT
+
 local function declare_sql()
   ffi.cdef [[
 typedef struct bmk_conn { const uint32_t nrows, nfields; uint32_t cursor; } bmk_conn;
 typedef struct bmk_stmt { const uint32_t nrows, nfields; uint32_t cursor; } bmk_stmt;
+typedef struct bmk_rs { const uint32_t nrows, nfields; uint32_t cursor; } bmk_rs;
 void bmk_conn_free(bmk_conn *);
 int bmk_conn_query(bmk_conn *, const char *, size_t);
 bmk_stmt *bmk_conn_prepare(bmk_conn *, const char *, size_t);
@@ -104,12 +131,19 @@ void bmk_stmt_set_number(bmk_stmt *, uint32_t, double);
 void bmk_stmt_set_text(bmk_stmt *, uint32_t, const char *, size_t);
 int bmk_stmt_execute(bmk_stmt *);
 const char *bmk_rs_cell(const void *, uint32_t, uint32_t, size_t *);
-void bmk_rs_free(const void *);
+int bmk_rs_free(const void *);
 ]]
   lenbuf = ffi.new("size_t[1]")
+  local rs_ptr = ffi.typeof("bmk_rs *")
+  rs_of = function(h)
+    return ffi.cast(rs_ptr, h)
+  end
+  NO_RESULT = ffi.cast(rs_ptr, nil)
   -- Result sets: rs.nrows, rs.nfields (struct fields), rs:fetch_row(), rs:free().
-  local ResultSet = {}
   function ResultSet.fetch_row(rs)
+    if rs == nil then
+      return nil
+    end
     local row = rs.cursor
     if row >= rs.nrows then
       return nil
@@ -126,11 +160,23 @@ void bmk_rs_free(const void *);
     return t
   end
   function ResultSet.free(rs)
-    C.bmk_rs_free(rs)
+    if C.bmk_rs_free(rs) ~= 0 then
+      raise("db_free_results() failed", 0)
+    end
+    return true
   end
-  local mt = { __index = ResultSet }
-  ffi.metatype("bmk_conn", mt)
-  ffi.metatype("bmk_stmt", mt)
+  ffi.metatype("bmk_rs", {
+    __index = ResultSet,
+    __tostring = function() return "<sql_result>" end,
+  })
+  ffi.metatype("bmk_conn", {
+    __index = Connection,
+    __tostring = function() return "<sql_connection>" end,
+  })
+  ffi.metatype("bmk_stmt", {
+    __index = Statement,
+    __tostring = function() return "<sql_statement>" end,
+  })
 end
 
 -- SQL text argument: strings, numbers coerced (as the Lua C API would).
@@ -144,47 +190,6 @@ local function sql_text(text)
   return text
 end
 
-local function failed(con)
-  sql_failure(con, raw_sql.take_error())
-end
-
--- A bind parameter: a Lua table holding the current value, read by execute().
-local Param = {}
-Param.__index = Param
-
-function Param:set(value)
-  self.value = value
-end
-
-function Param:set_rand_str(fmt)
-  self.value = sb.rand.string(fmt)
-end
-
-local Statement = {}
-Statement.__index = Statement
-
-function Statement:bind_create(ty, max_len)
-  if sql_type_names[ty] == nil then
-    error("invalid sysbench.sql.type value " .. tostring(ty), 2)
-  end
-  return setmetatable({ type = ty, max_len = max_len or 0 }, Param)
-end
-
-function Statement:bind_param(...)
-  local params = { ... }
-  local n = select("#", ...)
-  local h = self.h
-  C.bmk_stmt_bind_reset(h)
-  for i = 1, n do
-    local p = params[i]
-    if C.bmk_stmt_bind_add(h, p.type, tonumber(p.max_len) or 0) ~= 0 then
-      error("invalid sysbench.sql.type value " .. tostring(p.type), 2)
-    end
-  end
-  self.params = params
-  self.nparams = n
-end
-
 -- Text of a value that is neither nil, number, string nor boolean (64-bit integer
 -- cdata print as 123LL / 123ULL).
 local function other_text(v)
@@ -192,56 +197,130 @@ local function other_text(v)
   return (s:gsub("U?LL$", ""))
 end
 
-function Statement:execute()
-  local h = self.h
-  local ps = self.params
-  for i = 1, self.nparams do
-    local v = ps[i].value
-    local t = type(v)
-    if t == "number" then
-      C.bmk_stmt_set_number(h, i - 1, v)
-    elseif t == "string" then
-      C.bmk_stmt_set_text(h, i - 1, v, #v)
-    elseif v == nil then
-      C.bmk_stmt_set_null(h, i - 1)
-    elseif t == "boolean" then
-      C.bmk_stmt_set_int(h, i - 1, v and 1 or 0)
-    else
-      local s = other_text(v)
-      C.bmk_stmt_set_text(h, i - 1, s, #s)
+-- Puts `v` as parameter `i` (0-based) of statement `h`.
+local function push_value(h, i, v)
+  local t = type(v)
+  if t == "number" then
+    C.bmk_stmt_set_number(h, i, v)
+  elseif t == "string" then
+    C.bmk_stmt_set_text(h, i, v, #v)
+  elseif v == nil then
+    C.bmk_stmt_set_null(h, i)
+  elseif t == "boolean" then
+    C.bmk_stmt_set_int(h, i, v and 1 or 0)
+  else
+    local s = other_text(v)
+    C.bmk_stmt_set_text(h, i, s, #s)
+  end
+end
+
+-- The types a parameter can have, as sysbench supports them.
+local BINDABLE = {}
+for _, name in ipairs({ "TINYINT", "SMALLINT", "INT", "BIGINT", "FLOAT", "DOUBLE",
+    "CHAR", "VARCHAR" }) do
+  BINDABLE[sql.type[name]] = true
+end
+local TEXT = { [sql.type.CHAR] = true, [sql.type.VARCHAR] = true }
+
+-- A bind parameter: its current value and where it is bound (statement handle and
+-- 0-based index pairs); setting it puts the value into those statements at once, so
+-- executing reads nothing from Lua.
+local Param = {}
+Param.__index = Param
+Param.__tostring = function() return "<sql_param>" end
+
+function Param:set(value)
+  self.value = value
+  local b = self.bound
+  for k = 1, #b, 2 do
+    push_value(b[k], b[k + 1], value)
+  end
+end
+
+function Param:set_rand_str(fmt)
+  if not TEXT[self.type] then
+    error("Unsupported argument type: " .. tostring(self.type), 2)
+  end
+  self:set(sb.rand.string(fmt))
+end
+
+-- The connection each statement was prepared on (for error descriptors).
+local connection_of = setmetatable({}, { __mode = "k" })
+
+function Statement:bind_create(ty, max_len)
+  if not BINDABLE[ty] then
+    error("Unsupported argument type: " .. tostring(ty), 2)
+  end
+  return setmetatable({ type = ty, max_len = max_len or 0, bound = {} }, Param)
+end
+
+function Statement:bind_param(...)
+  local n = select("#", ...)
+  if n < 1 then
+    return nil
+  end
+  C.bmk_stmt_bind_reset(self)
+  for i = 1, n do
+    local p = select(i, ...)
+    if C.bmk_stmt_bind_add(self, p.type, tonumber(p.max_len) or 0) ~= 0 then
+      error("Unsupported argument type: " .. tostring(p.type), 2)
     end
+    local b = p.bound
+    for k = #b - 1, 1, -2 do
+      if b[k] == self then
+        table.remove(b, k + 1)
+        table.remove(b, k)
+      end
+    end
+    b[#b + 1] = self
+    b[#b + 1] = i - 1
+    push_value(self, i - 1, p.value)
   end
-  local r = C.bmk_stmt_execute(h)
+  return 0
+end
+
+function Statement:execute()
+  local r = C.bmk_stmt_execute(self)
   if r == 1 then
-    return h
+    return rs_of(self)
   elseif r ~= 0 then
-    failed(self.connection)
+    failed(connection_of[self], r)
   end
-  return nil
+  return NO_RESULT
+end
+
+-- The next result of a statement that returned several (a stored procedure): they
+-- come after its first one on its connection.
+function Statement:next_result()
+  local con = connection_of[self]
+  local r = C.bmk_conn_next_result(con)
+  if r == 1 then
+    return rs_of(con)
+  elseif r ~= 0 then
+    failed(con, r)
+  end
+  return NO_RESULT
 end
 
 function Statement:close()
-  C.bmk_stmt_close(self.h)
+  C.bmk_stmt_close(self)
+  return 0
 end
-
-local Connection = {}
-Connection.__index = Connection
 
 function Connection:query(text)
   text = sql_text(text)
-  local h = self.h
-  local r = C.bmk_conn_query(h, text, #text)
+  local r = C.bmk_conn_query(self, text, #text)
   if r == 1 then
-    return h
+    return rs_of(self)
   elseif r ~= 0 then
-    failed(self)
+    failed(self, r)
   end
-  return nil
+  return NO_RESULT
 end
 
 function Connection:query_row(text)
   local rs = self:query(text)
-  if rs == nil then
+  if rs == nil or rs.nrows == 0 then
     return nil
   end
   local row = rs:fetch_row()
@@ -253,32 +332,44 @@ end
 
 function Connection:prepare(text)
   text = sql_text(text)
-  local h = C.bmk_conn_prepare(self.h, text, #text)
+  local h = C.bmk_conn_prepare(self, text, #text)
   if h == nil then
-    failed(self)
+    -- sysbench prints the driver's lines and raises no SQL error for a prepare.
+    local info = raw_sql.take_error()
+    if info then
+      log_fatal(info.fatal_lines)
+    end
+    raise("SQL API error", 0)
   end
-  return setmetatable({ h = ffi.gc(h, C.bmk_stmt_free), connection = self, params = {},
-    nparams = 0 }, Statement)
+  h = ffi.gc(h, C.bmk_stmt_free)
+  connection_of[h] = self
+  return h
+end
+
+-- The bulk calls fail as sysbench's asserts do: the driver's lines, then
+-- `db_bulk_insert_<step>() failed` at the caller.
+local function bulk_status(r, step)
+  if r ~= 0 then
+    if r ~= API_ERROR then
+      log_fatal(raw_sql.take_error().fatal_lines)
+    end
+    raise("db_bulk_insert_" .. step .. "() failed", 0)
+  end
+  return true
 end
 
 function Connection:bulk_insert_init(prefix)
   prefix = sql_text(prefix)
-  if C.bmk_conn_bulk_init(self.h, prefix, #prefix) ~= 0 then
-    failed(self)
-  end
+  return bulk_status(C.bmk_conn_bulk_init(self, prefix, #prefix), "init")
 end
 
 function Connection:bulk_insert_next(tuple)
   tuple = sql_text(tuple)
-  if C.bmk_conn_bulk_next(self.h, tuple, #tuple) ~= 0 then
-    failed(self)
-  end
+  return bulk_status(C.bmk_conn_bulk_next(self, tuple, #tuple), "next")
 end
 
 function Connection:bulk_insert_done()
-  if C.bmk_conn_bulk_done(self.h) ~= 0 then
-    failed(self)
-  end
+  return bulk_status(C.bmk_conn_bulk_done(self), "done")
 end
 
 -- bmk extension: loads `data` (a string, or a char pointer with its length `len`) into
@@ -290,10 +381,10 @@ local load_rows
 function Connection:load_text(table_name, columns, data, len)
   len = len or #data
   load_rows = load_rows or ffi.new("uint64_t[1]")
-  local r = C.bmk_conn_load_text(self.h, table_name, #table_name, columns, #columns, data,
+  local r = C.bmk_conn_load_text(self, table_name, #table_name, columns, #columns, data,
     len, load_rows)
   if r < 0 then
-    failed(self)
+    failed(self, r)
   end
   return r == 1 and tonumber(load_rows[0])
 end
@@ -319,40 +410,56 @@ function Connection:insert_generated(table_name, columns, nrows)
   end
   local spec = table.concat(lines, "\n")
   load_rows = load_rows or ffi.new("uint64_t[1]")
-  if C.bmk_conn_insert_generated(self.h, table_name, #table_name, spec, #spec, nrows,
-      load_rows) < 0 then
-    failed(self)
+  local r = C.bmk_conn_insert_generated(self, table_name, #table_name, spec, #spec, nrows,
+    load_rows)
+  if r < 0 then
+    failed(self, r)
   end
   return tonumber(load_rows[0])
 end
 
+-- sysbench 1.0.20's PostgreSQL driver cannot reconnect: it says so and goes on.
+local RECONNECT_UNSUPPORTED = sb.version == "1.0.20"
+-- The driver name of each connection, for that check.
+local driver_name_of = setmetatable({}, { __mode = "k" })
+
 function Connection:reconnect()
-  if C.bmk_conn_reconnect(self.h) ~= 0 then
-    failed(self)
+  if RECONNECT_UNSUPPORTED and driver_name_of[self] == "pgsql" then
+    raw_sql.log(1, "ALERT: reconnect is not supported by the current driver")
+    return true
   end
+  local r = C.bmk_conn_reconnect(self)
+  if r ~= 0 then
+    if r ~= API_ERROR then
+      log_fatal(raw_sql.take_error().fatal_lines)
+    end
+    raise("assertion failed!", 0)
+  end
+  return true
 end
 
 function Connection:disconnect()
-  C.bmk_conn_disconnect(self.h)
+  C.bmk_conn_disconnect(self)
+  return true
 end
 
 function Connection:more_results()
-  return C.bmk_conn_more_results(self.h)
+  return C.bmk_conn_more_results(self)
 end
 
 function Connection:next_result()
-  local h = self.h
-  local r = C.bmk_conn_next_result(h)
+  local r = C.bmk_conn_next_result(self)
   if r == 1 then
-    return h
+    return rs_of(self)
   elseif r ~= 0 then
-    failed(self)
+    failed(self, r)
   end
-  return nil
+  return NO_RESULT
 end
 
 local Driver = {}
 Driver.__index = Driver
+Driver.__tostring = function() return "<sql_driver>" end
 
 function Driver:name()
   return self.raw:name()
@@ -361,17 +468,19 @@ end
 function Driver:connect()
   local ok, res = self.raw:connect()
   if not ok then
-    print_lines(res.fatal_lines)
-    error("connection creation failed", 2)
+    log_fatal(res.fatal_lines)
+    raise("connection creation failed", 0)
   end
   local h = ffi.gc(ffi.cast("bmk_conn *", res), C.bmk_conn_free)
-  return setmetatable({ h = h, driver = self }, Connection)
+  driver_name_of[h] = self.raw:name()
+  return h
 end
 
 function sql.driver(name)
   local raw, err = raw_sql.driver(name)
   if not raw then
-    error(err, 2)
+    raw_sql.log(0, "FATAL: " .. err)
+    raise("failed to initialize the DB driver", 0)
   end
   return setmetatable({ raw = raw }, Driver)
 end

@@ -16,6 +16,17 @@ use crate::state_data::StateData;
 use crate::worker::ScriptWorkload;
 use crate::{HostConfig, ScriptSource};
 
+/// What a script command came to, short of an error in the main state.
+#[derive(Debug)]
+pub enum CommandOutcome {
+    /// It ran to its end.
+    Done,
+    /// It returned false: it failed and said why itself.
+    ReturnedFalse,
+    /// Some of the threads of a parallel command failed (each with its error).
+    ThreadsFailed(Vec<LuaError>),
+}
+
 /// The main Lua state of a script and the configuration its workers are built from.
 ///
 /// Not `Send`: it stays on the thread that loaded it (the CLI's main thread). Worker
@@ -43,6 +54,7 @@ impl ScriptHost {
     pub fn load(src: ScriptSource, cfg: HostConfig) -> Result<ScriptHost, LuaError> {
         crate::ffi::ensure_ffi_linked();
         line_buffer_c_stdout();
+        crate::log::set_verbosity(cfg.options.int("verbosity", 3));
         let version_string = cfg.banner.clone().unwrap_or_else(crate::default_banner);
         let mut env = ScriptEnv {
             src: Arc::new(src),
@@ -51,6 +63,10 @@ impl ScriptHost {
             library: cfg.library,
             version_string,
             api: cfg.api,
+            opt_view: cfg
+                .as_sysbench
+                .then(|| crate::sysbench_env::builtin_keys(cfg.api)),
+            shipped_modules_only: cfg.as_sysbench,
             script_kinds: Default::default(),
             options: Arc::new(cfg.options),
             threads: cfg.threads.max(1),
@@ -101,6 +117,7 @@ impl ScriptHost {
         );
         opts.validate()
             .map_err(|e| LuaError::new(LuaErrorKind::Option, e.to_string()))?;
+        crate::log::set_verbosity(opts.int("verbosity", 3));
         self.env.options = Arc::new(opts);
         self.main.set_options(&self.env)?;
         let opt: Table = self.main.sysbench()?.get("opt")?;
@@ -137,12 +154,19 @@ impl ScriptHost {
     /// Whether the script defines command `name` (in `sysbench.cmdline.commands`, or
     /// as a global function such as `prepare`, `cleanup`, `help`).
     pub fn has_command(&self, name: &str) -> bool {
-        self.main.command_info(name).0
+        self.main.command_info(name).defined
     }
 
     /// Whether command `name` is declared with `sysbench.cmdline.PARALLEL_COMMAND`.
     pub fn command_is_parallel(&self, name: &str) -> bool {
-        self.main.command_info(name).1
+        self.main.command_info(name).parallel
+    }
+
+    /// Whether [`ScriptHost::run_command`] runs command `name` on worker threads: a
+    /// parallel command with more than one thread (with one, sysbench runs it in the
+    /// main state like any other).
+    pub fn command_runs_on_workers(&self, name: &str) -> bool {
+        self.command_is_parallel(name) && self.threads() > 1
     }
 
     /// Number of worker threads (`--threads`, else the configured count).
@@ -151,28 +175,32 @@ impl ScriptHost {
         u32::try_from(t).unwrap_or(1).max(1)
     }
 
-    /// Runs a script command: in the main state, or for a parallel command in
-    /// `--threads` fresh worker states at once, each with its own `sysbench.tid`.
-    pub fn run_command(&mut self, name: &str) -> Result<(), LuaError> {
-        let (defined, parallel) = self.main.command_info(name);
-        if !defined {
+    /// Runs a script command: in the main state, or for a parallel command with more
+    /// than one thread in `--threads` fresh worker states at once, each with its own
+    /// `sysbench.tid`. A failure in the main state is the error; the workers' failures
+    /// are an outcome, as sysbench reports each and goes on.
+    pub fn run_command(&mut self, name: &str) -> Result<CommandOutcome, LuaError> {
+        if !self.main.command_info(name).defined {
             return Err(LuaError::new(
                 LuaErrorKind::UnknownCommand,
                 format!("Unknown command: {name}"),
             ));
         }
-        if !parallel {
-            return self.main.call_command(name);
+        if !self.command_runs_on_workers(name) {
+            return Ok(match self.main.call_command(name)? {
+                true => CommandOutcome::Done,
+                false => CommandOutcome::ReturnedFalse,
+            });
         }
         let threads = self.threads();
         let env = &self.env;
-        let mut errors: Vec<LuaError> = std::thread::scope(|scope| {
+        let errors: Vec<LuaError> = std::thread::scope(|scope| {
             let handles: Vec<_> = (0..threads)
                 .map(|tid| {
                     std::thread::Builder::new()
                         .name(format!("bmk-cmd-{tid}"))
                         .stack_size(8 << 20)
-                        .spawn_scoped(scope, move || -> Result<(), LuaError> {
+                        .spawn_scoped(scope, move || -> Result<bool, LuaError> {
                             bmk_engine::rand::seed_thread(tid);
                             let state = ScriptState::new(env, tid)?;
                             state.call_command(name)
@@ -199,10 +227,11 @@ impl ScriptHost {
                 })
                 .collect()
         });
-        match errors.len() {
-            0 => Ok(()),
-            _ => Err(errors.remove(0)),
-        }
+        Ok(if errors.is_empty() {
+            CommandOutcome::Done
+        } else {
+            CommandOutcome::ThreadsFailed(errors)
+        })
     }
 
     /// Calls the script's `init()` in the main state (before workers start), then

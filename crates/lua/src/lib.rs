@@ -64,11 +64,13 @@ mod generated_rows;
 mod heap;
 mod histogram;
 mod host;
+mod log;
 mod options;
 mod report;
 mod sql;
 mod state;
 mod state_data;
+mod sysbench_env;
 mod worker;
 
 use std::path::{Path, PathBuf};
@@ -84,7 +86,7 @@ pub use ffi::{
     sb_rand_uniform_double, sb_rand_uniform_uint64, sb_rand_unique, sb_rand_varstr,
     sb_rand_zipfian,
 };
-pub use host::ScriptHost;
+pub use host::{CommandOutcome, ScriptHost};
 pub use options::format_options_help;
 pub use sql::driver_made;
 
@@ -263,6 +265,11 @@ pub struct HostConfig {
     pub banner: Option<String>,
     /// The sysbench release whose API the script sees.
     pub api: ApiLevel,
+    /// Invoked as `sysbench`: `sysbench.opt` shows exactly the general options
+    /// sysbench of `api` has (no bmk extras, unset strings as `""`), and a user's
+    /// script `require`s from bmk's library only the modules sysbench ships (others
+    /// fail as missing files do).
+    pub as_sysbench: bool,
 }
 
 impl HostConfig {
@@ -276,6 +283,7 @@ impl HostConfig {
             threads: 1,
             banner: None,
             api: ApiLevel::V1_1,
+            as_sysbench: false,
         }
     }
 }

@@ -208,15 +208,44 @@ pub(crate) fn lua_value(lua: &Lua, v: &OptValue) -> mlua::Result<Value> {
 
 /// The value `sysbench.opt[key]` reads: the typed value of a declared option, the raw
 /// string of a given option nothing declared, or nil. Keys are the underscore
-/// spelling only, as in sysbench.
+/// spelling only, as in sysbench. With a `view` (invoked as sysbench), the general
+/// options are sysbench's only, an unset string or list reads as empty as sysbench's
+/// do, and `mysql_ssl` is sysbench's switch.
 pub(crate) fn opt_value(
     lua: &Lua,
     options: &OptionSet,
     script_kinds: &HashMap<String, OptKind>,
+    view: Option<&[&str]>,
     key: &str,
 ) -> mlua::Result<Value> {
     if key.contains('-') {
         return Ok(Value::Nil);
+    }
+    let script_option = script_kinds.contains_key(key);
+    if let Some(view) = view {
+        if !script_option && options.is_declared(key) {
+            if !view.contains(&key) {
+                return Ok(Value::Nil);
+            }
+            if key == "mysql_ssl" {
+                let mode = options.string(key).unwrap_or_default();
+                return Ok(Value::Boolean(crate::sysbench_env::mysql_ssl_switch(&mode)));
+            }
+            return match options.get(key) {
+                Some(v) => lua_value(lua, &v),
+                None => match options.spec(key).map(|s| s.kind) {
+                    Some(OptKind::List) => Ok(Value::Table(lua.create_table()?)),
+                    Some(OptKind::String | OptKind::File) => {
+                        Ok(Value::String(lua.create_string("")?))
+                    }
+                    _ => Ok(Value::Nil),
+                },
+            };
+        }
+        if !script_option && view.contains(&key) && options.raw(key).is_none() {
+            // An option of sysbench's that bmk does not have: an unset string.
+            return Ok(Value::String(lua.create_string("")?));
+        }
     }
     if options.is_declared(key) {
         return match (options.get(key), script_kinds.get(key)) {
@@ -231,13 +260,30 @@ pub(crate) fn opt_value(
     }
 }
 
-/// Every key of `sysbench.opt` that has a value.
-pub(crate) fn opt_keys(options: &OptionSet) -> Vec<String> {
-    let mut keys: Vec<String> = options
-        .specs()
-        .filter(|spec| options.get(&spec.name).is_some())
-        .map(OptSpec::key)
-        .collect();
+/// Every key of `sysbench.opt` that has a value (with a `view`: sysbench's general
+/// options, the script's own and any other given).
+pub(crate) fn opt_keys(
+    options: &OptionSet,
+    script_kinds: &HashMap<String, OptKind>,
+    view: Option<&[&str]>,
+) -> Vec<String> {
+    let mut keys: Vec<String> = match view {
+        Some(view) => view
+            .iter()
+            .map(|k| k.to_string())
+            .chain(
+                options
+                    .specs()
+                    .map(OptSpec::key)
+                    .filter(|k| script_kinds.contains_key(k) && options.get(k).is_some()),
+            )
+            .collect(),
+        None => options
+            .specs()
+            .filter(|spec| options.get(&spec.name).is_some())
+            .map(OptSpec::key)
+            .collect(),
+    };
     keys.extend(options.undeclared_given());
     keys
 }

@@ -22,7 +22,7 @@
 //! calling worker; ignorable errors count as ignored errors (or reconnects when the
 //! driver reconnected) when they happen.
 
-use std::cell::RefCell;
+use std::cell::{Cell, RefCell};
 use std::io::Write as _;
 use std::os::raw::{c_char, c_int, c_void};
 use std::rc::Rc;
@@ -67,6 +67,9 @@ pub(crate) fn raw_api(lua: &Lua) -> mlua::Result<Table> {
                 .app_data_ref::<StateData>()
                 .map(|d| d.options.clone())
                 .unwrap_or_default();
+            // As in sysbench, asking for a driver turns the SQL statistics on, even
+            // when the name turns out to be wrong.
+            DRIVER_MADE.store(true, std::sync::atomic::Ordering::Relaxed);
             let name = name
                 .or_else(|| options.raw("db-driver"))
                 .unwrap_or_else(|| "mysql".to_string());
@@ -78,17 +81,22 @@ pub(crate) fn raw_api(lua: &Lua) -> mlua::Result<Table> {
             // unset fast-path switches (`BMK_MYSQL_FASTPATH`, ...) count.
             let get = |n: &str| options.is_given(n).then(|| options.raw(n)).flatten();
             match DriverConfig::from_options(kind, &get) {
-                Ok(cfg) => {
-                    DRIVER_MADE.store(true, std::sync::atomic::Ordering::Relaxed);
-                    Ok((
-                        Value::UserData(lua.create_userdata(LuaDriver {
-                            driver: Driver::new(cfg),
-                        })?),
-                        None,
-                    ))
-                }
+                Ok(cfg) => Ok((
+                    Value::UserData(lua.create_userdata(LuaDriver {
+                        driver: Driver::new(cfg),
+                    })?),
+                    None,
+                )),
                 Err(e) => Ok((Value::Nil, Some(e.message))),
             }
+        })?,
+    )?;
+    // log(level, line): a FATAL (0) or ALERT (1) line through sysbench's log.
+    raw.set(
+        "log",
+        lua.create_function(|_, (level, line): (i64, String)| {
+            crate::log::log_line(level, &line);
+            Ok(())
         })?,
     )?;
     raw.set(
@@ -196,8 +204,12 @@ impl UserData for LuaDriver {
                 Ok(conn) => {
                     let handle = Box::new(BmkConn {
                         rs: RsPart::default(),
-                        shared: Rc::new(RefCell::new(Some(conn))),
+                        shared: Rc::new(ConnShared {
+                            conn: RefCell::new(Some(conn)),
+                            has_result: Cell::new(false),
+                        }),
                         kind: d.driver.kind(),
+                        bulk_started: false,
                     });
                     let ptr = Box::into_raw(handle).cast::<c_void>();
                     Ok((true, Value::LightUserData(LightUserData(ptr))))
@@ -214,7 +226,35 @@ impl UserData for LuaDriver {
     }
 }
 
-type SharedConn = Rc<RefCell<Option<Box<dyn Connection>>>>;
+/// A connection as its handles share it: the driver connection (`None` once closed)
+/// and whether it holds a result set not freed yet, the state sysbench's
+/// `rs:free()` checks.
+struct ConnShared {
+    conn: RefCell<Option<Box<dyn Connection>>>,
+    has_result: Cell<bool>,
+}
+
+impl ConnShared {
+    fn borrow_mut(&self) -> std::cell::RefMut<'_, Option<Box<dyn Connection>>> {
+        self.conn.borrow_mut()
+    }
+}
+
+type SharedConn = Rc<ConnShared>;
+
+/// What a call on a closed connection logs (sysbench's wording); the call then fails
+/// as a misuse of the API ([`API_ERROR`]).
+const CLOSED: &str = "ALERT: attempt to use an already closed connection";
+
+/// The status of a call that misused the API (a closed connection, a bulk insert not
+/// started): its ALERT is printed already and there is no SQL error to describe.
+const API_ERROR: c_int = -2;
+
+#[cold]
+fn api_error(alert: &str) -> c_int {
+    crate::log::log_line(crate::log::ALERT, alert);
+    API_ERROR
+}
 
 /// The result-set header shared by connections and statements: the first fields of
 /// both `bmk_conn` and `bmk_stmt` as the prelude declares them.
@@ -272,7 +312,12 @@ pub struct BmkConn {
     rs: RsPart,
     shared: SharedConn,
     kind: DriverKind,
+    /// Between `bulk_insert_init` and `bulk_insert_done`.
+    bulk_started: bool,
 }
+
+// `bmk_rs_free` reaches the connection of either handle through this field.
+const _: () = assert!(std::mem::offset_of!(BmkConn, shared) == std::mem::offset_of!(BmkStmt, conn));
 
 impl BmkConn {
     /// Runs `f` on the open connection; a closed one fails.
@@ -281,7 +326,7 @@ impl BmkConn {
         let mut guard = self.shared.borrow_mut();
         match guard.as_deref_mut() {
             Some(c) => f(c, &mut self.rs),
-            None => fail(closed_error(self.kind)),
+            None => api_error(CLOSED),
         }
     }
 }
@@ -406,13 +451,15 @@ pub unsafe extern "C" fn bmk_conn_free(c: *mut BmkConn) {
 pub unsafe extern "C" fn bmk_conn_query(c: *mut BmkConn, sql: *const c_char, len: usize) -> c_int {
     // SAFETY: guaranteed by the caller.
     let (c, sql) = unsafe { (&mut *c, text(sql, len)) };
-    c.with(|conn, rs| {
+    let status = c.with(|conn, rs| {
         let r = conn.query(&sql);
         if r.is_ok() {
             count(classify(&sql));
         }
         rs.take(r)
-    })
+    });
+    c.shared.has_result.set(status == 1);
+    status
 }
 
 /// `bmk_stmt *bmk_conn_prepare(bmk_conn *, const char *sql, size_t len)`: a new
@@ -462,7 +509,9 @@ pub unsafe extern "C" fn bmk_conn_bulk_init(
 ) -> c_int {
     // SAFETY: guaranteed by the caller.
     let (c, prefix) = unsafe { (&mut *c, text(prefix, len)) };
-    c.with(|conn, _| status(conn.bulk_insert_init(&prefix)))
+    let r = c.with(|conn, _| status(conn.bulk_insert_init(&prefix)));
+    c.bulk_started |= r == 0;
+    r
 }
 
 /// `int bmk_conn_bulk_next(bmk_conn *, const char *tuple, size_t len)`: `0` or `-1`.
@@ -477,6 +526,9 @@ pub unsafe extern "C" fn bmk_conn_bulk_next(
 ) -> c_int {
     // SAFETY: guaranteed by the caller.
     let (c, tuple) = unsafe { (&mut *c, text(tuple, len)) };
+    if c.shared.borrow_mut().is_some() && !c.bulk_started {
+        return api_error("ALERT: attempt to call bulk_insert_next() before bulk_insert_init()");
+    }
     c.with(|conn, _| status(conn.bulk_insert_next(&tuple)))
 }
 
@@ -488,6 +540,7 @@ pub unsafe extern "C" fn bmk_conn_bulk_next(
 pub unsafe extern "C" fn bmk_conn_bulk_done(c: *mut BmkConn) -> c_int {
     // SAFETY: guaranteed by the caller.
     let c = unsafe { &mut *c };
+    c.bulk_started = false;
     c.with(|conn, _| {
         let r = conn.bulk_insert_done();
         if r.is_ok() {
@@ -589,7 +642,20 @@ pub unsafe extern "C" fn bmk_conn_insert_generated(
 pub unsafe extern "C" fn bmk_conn_reconnect(c: *mut BmkConn) -> c_int {
     // SAFETY: guaranteed by the caller.
     let c = unsafe { &mut *c };
-    c.with(|conn, _| status(conn.reconnect()))
+    if c.shared.borrow_mut().is_none() {
+        crate::log::log_line(crate::log::ALERT, CLOSE_CLOSED);
+        return 0;
+    }
+    c.shared.has_result.set(false);
+    c.with(|conn, _| {
+        let r = conn.reconnect();
+        if r.is_ok() {
+            // sysbench counts every reconnect, asked for or not.
+            count_caught_fatal();
+            with_current(|ctx| ctx.count(Counter::Reconnect));
+        }
+        status(r)
+    })
 }
 
 /// `void bmk_conn_disconnect(bmk_conn *)`: closes the connection; later calls on it
@@ -601,10 +667,15 @@ pub unsafe extern "C" fn bmk_conn_reconnect(c: *mut BmkConn) -> c_int {
 pub unsafe extern "C" fn bmk_conn_disconnect(c: *mut BmkConn) {
     // SAFETY: guaranteed by the caller.
     let c = unsafe { &mut *c };
-    if let Some(mut conn) = c.shared.borrow_mut().take() {
-        conn.disconnect();
+    c.shared.has_result.set(false);
+    match c.shared.borrow_mut().take() {
+        Some(mut conn) => conn.disconnect(),
+        None => crate::log::log_line(crate::log::ALERT, CLOSE_CLOSED),
     }
 }
+
+/// What closing (or reconnecting) a closed connection logs.
+const CLOSE_CLOSED: &str = "ALERT: attempt to close an already closed connection";
 
 /// `bool bmk_conn_more_results(bmk_conn *)`.
 ///
@@ -614,10 +685,13 @@ pub unsafe extern "C" fn bmk_conn_disconnect(c: *mut BmkConn) {
 pub unsafe extern "C" fn bmk_conn_more_results(c: *mut BmkConn) -> bool {
     // SAFETY: guaranteed by the caller.
     let c = unsafe { &mut *c };
-    c.shared
-        .borrow_mut()
-        .as_deref_mut()
-        .is_some_and(|conn| conn.more_results())
+    match c.shared.borrow_mut().as_deref_mut() {
+        Some(conn) => conn.more_results(),
+        None => {
+            crate::log::log_line(crate::log::ALERT, CLOSED);
+            false
+        }
+    }
 }
 
 /// `int bmk_conn_next_result(bmk_conn *)`: like `bmk_conn_query`.
@@ -628,7 +702,9 @@ pub unsafe extern "C" fn bmk_conn_more_results(c: *mut BmkConn) -> bool {
 pub unsafe extern "C" fn bmk_conn_next_result(c: *mut BmkConn) -> c_int {
     // SAFETY: guaranteed by the caller.
     let c = unsafe { &mut *c };
-    c.with(|conn, rs| rs.take(conn.next_result()))
+    let status = c.with(|conn, rs| rs.take(conn.next_result()));
+    c.shared.has_result.set(status == 1);
+    status
 }
 
 fn status(r: Result<(), SqlError>) -> c_int {
@@ -659,10 +735,13 @@ pub unsafe extern "C" fn bmk_stmt_free(s: *mut BmkStmt) {
 pub unsafe extern "C" fn bmk_stmt_close(s: *mut BmkStmt) {
     // SAFETY: guaranteed by the caller.
     let s = unsafe { &mut *s };
+    let mut guard = s.conn.borrow_mut();
+    let Some(conn) = guard.as_deref_mut() else {
+        crate::log::log_line(crate::log::ALERT, CLOSED);
+        return;
+    };
     if let Some(id) = s.id.take() {
-        if let Some(conn) = s.conn.borrow_mut().as_deref_mut() {
-            conn.close_statement(id);
-        }
+        conn.close_statement(id);
     }
 }
 
@@ -770,9 +849,9 @@ pub unsafe extern "C" fn bmk_stmt_execute(s: *mut BmkStmt) -> c_int {
     };
     let mut guard = s.conn.borrow_mut();
     let Some(conn) = guard.as_deref_mut() else {
-        return fail(closed_error(s.kind));
+        return api_error(CLOSED);
     };
-    match conn.execute_into(id, &s.values, &mut s.rs.rs) {
+    let status = match conn.execute_into(id, &s.values, &mut s.rs.rs) {
         Ok(has_rows) => {
             count(s.query_kind);
             s.rs.sync(has_rows)
@@ -781,7 +860,10 @@ pub unsafe extern "C" fn bmk_stmt_execute(s: *mut BmkStmt) -> c_int {
             s.rs.sync(false);
             fail(e)
         }
-    }
+    };
+    drop(guard);
+    s.conn.has_result.set(status == 1);
+    status
 }
 
 /// `const char *bmk_rs_cell(const void *rs, uint32_t row, uint32_t col, size_t *len)`: the
@@ -816,12 +898,39 @@ pub unsafe extern "C" fn bmk_rs_cell(
 /// # Safety
 /// `rs` must be a live connection or statement handle.
 #[no_mangle]
-pub unsafe extern "C" fn bmk_rs_free(rs: *mut c_void) {
-    // SAFETY: both handle types start with an `RsPart` (`#[repr(C)]`).
+pub unsafe extern "C" fn bmk_rs_free(rs: *mut c_void) -> c_int {
+    if rs.is_null() {
+        crate::log::log_line(crate::log::ALERT, FREE_INVALID);
+        return 1;
+    }
+    // SAFETY: both handle types are `#[repr(C)]` and start with an `RsPart` followed
+    // by their `SharedConn` (the const assertion next to `BmkConn`).
+    let conn = unsafe {
+        &*rs.cast::<u8>()
+            .add(std::mem::offset_of!(BmkConn, shared))
+            .cast::<SharedConn>()
+    }
+    .clone();
+    // SAFETY: as above.
     let rs = unsafe { &mut *rs.cast::<RsPart>() };
+    // As sysbench, a result set can be freed once, while its connection still holds
+    // it (no query since), and not on a closed connection.
+    if conn.borrow_mut().is_none() {
+        crate::log::log_line(crate::log::ALERT, CLOSED);
+        return 1;
+    }
+    if !conn.has_result.get() {
+        crate::log::log_line(crate::log::ALERT, FREE_INVALID);
+        return 1;
+    }
+    conn.has_result.set(false);
     rs.rs = ResultSet::default();
     rs.sync(false);
+    0
 }
+
+/// What freeing a result set that is no longer (or never was) current logs.
+const FREE_INVALID: &str = "ALERT: attempt to free an invalid result set";
 
 /// Addresses of the `bmk_*` entry points, for [`crate::ffi::ensure_ffi_linked`].
 pub(crate) fn entry_points() -> [usize; 23] {

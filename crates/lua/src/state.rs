@@ -192,6 +192,10 @@ pub(crate) struct ScriptEnv {
     pub library: Arc<dyn ModuleLibrary>,
     pub version_string: String,
     pub api: crate::ApiLevel,
+    /// The general option keys `sysbench.opt` is limited to (invoked as sysbench).
+    pub opt_view: Option<&'static [&'static str]>,
+    /// A user's script may `require` only the built-in modules sysbench ships.
+    pub shipped_modules_only: bool,
     /// The kinds of the options the script declares, by `sysbench.opt` key: one
     /// declared without a default reads as its type's empty value.
     pub script_kinds: Arc<HashMap<String, OptKind>>,
@@ -220,6 +224,17 @@ impl ScriptEnv {
             self.options.int("verbosity", 3) >= 3,
         )
     }
+}
+
+/// How a script defines a command.
+#[derive(Debug, Clone, Copy, Default)]
+pub(crate) struct CommandInfo {
+    /// The script implements it.
+    pub defined: bool,
+    /// Its threads run it at once (`sysbench.cmdline.PARALLEL_COMMAND`).
+    pub parallel: bool,
+    /// An entry of `sysbench.cmdline.commands`, not a global function.
+    pub custom: bool,
 }
 
 /// A Lua state with the API installed and the script loaded.
@@ -318,21 +333,33 @@ impl ScriptState {
             .map_err(|e| e.in_function("thread_run"))
     }
 
-    /// (defined, parallel) for a command name.
-    pub(crate) fn command_info(&self, name: &str) -> (bool, bool) {
+    /// How the script defines a command name.
+    pub(crate) fn command_info(&self, name: &str) -> CommandInfo {
         let f: Function = match self.internal.get("command_info") {
             Ok(f) => f,
-            Err(_) => return (false, false),
+            Err(_) => return CommandInfo::default(),
         };
-        f.call::<(bool, bool)>(name).unwrap_or((false, false))
+        let (defined, parallel, custom) = f.call::<(bool, bool, bool)>(name).unwrap_or_default();
+        CommandInfo {
+            defined,
+            parallel,
+            custom,
+        }
     }
 
-    /// Runs command `name` in this state.
-    pub(crate) fn call_command(&self, name: &str) -> Result<(), LuaError> {
+    /// Runs command `name` in this state: whether it succeeded (a command fails
+    /// quietly by returning false).
+    pub(crate) fn call_command(&self, name: &str) -> Result<bool, LuaError> {
         let f: Function = self.internal.get("call_command")?;
-        self.pcall(f, name)
-            .map(|_| ())
-            .map_err(|e| e.in_function(name))
+        // sysbench names the function that failed: its command dispatcher for the
+        // script's own commands, the command itself for global prepare()/cleanup().
+        let failed_in = if self.command_info(name).custom {
+            "sysbench.cmdline.call_command"
+        } else {
+            name
+        };
+        let ret = self.pcall(f, name).map_err(|e| e.in_function(failed_in))?;
+        Ok(!matches!(ret.front(), Some(Value::Boolean(false))))
     }
 
     /// The `sysbench` table.
@@ -419,9 +446,15 @@ fn install(lua: &Lua, env: &ScriptEnv, tid: u32) -> Result<Table, LuaError> {
         options: env.options.clone(),
         script_kinds: env.script_kinds.clone(),
         reports: env.report_settings(),
+        opt_view: env.opt_view,
     });
     set_package_path(lua, env.src.path.as_deref())?;
-    install_searcher(lua, env.library.clone())?;
+    let restrict = env.shipped_modules_only.then(|| {
+        // A built-in workload run by name may use the whole library.
+        let builtin_main = env.src.path.is_none() && env.library.module(&env.src.name).is_some();
+        builtin_main.then(|| format!("@{}", env.src.display_name()))
+    });
+    install_searcher(lua, env.library.clone(), restrict)?;
 
     lua.globals()
         .set("print", lua.create_function(report::print)?)?;
@@ -443,14 +476,14 @@ fn install(lua: &Lua, env: &ScriptEnv, tid: u32) -> Result<Table, LuaError> {
     host.set(
         "opt_source",
         lua.create_function(|lua, key: Option<String>| {
-            let (options, kinds) = lua
+            let (options, kinds, view) = lua
                 .app_data_ref::<StateData>()
-                .map(|d| (d.options.clone(), d.script_kinds.clone()))
+                .map(|d| (d.options.clone(), d.script_kinds.clone(), d.opt_view))
                 .unwrap_or_default();
             match key {
-                Some(key) => options::opt_value(lua, &options, &kinds, &key),
+                Some(key) => options::opt_value(lua, &options, &kinds, view, &key),
                 None => Ok(Value::Table(
-                    lua.create_sequence_from(options::opt_keys(&options))?,
+                    lua.create_sequence_from(options::opt_keys(&options, &kinds, view))?,
                 )),
             }
         })?,
@@ -525,15 +558,50 @@ fn set_package_path(lua: &Lua, script: Option<&Path>) -> mlua::Result<()> {
 
 /// Adds a `package.loaders` searcher for the built-in library, after the file searcher
 /// so that a module next to the user's script takes precedence.
-fn install_searcher(lua: &Lua, library: Arc<dyn ModuleLibrary>) -> mlua::Result<()> {
-    let searcher = lua.create_function(move |lua, name: String| match library.module(&name) {
-        Some(src) => {
-            let f = module_cache().load(lua, &format!("@[built-in]/{name}.lua"), src)?;
-            Ok(Value::Function(f))
+/// The chunk names of bmk's built-in modules start with this.
+const BUILTIN_CHUNK: &str = "@[built-in]/";
+
+/// Whether the Lua function that called `require` (the first Lua frame above the
+/// searcher) is one of bmk's built-in scripts.
+fn required_by_builtin(lua: &Lua, builtin_main: Option<&str>) -> bool {
+    for level in 1..8 {
+        let Some(source) = lua.inspect_stack(level, |d| {
+            let s = d.source();
+            (s.what != "C").then(|| s.source.map(|x| x.to_string()).unwrap_or_default())
+        }) else {
+            return false;
+        };
+        if let Some(source) = source {
+            return source.starts_with(BUILTIN_CHUNK) || builtin_main.is_some_and(|m| source == m);
         }
-        None => Ok(Value::String(lua.create_string(format!(
-            "\n\tno module '{name}' in bmk's built-in script library"
-        ))?)),
+    }
+    false
+}
+
+fn install_searcher(
+    lua: &Lua,
+    library: Arc<dyn ModuleLibrary>,
+    restrict: Option<Option<String>>,
+) -> mlua::Result<()> {
+    let searcher = lua.create_function(move |lua, name: String| {
+        // Invoked as sysbench, a user's script gets only what sysbench ships from the
+        // library: bmk's own modules must not stand in for a file the user lacks.
+        let allowed = match &restrict {
+            Some(main) => {
+                crate::sysbench_env::ships_module(&name)
+                    || required_by_builtin(lua, main.as_deref())
+            }
+            None => true,
+        };
+        match library.module(&name).filter(|_| allowed) {
+            Some(src) => {
+                let f = module_cache().load(lua, &format!("@[built-in]/{name}.lua"), src)?;
+                Ok(Value::Function(f))
+            }
+            None => Ok(Value::String(lua.create_string(format!(
+                "\n\tno module '{name}' in bmk's built-in script library"
+            ))?)),
+        }
     })?;
     let package: Table = lua.globals().get("package")?;
     let loaders: Table = package.get("loaders")?;

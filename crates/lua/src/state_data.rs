@@ -17,4 +17,6 @@ pub(crate) struct StateData {
     pub script_kinds: Arc<std::collections::HashMap<String, bmk_engine::options::OptKind>>,
     /// How the `sysbench.report_*` printers format their lines.
     pub reports: ReportSettings,
+    /// The general option keys `sysbench.opt` is limited to (invoked as sysbench).
+    pub opt_view: Option<&'static [&'static str]>,
 }

@@ -68,6 +68,9 @@ pub struct SqlError {
     pub op: SqlOp,
     /// Connection target, for connect errors.
     pub endpoint: Option<Box<Endpoint>>,
+    /// Where in the query the server located the error (1-based, in characters), when
+    /// it said (PostgreSQL).
+    pub position: Option<u32>,
 }
 
 impl SqlError {
@@ -88,6 +91,7 @@ impl SqlError {
             driver,
             op,
             endpoint: None,
+            position: None,
         }
     }
 
@@ -159,6 +163,21 @@ impl SqlError {
     /// `FATAL: unable to connect to MySQL server on host 'H', port P, aborting...` (or
     /// `on socket 'S'`), then `FATAL: error N: message`, then `FATAL: user 'U'`.
     pub fn fatal_lines(&self) -> Vec<String> {
+        if self.kind != SqlErrorKind::Connect && self.driver == DriverKind::Pgsql {
+            return self.pgsql_fatal_lines();
+        }
+        if self.op == SqlOp::Prepare && self.driver == DriverKind::Mysql {
+            return vec![
+                "FATAL: mysql_stmt_prepare() failed".to_string(),
+                format!("FATAL: MySQL error: {} \"{}\"", self.errno, self.message),
+            ];
+        }
+        if self.kind == SqlErrorKind::Connect && self.driver == DriverKind::Pgsql {
+            return vec![format!(
+                "FATAL: Connection to database failed: {}",
+                self.libpq_connect_message()
+            )];
+        }
         if self.kind == SqlErrorKind::Connect {
             let ep = self.endpoint.as_deref().cloned().unwrap_or_default();
             let server = match self.driver {
@@ -172,14 +191,20 @@ impl SqlError {
                 (None, Some(h)) => format!("host '{h}', port {}", ep.port.unwrap_or(0)),
                 (None, None) => "(unknown)".to_string(),
             };
-            let mut lines = vec![
+            // A name that does not resolve reads as libmysqlclient says it.
+            let (errno, message) = match &ep.host {
+                Some(h)
+                    if self.driver == DriverKind::Mysql
+                        && self.message.contains("lookup address") =>
+                {
+                    (2005, format!("Unknown MySQL server host '{h}' (0)"))
+                }
+                _ => (self.errno, self.message.clone()),
+            };
+            return vec![
                 format!("FATAL: unable to connect to {server} on {target}, aborting..."),
-                format!("FATAL: error {}: {}", self.errno, self.message),
+                format!("FATAL: error {errno}: {message}"),
             ];
-            if let Some(u) = &ep.user {
-                lines.push(format!("FATAL: connecting as user '{u}'"));
-            }
-            return lines;
         }
         let mut line = format!(
             "FATAL: {} returned error {} ({})",
@@ -196,8 +221,114 @@ impl SqlError {
     }
 }
 
+impl SqlError {
+    /// sysbench's pgsql driver prints libpq's messages: `PQprepare() failed:` with the
+    /// whole server message (`ERROR:  ...`, the query line it points into), and for a
+    /// failed statement the result status (7, a fatal error) and the failed query.
+    fn pgsql_fatal_lines(&self) -> Vec<String> {
+        if self.op == SqlOp::Prepare {
+            let mut text = format!("FATAL: PQprepare() failed: ERROR:  {}\n", self.message);
+            if let (Some(pos), Some(q)) = (self.position, &self.query) {
+                text.push_str(&position_excerpt(q, pos));
+            }
+            return vec![text];
+        }
+        let function = match self.op {
+            SqlOp::Execute => "PQexecPrepared",
+            _ => "PQexec",
+        };
+        let mut lines = vec![format!("FATAL: {function}() failed: 7 {}", self.message)];
+        if let (SqlOp::Query, Some(q)) = (self.op, &self.query) {
+            lines.push(format!("FATAL: failed query was: {q}"));
+        }
+        lines
+    }
+
+    /// A connect failure as libpq words the common ones.
+    fn libpq_connect_message(&self) -> String {
+        let host = self.endpoint.as_deref().and_then(|e| e.host.clone());
+        match host {
+            Some(h) if self.message.contains("lookup address") => {
+                let why = self
+                    .message
+                    .rsplit(": ")
+                    .next()
+                    .unwrap_or("Name or service not known")
+                    .trim_end();
+                format!("could not translate host name \"{h}\" to address: {why}\n")
+            }
+            _ => format!("{}\n", self.message.trim_end()),
+        }
+    }
+}
+
+/// libpq's `LINE n: text` and caret lines under a server error that gave a position
+/// (1-based, in characters) in `query`.
+fn position_excerpt(query: &str, position: u32) -> String {
+    let chars: Vec<char> = query.chars().collect();
+    let at = (position as usize).saturating_sub(1).min(chars.len());
+    let line_no = chars[..at].iter().filter(|&&c| c == '\n').count() + 1;
+    let start = chars[..at]
+        .iter()
+        .rposition(|&c| c == '\n')
+        .map_or(0, |i| i + 1);
+    let end = chars[at..]
+        .iter()
+        .position(|&c| c == '\n')
+        .map_or(chars.len(), |i| at + i);
+    let line: String = chars[start..end].iter().collect();
+    let prefix = format!("LINE {line_no}: ");
+    let caret = " ".repeat(prefix.len() + (at - start));
+    format!("{prefix}{line}\n{caret}^\n")
+}
+
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn pgsql_prepare_points_into_the_query() {
+        let mut e = SqlError::new(
+            DriverKind::Pgsql,
+            SqlOp::Prepare,
+            0,
+            "42P01",
+            "relation \"missing\" does not exist",
+        )
+        .with_query("SELECT a FROM missing");
+        e.position = Some(15);
+        assert_eq!(
+            e.fatal_lines(),
+            vec![
+                "FATAL: PQprepare() failed: ERROR:  relation \"missing\" does not exist\n\
+                  LINE 1: SELECT a FROM missing\n                      ^\n"
+            ]
+        );
+    }
+
+    #[test]
+    fn pgsql_query_lines() {
+        let e = SqlError::new(DriverKind::Pgsql, SqlOp::Query, 0, "22001", "too long")
+            .with_query("INSERT 1");
+        assert_eq!(
+            e.fatal_lines(),
+            vec![
+                "FATAL: PQexec() failed: 7 too long",
+                "FATAL: failed query was: INSERT 1"
+            ]
+        );
+    }
+
+    #[test]
+    fn mysql_prepare_lines() {
+        let e = SqlError::new(DriverKind::Mysql, SqlOp::Prepare, 1146, "42S02", "no t");
+        assert_eq!(
+            e.fatal_lines(),
+            vec![
+                "FATAL: mysql_stmt_prepare() failed",
+                "FATAL: MySQL error: 1146 \"no t\""
+            ]
+        );
+    }
+
     use super::*;
 
     #[test]
@@ -235,7 +366,6 @@ mod tests {
             vec![
                 "FATAL: unable to connect to MySQL server on host 'h', port 1, aborting...",
                 "FATAL: error 2003: refused",
-                "FATAL: connecting as user 'u'",
             ]
         );
     }

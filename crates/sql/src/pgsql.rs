@@ -90,6 +90,8 @@ struct Failure {
     fatal: bool,
     /// The connection is gone (closed, or a stream that cannot be trusted).
     closed: bool,
+    /// Where in the query a server error points (1-based characters).
+    position: Option<u32>,
 }
 
 impl From<postgres::Error> for Failure {
@@ -102,6 +104,10 @@ impl From<postgres::Error> for Failure {
                 .as_db_error()
                 .is_some_and(|d| matches!(d.severity(), "FATAL" | "PANIC")),
             closed: e.is_closed(),
+            position: match e.as_db_error().and_then(|d| d.position()) {
+                Some(postgres::error::ErrorPosition::Original(p)) => Some(*p),
+                _ => None,
+            },
         }
     }
 }
@@ -113,12 +119,14 @@ impl From<WireError> for Failure {
                 code,
                 message,
                 severity,
+                position,
             } => Failure {
                 state: Some(code),
                 msg: message,
                 db: true,
                 fatal: matches!(severity.as_str(), "FATAL" | "PANIC"),
                 closed: false,
+                position,
             },
             WireError::Broken(msg) => Failure {
                 state: None,
@@ -126,6 +134,7 @@ impl From<WireError> for Failure {
                 db: false,
                 fatal: false,
                 closed: true,
+                position: None,
             },
             WireError::Client(msg) => Failure {
                 state: None,
@@ -133,6 +142,7 @@ impl From<WireError> for Failure {
                 db: false,
                 fatal: false,
                 closed: false,
+                position: None,
             },
         }
     }
@@ -620,6 +630,7 @@ impl PgConnection {
         let msg = e.msg;
         self.trace("error", &format!("{state} ({msg})"));
         let mut err = SqlError::new(DriverKind::Pgsql, op, 0, state.clone(), msg).with_query(sql);
+        err.position = e.position;
         if lost {
             self.discard_client();
             self.state.pending.clear();

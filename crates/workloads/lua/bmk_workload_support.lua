@@ -161,7 +161,7 @@ function M.apply_session_options(c, kind)
     local rs = c:query("SHOW SESSION VARIABLES WHERE Variable_name IN "
       .. "('character_set_client', 'character_set_connection', "
       .. "'character_set_results', 'collation_connection')")
-    if rs then
+    if rs ~= nil then
       for _ = 1, rs.nrows do
         local row = rs:fetch_row()
         print(string.format("   %-26s : %s", tostring(row[1]), tostring(row[2])))

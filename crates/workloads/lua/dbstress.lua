@@ -108,7 +108,7 @@ local function exec(n, key, ...)
     st.p[i]:set(vals[i])
   end
   local rs = st.s:execute()
-  if rs then
+  if rs ~= nil then
     rs:free()
   end
 end

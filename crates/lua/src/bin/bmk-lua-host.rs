@@ -157,7 +157,15 @@ fn real_main() -> Result<(), String> {
     host.set_options(options.clone()).map_err(|e| e.message)?;
 
     if host.has_command(&command) {
-        return host.run_command(&command).map_err(|e| e.message);
+        return match host.run_command(&command).map_err(|e| e.message)? {
+            bmk_lua::CommandOutcome::Done => Ok(()),
+            bmk_lua::CommandOutcome::ReturnedFalse => Err(format!("{command} failed")),
+            bmk_lua::CommandOutcome::ThreadsFailed(errors) => Err(errors
+                .iter()
+                .map(|e| e.message.as_str())
+                .collect::<Vec<_>>()
+                .join("\n")),
+        };
     }
     match command.as_str() {
         "help" => {

@@ -70,6 +70,8 @@ pub(crate) enum WireError {
         message: String,
         /// Severity (`ERROR`, `FATAL`, ...).
         severity: String,
+        /// 1-based character position in the query the error points at, if any.
+        position: Option<u32>,
     },
     /// The stream is unusable (I/O error, closed, malformed or unexpected message):
     /// the full message, worded as the `postgres` crate words it.
@@ -332,6 +334,7 @@ fn db_error(body: &[u8]) -> WireError {
         return WireError::parse("invalid error response");
     };
     let (mut code, mut message, mut severity) = (String::new(), String::new(), String::new());
+    let mut position = None;
     let mut fields = e.fields();
     loop {
         match fields.next() {
@@ -341,6 +344,7 @@ fn db_error(body: &[u8]) -> WireError {
                     b'C' => code = v,
                     b'M' => message = v,
                     b'S' => severity = v,
+                    b'P' => position = v.parse().ok(),
                     _ => {}
                 }
             }
@@ -352,6 +356,7 @@ fn db_error(body: &[u8]) -> WireError {
         code,
         message,
         severity,
+        position,
     }
 }
 
