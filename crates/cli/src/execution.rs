@@ -47,7 +47,10 @@ fn fast_path(opts: &OptionSet, kind: DriverKind) -> bool {
     if !matches!(given, Ok(k) if k == kind) {
         return false;
     }
-    DriverConfig::from_options(kind, &|n| opts.raw(n)).is_ok_and(|cfg| {
+    // Only the options given: a default filled in here would hide the environment
+    // variables that stand in for the fast-path switches when they are not given.
+    let given = |n: &str| opts.is_given(n).then(|| opts.raw(n)).flatten();
+    DriverConfig::from_options(kind, &given).is_ok_and(|cfg| {
         let driver = Driver::new(cfg);
         match kind {
             DriverKind::Mysql => driver.mysql_fast_path(),

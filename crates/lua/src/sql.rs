@@ -77,7 +77,9 @@ pub(crate) fn raw_api(lua: &Lua) -> mlua::Result<Table> {
                 Ok(k) => k,
                 Err(msg) => return Ok((Value::Nil, Some(msg))),
             };
-            let get = |n: &str| options.raw(n);
+            // Only the options given, so that the environment variables standing in for
+            // unset fast-path switches (`BMK_MYSQL_FASTPATH`, ...) count.
+            let get = |n: &str| options.is_given(n).then(|| options.raw(n)).flatten();
             match DriverConfig::from_options(kind, &get) {
                 Ok(cfg) => Ok((
                     Value::UserData(lua.create_userdata(LuaDriver {

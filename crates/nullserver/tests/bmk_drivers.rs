@@ -117,11 +117,16 @@ fn caching_sha2_and_password_authentication_let_bmk_in() {
 
 /// The null server declines TLS, so under the default `--pgsql-sslmode=prefer` bmk's
 /// own PostgreSQL client is used and a point-select run puts its workers on event
-/// loops, as on MySQL; `--pgsql-fast-path=off` gives them a thread each again.
+/// loops, as on MySQL; `--pgsql-fast-path=off` (or `BMK_PGSQL_FASTPATH=0`) gives them
+/// a thread each again, and the execution record says which.
 #[test]
 fn pgsql_point_selects_run_on_event_loops_with_the_fast_path() {
     let server = NullServer::start(&[]);
-    for (fast, placement) in [("on", "on 2 event loops"), ("off", "on a thread each")] {
+    for (fast, env, placement) in [
+        ("on", "1", "on 2 event loops"),
+        ("off", "1", "on a thread each"),
+        ("env-off", "0", "on a thread each"),
+    ] {
         let mut args: Vec<String> = vec!["oltp_point_select".into()];
         args.extend(server.conn_args("pgsql"));
         args.extend(
@@ -134,9 +139,17 @@ fn pgsql_point_selects_run_on_event_loops_with_the_fast_path() {
             ]
             .map(String::from),
         );
-        args.push(format!("--pgsql-fast-path={fast}"));
+        if fast != "env-off" {
+            args.push(format!("--pgsql-fast-path={fast}"));
+        }
         args.push("run".into());
-        let out = bmk(&args, 60).ok();
+        let out = std::process::Command::new(support::bmk_bin())
+            .args(&args)
+            .env("BMK_PGSQL_FASTPATH", env)
+            .env_remove("BMK_NATIVE_OLTP")
+            .output()
+            .expect("run bmk");
+        let out = support::Run::from(out).ok();
         let line = out
             .stdout
             .lines()

@@ -163,6 +163,10 @@ impl Prepared {
     }
 }
 
+/// What [`WireConn::copy_in`] sends: it hands the COPY data, in chunks, to the writer
+/// it is given, which returns false once sending failed (the feed should then stop).
+pub(crate) type CopyFeed<'a> = dyn FnMut(&mut dyn FnMut(&[u8]) -> bool) + 'a;
+
 /// The outcome of [`WireConn::connect`].
 pub(crate) enum Connected {
     /// A plain connection, authenticated and ready.
@@ -873,7 +877,7 @@ impl WireConn {
     pub(crate) fn copy_in(
         &mut self,
         sql: &str,
-        feed: &mut dyn FnMut(&mut dyn FnMut(&[u8]) -> bool),
+        feed: &mut CopyFeed<'_>,
     ) -> Result<u64, WireError> {
         self.out.clear();
         if let Err(e) = frontend::query(sql, &mut self.out) {

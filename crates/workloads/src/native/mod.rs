@@ -69,7 +69,10 @@ pub fn choose(workload: &str, opts: &OptionSet, script_options: &[String]) -> Ch
         Err(_) => return Choice::Lua("--db-driver".into()),
     };
     // A configuration error is reported by the Lua path, in its words.
-    let config = match DriverConfig::from_options(kind, &|n| opts.raw(n)) {
+    // Only the options given: a default filled in would hide the environment variables
+    // that stand in for the fast-path switches (`BMK_MYSQL_FASTPATH`, ...) when not given.
+    let given = |n: &str| opts.is_given(n).then(|| opts.raw(n)).flatten();
+    let config = match DriverConfig::from_options(kind, &given) {
         Ok(config) => config,
         Err(_) => return Choice::Lua("the driver's options".into()),
     };
