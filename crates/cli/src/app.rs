@@ -31,7 +31,7 @@ use crate::signals;
 use crate::start_barrier;
 use crate::sysbench_wording;
 use crate::system_test_benchmark::SystemTestBenchmark;
-use crate::user_error::user_error;
+use crate::user_error::{on_stdout, user_error};
 use crate::verbosity::{Level, Verbosity};
 
 /// How the binary was invoked.
@@ -120,7 +120,7 @@ pub fn run(mut inv: Invocation) -> Result<i32> {
                 println!("{w}");
             }
         }
-        if let Some(message) = sysbench_wording::before_banner(&raw.options) {
+        if let Some(message) = sysbench_wording::before_banner(&raw.options, inv.compat) {
             return Err(user_error(message));
         }
     }
@@ -136,7 +136,7 @@ pub fn run(mut inv: Invocation) -> Result<i32> {
         }
     }
 
-    let mut opts = option_pipeline::base_options();
+    let mut opts = option_pipeline::base_options_at(inv.compat);
     option_pipeline::apply_given(&mut opts, &raw.options, inv.strict).map_err(|e| {
         let strict = match &e {
             option_pipeline::GivenError::Value(v) if inv.strict => {
@@ -232,9 +232,9 @@ fn resolve_target(inv: &Invocation, test: Option<&str>) -> Result<Target> {
     }
     let src = ScriptSource::resolve(name, &BuiltinLibrary).map_err(|e| {
         if inv.strict && e.kind == bmk_lua::LuaErrorKind::NotFound && name != "-" {
-            user_error(format!(
+            on_stdout(user_error(format!(
                 "FATAL: Cannot find benchmark '{name}': no such built-in test, file or module"
-            ))
+            )))
         } else {
             user_error(e.to_string())
         }
@@ -413,7 +413,10 @@ fn run_script(
         as_sysbench: inv.strict,
     };
     let from_stdin = src.path.is_none() && src.name == "stdin";
-    let mut host = ScriptHost::load(src, config).map_err(script_error(inv.strict))?;
+    // sysbench logs a script that fails to load on stdout, after its banner.
+    let mut host = ScriptHost::load(src, config)
+        .map_err(script_error(inv.strict))
+        .map_err(|e| if inv.strict { on_stdout(e) } else { e })?;
     // As in sysbench: a script read from standard input, or named without a command,
     // is a plain Lua program: loading it ran its body, and there is nothing more to do.
     if from_stdin || raw.command.is_none() {

@@ -13,6 +13,7 @@ use bmk_sql::{DriverConfig, DriverKind};
 use bmk_systests::SystemTestKind;
 
 use crate::args::{self, GivenOption};
+use crate::compat::Compat;
 use crate::defs;
 use crate::settings;
 
@@ -32,6 +33,35 @@ pub fn base_options() -> OptionSet {
     let mut set = OptionSet::new();
     set.declare(driver_specs());
     set.declare(defs::general_specs());
+    set
+}
+
+/// The general options sysbench 1.1 added: 1.0.20 refuses them as it refuses any
+/// option it does not know.
+const NEWER_THAN_1_0: [&str; 4] = [
+    "warmup-time",
+    "thread-init-timeout",
+    "luajit-cmd",
+    "rand-zipfian-exp",
+];
+
+/// [`base_options`] as the release `compat` declares them: 1.0.20 knows none of the
+/// options 1.1 added, and draws from `special` unless `--rand-type` says otherwise.
+pub fn base_options_at(compat: Compat) -> OptionSet {
+    if !compat.is_1_0() {
+        return base_options();
+    }
+    let mut set = OptionSet::new();
+    set.declare(driver_specs());
+    set.declare(defs::general_specs().into_iter().filter_map(|mut spec| {
+        if NEWER_THAN_1_0.contains(&spec.name.as_str()) {
+            return None;
+        }
+        if spec.name == "rand-type" {
+            spec.default = Some("special".into());
+        }
+        Some(spec)
+    }));
     set
 }
 

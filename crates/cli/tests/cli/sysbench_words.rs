@@ -113,10 +113,17 @@ fn luajit_cmd_bare_is_no_command_and_an_unknown_one_is_sysbench_s_line() {
     eq(&format!("{BANNER}jit true\n"), &run.stdout, &run);
     let run = dir.sysbench().args("--luajit-cmd=off jit.lua").run().ok();
     eq(&format!("{BANNER}jit false\n"), &run.stdout, &run);
-    dir.sysbench()
+    // A failure while loading the script: on stdout, as sysbench logs it.
+    let run = dir
+        .sysbench()
         .args("--luajit-cmd=nosuchcmd jit.lua")
         .run()
-        .fails_with("FATAL: unknown luaJIT command or jit.* modules not installed");
+        .code(1);
+    eq(
+        &format!("{BANNER}FATAL: unknown luaJIT command or jit.* modules not installed\n"),
+        &run.stdout,
+        &run,
+    );
 }
 
 /// Values go to the bucket with the nearest centre, printed as that centre.
@@ -232,18 +239,22 @@ fn script_option_and_load_failures_in_sysbench_words() {
         "table.lua",
         "sysbench.cmdline.options = { {} }\nfunction help() end\n",
     );
-    dir.sysbench()
+    // Load failures go to stdout, where sysbench logs them.
+    let run = dir
+        .sysbench()
         .args("--verbosity=0 table.lua help")
         .run()
-        .fails_with(
-            "FATAL: `sysbench.cmdline.read_cmdline_options' function failed: \
-         [string \"sysbench.cmdline.lua\"]:133: wrong table structure in sysbench.cmdline.options",
-        );
+        .code(1);
+    assert_eq!(
+        run.stdout,
+        "FATAL: `sysbench.cmdline.read_cmdline_options' function failed: \
+         [string \"sysbench.cmdline.lua\"]:133: wrong table structure in sysbench.cmdline.options\n",
+        "{}",
+        run.context()
+    );
     dir.write("boom.lua", "\nerror(\"boom\")\n");
-    dir.sysbench()
-        .args("--verbosity=0 boom.lua")
-        .run()
-        .fails_with("FATAL: boom.lua:2: boom");
+    let run = dir.sysbench().args("--verbosity=0 boom.lua").run().code(1);
+    assert_eq!(run.stdout, "FATAL: boom.lua:2: boom\n", "{}", run.context());
     // As bmk, the traceback says where the error came from.
     let run = dir.bmk().args("--verbosity=0 boom.lua").run().code(1);
     assert!(run.stderr.contains("stack traceback:"), "{}", run.context());

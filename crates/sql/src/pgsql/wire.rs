@@ -874,11 +874,7 @@ impl WireConn {
 
     /// Run `COPY ... FROM STDIN` with the data `feed` hands to its writer in chunks;
     /// returns the rows copied.
-    pub(crate) fn copy_in(
-        &mut self,
-        sql: &str,
-        feed: &mut CopyFeed<'_>,
-    ) -> Result<u64, WireError> {
+    pub(crate) fn copy_in(&mut self, sql: &str, feed: &mut CopyFeed<'_>) -> Result<u64, WireError> {
         self.out.clear();
         if let Err(e) = frontend::query(sql, &mut self.out) {
             return Err(WireError::Client(e.to_string()));
