@@ -276,6 +276,7 @@ fn run_system(
         threads: opts.int("threads", 1) as u32,
         events: opts.int("events", 0) as u64,
         file_dir: None,
+        memory_shares_per_thread: inv.strict,
     };
     let bench = bmk_systests::build(test, &opts, &params).map_err(|e| {
         let worded = match &e {

@@ -282,6 +282,34 @@ fn memory_refuses_as_sysbench_and_its_total_size_replaces_events() {
     assert_eq!(run.total_events(), 1, "{}", run.context());
 }
 
+/// sysbench gives each thread `total / block size / threads` blocks: with 1024 blocks
+/// and 3 threads, 341 each and the last block never run, at both levels.
+#[test]
+fn memory_total_is_split_per_thread_as_sysbench() {
+    let dir = Dir::new();
+    let args = "memory --memory-block-size=1K --memory-total-size=1M --time=0 --threads=3 run";
+    for level in ["1.1", "1.0"] {
+        let run = dir
+            .sysbench()
+            .env("BMK_SYSBENCH_COMPAT", level)
+            .args(args)
+            .run()
+            .ok();
+        assert_eq!(run.total_events(), 1023, "{}", run.context());
+        assert_eq!(run.value("events (avg/stddev):"), "341.0000/0.00");
+    }
+    // Fewer blocks than threads: nothing runs.
+    let run = dir
+        .sysbench()
+        .args("memory --memory-total-size=2K --time=0 --threads=3 run")
+        .run()
+        .ok();
+    assert_eq!(run.total_events(), 0, "{}", run.context());
+    // As bmk, the threads share one total and run it to the last block.
+    let run = dir.bmk().args(args).run().ok();
+    assert_eq!(run.total_events(), 1024, "{}", run.context());
+}
+
 #[test]
 fn fileio_prepare_reuses_files_and_run_names_what_is_missing() {
     let dir = Dir::new();
