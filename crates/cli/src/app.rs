@@ -136,7 +136,7 @@ pub fn run(mut inv: Invocation) -> Result<i32> {
         }
     }
 
-    let mut opts = option_pipeline::base_options_at(inv.compat);
+    let mut opts = option_pipeline::base_options_at(inv.compat, inv.strict);
     option_pipeline::apply_given(&mut opts, &raw.options, inv.strict).map_err(|e| {
         let strict = match &e {
             option_pipeline::GivenError::Value(v) if inv.strict => {
@@ -588,7 +588,10 @@ fn print_help(inv: &Invocation) {
     for group in defs::general_groups() {
         text.push_str(group.title);
         text.push('\n');
-        text.push_str(&help::option_lines(&group.specs));
+        let specs: Vec<OptSpec> = (group.specs.into_iter())
+            .map(|spec| option_pipeline::general_spec_at(spec, inv.compat))
+            .collect();
+        text.push_str(&help::option_lines(&specs));
         text.push('\n');
     }
     text.push_str("Compiled-in database drivers:\n");

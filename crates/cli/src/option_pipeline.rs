@@ -45,23 +45,29 @@ const NEWER_THAN_1_0: [&str; 4] = [
     "rand-zipfian-exp",
 ];
 
-/// [`base_options`] as the release `compat` declares them: 1.0.20 knows none of the
-/// options 1.1 added, and draws from `special` unless `--rand-type` says otherwise.
-pub fn base_options_at(compat: Compat) -> OptionSet {
-    if !compat.is_1_0() {
-        return base_options();
+/// A general option's declaration at the level `compat`: 1.0.20 draws from `special`
+/// unless `--rand-type` says otherwise.
+pub fn general_spec_at(mut spec: OptSpec, compat: Compat) -> OptSpec {
+    if compat.is_1_0() && spec.name == "rand-type" {
+        spec.default = Some("special".into());
     }
+    spec
+}
+
+/// [`base_options`] at the level `compat`. Invoked as `sysbench` (`as_sysbench`) at
+/// 1.0, the options 1.1 added are not declared, so they are refused as unknown; as
+/// `bmk` they stay, as bmk's own extensions do.
+pub fn base_options_at(compat: Compat, as_sysbench: bool) -> OptionSet {
     let mut set = OptionSet::new();
     set.declare(driver_specs());
-    set.declare(defs::general_specs().into_iter().filter_map(|mut spec| {
-        if NEWER_THAN_1_0.contains(&spec.name.as_str()) {
-            return None;
-        }
-        if spec.name == "rand-type" {
-            spec.default = Some("special".into());
-        }
-        Some(spec)
-    }));
+    set.declare(
+        defs::general_specs()
+            .into_iter()
+            .filter(|spec| {
+                !(as_sysbench && compat.is_1_0() && NEWER_THAN_1_0.contains(&spec.name.as_str()))
+            })
+            .map(|spec| general_spec_at(spec, compat)),
+    );
     set
 }
 

@@ -412,7 +412,7 @@ fn options_added_in_1_1_are_unknown_at_1_0() {
             .fails_with(&format!("invalid option: {given}"));
         eq(BANNER_1_0, &run, &run.stdout);
     }
-    // 1.1 knows them.
+    // 1.1 knows them, and bmk keeps them at either level, as its other extensions.
     for given in [
         "--warmup-time=0",
         "--thread-init-timeout=5",
@@ -422,7 +422,28 @@ fn options_added_in_1_1_are_unknown_at_1_0() {
             .args(&format!("{given} --events=1 cpu run"))
             .run()
             .ok();
+        dir.bmk()
+            .args(&format!("--sysbench-compat=1.0 {given} --events=1 cpu run"))
+            .run()
+            .ok();
     }
+}
+
+/// bmk's own `--help` shows the level's `--rand-type` default.
+#[test]
+fn bmk_help_shows_the_level_s_rand_type_default() {
+    let dir = Dir::new();
+    let line = |run: &crate::util::Run| {
+        run.stdout
+            .lines()
+            .find(|l| l.trim_start().starts_with("--rand-type="))
+            .unwrap_or_else(|| panic!("{}", run.context()))
+            .to_string()
+    };
+    let run = dir.bmk().args("--sysbench-compat=1.0 --help").run().ok();
+    assert!(line(&run).ends_with("[special]"), "{}", run.context());
+    let run = dir.bmk().args("--help").run().ok();
+    assert!(line(&run).ends_with("[uniform]"), "{}", run.context());
 }
 
 #[test]
