@@ -121,7 +121,11 @@ pub fn run(mut inv: Invocation) -> Result<i32> {
             }
         }
         if let Some(message) = sysbench_wording::before_banner(&raw.options, inv.compat) {
-            return Err(user_error(message));
+            // sysbench logs its FATAL lines on stdout; a number it cannot parse is
+            // refused on stderr by its option parser.
+            let fatal = message.starts_with("FATAL:");
+            let err = user_error(message);
+            return Err(if fatal { on_stdout(err) } else { err });
         }
     }
     print_banner(&inv, verbosity);

@@ -15,9 +15,11 @@ use crate::compat::Compat;
 const TRACEBACK: &str = "\nstack traceback:\n";
 
 /// The general option values sysbench checks before it prints its banner (its
-/// initialisation): a number of threads below 1, a negative warm-up, and integers that
-/// do not parse. The message ends with the blank line sysbench's log line has. 1.0.20
-/// has no warm-up: its `--warmup-time` is an unknown option, refused after the banner.
+/// initialisation): a number of threads below 1, a negative warm-up, integers that do
+/// not parse, and a `--rand-type` the release does not draw from (1.1 dropped
+/// `special`, 1.0.20 has no `zipfian`). The threads and warm-up messages end with the
+/// blank line sysbench's log line has. 1.0.20 has no warm-up: its `--warmup-time` is
+/// an unknown option, refused after the banner.
 pub fn before_banner(given: &[GivenOption], compat: Compat) -> Option<String> {
     // As typed: an old name (`--num-threads`) is not the option sysbench checks here.
     let last = |name: &str| {
@@ -48,6 +50,19 @@ pub fn before_banner(given: &[GivenOption], compat: Compat) -> Option<String> {
         };
         if bad {
             return Some(format!("FATAL: Invalid value for --{name}: {value}.\n"));
+        }
+    }
+    // The distributions the release draws from, compared as typed (an empty value is
+    // left to bmk's own check).
+    if let Some(kind) = last("rand-type").filter(|k| !k.is_empty()) {
+        let known: &[&str] = match compat {
+            Compat::V1_1 => &["uniform", "gaussian", "pareto", "zipfian"],
+            Compat::V1_0 => &["uniform", "gaussian", "special", "pareto"],
+        };
+        if !known.contains(&kind.as_str()) {
+            return Some(format!(
+                "FATAL: Invalid random numbers distribution: {kind}."
+            ));
         }
     }
     None
@@ -196,6 +211,25 @@ mod tests {
             before_banner(&[given("threads", Some("4"))], Compat::V1_1),
             None
         );
+    }
+
+    #[test]
+    fn each_release_refuses_the_distributions_it_lacks() {
+        let rand = |kind: &str, compat| before_banner(&[given("rand-type", Some(kind))], compat);
+        assert_eq!(
+            rand("special", Compat::V1_1).as_deref(),
+            Some("FATAL: Invalid random numbers distribution: special.")
+        );
+        assert_eq!(
+            rand("zipfian", Compat::V1_0).as_deref(),
+            Some("FATAL: Invalid random numbers distribution: zipfian.")
+        );
+        assert_eq!(
+            rand("Uniform", Compat::V1_1).as_deref(),
+            Some("FATAL: Invalid random numbers distribution: Uniform.")
+        );
+        assert_eq!(rand("special", Compat::V1_0), None);
+        assert_eq!(rand("zipfian", Compat::V1_1), None);
     }
 
     #[test]

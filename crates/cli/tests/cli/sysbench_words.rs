@@ -49,18 +49,39 @@ fn thread_and_warmup_values_sysbench_refuses_fail_before_the_banner() {
         .args("--warmup-time=-1 cpu run")
         .run()
         .code(1);
-    eq("", &run.stdout, &run);
+    // On stdout, where sysbench logs them, and no banner.
+    eq("", &run.stderr, &run);
     eq(
         "FATAL: Invalid value for --warmup-time: -1.\n\n",
-        &run.stderr,
+        &run.stdout,
         &run,
     );
     let run = dir.sysbench().args("--threads=0 cpu run").run().code(1);
     eq(
         "FATAL: Invalid value for --threads: 0.\n\n",
-        &run.stderr,
+        &run.stdout,
         &run,
     );
+    // A number sysbench cannot parse is its option parser's, on stderr.
+    dir.sysbench()
+        .args("--threads=x cpu run")
+        .run()
+        .fails_with("Invalid value for the 'threads' option: 'x'");
+    // A distribution the release does not have, at each level.
+    for (level, kind) in [("1.1", "special"), ("1.0", "zipfian"), ("1.1", "foo")] {
+        let run = dir
+            .sysbench()
+            .env("BMK_SYSBENCH_COMPAT", level)
+            .args(&format!("--rand-type={kind} cpu run"))
+            .run()
+            .code(1);
+        eq(
+            &format!("FATAL: Invalid random numbers distribution: {kind}.\n"),
+            &run.stdout,
+            &run,
+        );
+        eq("", &run.stderr, &run);
+    }
     // bmk's own words as bmk.
     let run = dir.bmk().args("--warmup-time=-1 cpu run").run().code(1);
     assert!(
