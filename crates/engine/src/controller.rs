@@ -78,6 +78,19 @@ pub(crate) fn drive(
         };
         let now = shared.now_ns();
         if finished >= threads {
+            // Workers stop by themselves at the time limit (they check it before each
+            // event), so the last one can leave before this loop woke up for the limit:
+            // what falls due at the limit is done here, or the run would lose its last
+            // interval line.
+            if let Some(limit) = time_limit.filter(|&l| now >= l) {
+                if !warming && !shared.stop.load(Ordering::Relaxed) {
+                    if let Some(at) = next_report.filter(|&at| at <= limit) {
+                        let interval_stats = stats.interval(at - measure_from);
+                        observer.interval(&interval_stats);
+                    }
+                }
+                observer.time_limit_reached();
+            }
             break;
         }
         if status == RunStatus::Completed {
