@@ -31,7 +31,7 @@ use crate::signals;
 use crate::start_barrier;
 use crate::sysbench_wording;
 use crate::system_test_benchmark::SystemTestBenchmark;
-use crate::user_error::user_error;
+use crate::user_error::{on_stdout, user_error};
 use crate::verbosity::{Level, Verbosity};
 
 /// How the binary was invoked.
@@ -120,8 +120,12 @@ pub fn run(mut inv: Invocation) -> Result<i32> {
                 println!("{w}");
             }
         }
-        if let Some(message) = sysbench_wording::before_banner(&raw.options) {
-            return Err(user_error(message));
+        if let Some(message) = sysbench_wording::before_banner(&raw.options, inv.compat) {
+            // sysbench logs its FATAL lines on stdout; a number it cannot parse is
+            // refused on stderr by its option parser.
+            let fatal = message.starts_with("FATAL:");
+            let err = user_error(message);
+            return Err(if fatal { on_stdout(err) } else { err });
         }
     }
     print_banner(&inv, verbosity);
@@ -136,7 +140,7 @@ pub fn run(mut inv: Invocation) -> Result<i32> {
         }
     }
 
-    let mut opts = option_pipeline::base_options();
+    let mut opts = option_pipeline::base_options_at(inv.compat, inv.strict);
     option_pipeline::apply_given(&mut opts, &raw.options, inv.strict).map_err(|e| {
         let strict = match &e {
             option_pipeline::GivenError::Value(v) if inv.strict => {
@@ -232,9 +236,9 @@ fn resolve_target(inv: &Invocation, test: Option<&str>) -> Result<Target> {
     }
     let src = ScriptSource::resolve(name, &BuiltinLibrary).map_err(|e| {
         if inv.strict && e.kind == bmk_lua::LuaErrorKind::NotFound && name != "-" {
-            user_error(format!(
+            on_stdout(user_error(format!(
                 "FATAL: Cannot find benchmark '{name}': no such built-in test, file or module"
-            ))
+            )))
         } else {
             user_error(e.to_string())
         }
@@ -276,6 +280,7 @@ fn run_system(
         threads: opts.int("threads", 1) as u32,
         events: opts.int("events", 0) as u64,
         file_dir: None,
+        memory_shares_per_thread: inv.strict,
     };
     let bench = bmk_systests::build(test, &opts, &params).map_err(|e| {
         let worded = match &e {
@@ -413,7 +418,10 @@ fn run_script(
         as_sysbench: inv.strict,
     };
     let from_stdin = src.path.is_none() && src.name == "stdin";
-    let mut host = ScriptHost::load(src, config).map_err(script_error(inv.strict))?;
+    // sysbench logs a script that fails to load on stdout, after its banner.
+    let mut host = ScriptHost::load(src, config)
+        .map_err(script_error(inv.strict))
+        .map_err(|e| if inv.strict { on_stdout(e) } else { e })?;
     // As in sysbench: a script read from standard input, or named without a command,
     // is a plain Lua program: loading it ran its body, and there is nothing more to do.
     if from_stdin || raw.command.is_none() {
@@ -584,7 +592,10 @@ fn print_help(inv: &Invocation) {
     for group in defs::general_groups() {
         text.push_str(group.title);
         text.push('\n');
-        text.push_str(&help::option_lines(&group.specs));
+        let specs: Vec<OptSpec> = (group.specs.into_iter())
+            .map(|spec| option_pipeline::general_spec_at(spec, inv.compat))
+            .collect();
+        text.push_str(&help::option_lines(&specs));
         text.push('\n');
     }
     text.push_str("Compiled-in database drivers:\n");

@@ -33,6 +33,10 @@ fn main() {
     let code = match app::run(invocation) {
         Ok(code) => code,
         Err(err) => match err.downcast_ref::<user_error::UserError>() {
+            Some(user) if user.on_stdout => {
+                println!("{}", user.message);
+                user.code
+            }
             Some(user) => {
                 eprintln!("{}", user.message);
                 user.code

@@ -13,6 +13,7 @@ use bmk_sql::{DriverConfig, DriverKind};
 use bmk_systests::SystemTestKind;
 
 use crate::args::{self, GivenOption};
+use crate::compat::Compat;
 use crate::defs;
 use crate::settings;
 
@@ -32,6 +33,41 @@ pub fn base_options() -> OptionSet {
     let mut set = OptionSet::new();
     set.declare(driver_specs());
     set.declare(defs::general_specs());
+    set
+}
+
+/// The general options sysbench 1.1 added: 1.0.20 refuses them as it refuses any
+/// option it does not know.
+const NEWER_THAN_1_0: [&str; 4] = [
+    "warmup-time",
+    "thread-init-timeout",
+    "luajit-cmd",
+    "rand-zipfian-exp",
+];
+
+/// A general option's declaration at the level `compat`: 1.0.20 draws from `special`
+/// unless `--rand-type` says otherwise.
+pub fn general_spec_at(mut spec: OptSpec, compat: Compat) -> OptSpec {
+    if compat.is_1_0() && spec.name == "rand-type" {
+        spec.default = Some("special".into());
+    }
+    spec
+}
+
+/// [`base_options`] at the level `compat`. Invoked as `sysbench` (`as_sysbench`) at
+/// 1.0, the options 1.1 added are not declared, so they are refused as unknown; as
+/// `bmk` they stay, as bmk's own extensions do.
+pub fn base_options_at(compat: Compat, as_sysbench: bool) -> OptionSet {
+    let mut set = OptionSet::new();
+    set.declare(driver_specs());
+    set.declare(
+        defs::general_specs()
+            .into_iter()
+            .filter(|spec| {
+                !(as_sysbench && compat.is_1_0() && NEWER_THAN_1_0.contains(&spec.name.as_str()))
+            })
+            .map(|spec| general_spec_at(spec, compat)),
+    );
     set
 }
 

@@ -9,14 +9,18 @@ use bmk_engine::options::{OptKind, OptionError, OptionSet};
 use bmk_lua::{LuaError, LuaErrorKind};
 
 use crate::args::GivenOption;
+use crate::compat::Compat;
 
 /// The marker between a Lua error's message and its traceback.
 const TRACEBACK: &str = "\nstack traceback:\n";
 
 /// The general option values sysbench checks before it prints its banner (its
-/// initialisation): a number of threads below 1, a negative warm-up, and integers that
-/// do not parse. The message ends with the blank line sysbench's log line has.
-pub fn before_banner(given: &[GivenOption]) -> Option<String> {
+/// initialisation): a number of threads below 1, a negative warm-up, integers that do
+/// not parse, and a `--rand-type` the release does not draw from (1.1 dropped
+/// `special`, 1.0.20 has no `zipfian`). The threads and warm-up messages end with the
+/// blank line sysbench's log line has. 1.0.20 has no warm-up: its `--warmup-time` is
+/// an unknown option, refused after the banner.
+pub fn before_banner(given: &[GivenOption], compat: Compat) -> Option<String> {
     // As typed: an old name (`--num-threads`) is not the option sysbench checks here.
     let last = |name: &str| {
         given
@@ -25,7 +29,11 @@ pub fn before_banner(given: &[GivenOption]) -> Option<String> {
             .find(|g| typed_name(g) == name)
             .map(|g| g.value.clone().unwrap_or_default())
     };
-    for name in ["threads", "warmup-time"] {
+    let checked: &[&str] = match compat {
+        Compat::V1_1 => &["threads", "warmup-time"],
+        Compat::V1_0 => &["threads"],
+    };
+    for &name in checked {
         let Some(raw) = last(name) else { continue };
         // sysbench reads a bare option as 0 and any other value with strtol.
         let value = if raw.is_empty() {
@@ -42,6 +50,19 @@ pub fn before_banner(given: &[GivenOption]) -> Option<String> {
         };
         if bad {
             return Some(format!("FATAL: Invalid value for --{name}: {value}.\n"));
+        }
+    }
+    // The distributions the release draws from, compared as typed (an empty value is
+    // left to bmk's own check).
+    if let Some(kind) = last("rand-type").filter(|k| !k.is_empty()) {
+        let known: &[&str] = match compat {
+            Compat::V1_1 => &["uniform", "gaussian", "pareto", "zipfian"],
+            Compat::V1_0 => &["uniform", "gaussian", "special", "pareto"],
+        };
+        if !known.contains(&kind.as_str()) {
+            return Some(format!(
+                "FATAL: Invalid random numbers distribution: {kind}."
+            ));
         }
     }
     None
@@ -171,19 +192,56 @@ mod tests {
     #[test]
     fn a_negative_warmup_fails_before_the_banner() {
         assert_eq!(
-            before_banner(&[given("warmup-time", Some("-1"))]).as_deref(),
+            before_banner(&[given("warmup-time", Some("-1"))], Compat::V1_1).as_deref(),
             Some("FATAL: Invalid value for --warmup-time: -1.\n")
         );
         assert_eq!(
-            before_banner(&[given("threads", None)]).as_deref(),
+            before_banner(&[given("threads", None)], Compat::V1_1).as_deref(),
             Some("FATAL: Invalid value for --threads: 0.\n")
         );
         assert_eq!(
-            before_banner(&[given("threads", Some("x"))]).as_deref(),
+            before_banner(&[given("threads", Some("x"))], Compat::V1_1).as_deref(),
             Some("Invalid value for the 'threads' option: 'x'")
         );
-        assert_eq!(before_banner(&[given("warmup-time", Some("0"))]), None);
-        assert_eq!(before_banner(&[given("threads", Some("4"))]), None);
+        assert_eq!(
+            before_banner(&[given("warmup-time", Some("0"))], Compat::V1_1),
+            None
+        );
+        assert_eq!(
+            before_banner(&[given("threads", Some("4"))], Compat::V1_1),
+            None
+        );
+    }
+
+    #[test]
+    fn each_release_refuses_the_distributions_it_lacks() {
+        let rand = |kind: &str, compat| before_banner(&[given("rand-type", Some(kind))], compat);
+        assert_eq!(
+            rand("special", Compat::V1_1).as_deref(),
+            Some("FATAL: Invalid random numbers distribution: special.")
+        );
+        assert_eq!(
+            rand("zipfian", Compat::V1_0).as_deref(),
+            Some("FATAL: Invalid random numbers distribution: zipfian.")
+        );
+        assert_eq!(
+            rand("Uniform", Compat::V1_1).as_deref(),
+            Some("FATAL: Invalid random numbers distribution: Uniform.")
+        );
+        assert_eq!(rand("special", Compat::V1_0), None);
+        assert_eq!(rand("zipfian", Compat::V1_1), None);
+    }
+
+    #[test]
+    fn release_1_0_has_no_warmup_to_check() {
+        assert_eq!(
+            before_banner(&[given("warmup-time", Some("-1"))], Compat::V1_0),
+            None
+        );
+        assert_eq!(
+            before_banner(&[given("threads", Some("0"))], Compat::V1_0).as_deref(),
+            Some("FATAL: Invalid value for --threads: 0.\n")
+        );
     }
 
     #[test]

@@ -10,6 +10,9 @@ pub struct UserError {
     pub message: String,
     /// Exit code.
     pub code: i32,
+    /// Printed on stdout rather than stderr: sysbench logs its `FATAL:` lines there,
+    /// after its banner, and wrappers read them from the same stream.
+    pub on_stdout: bool,
 }
 
 /// A [`UserError`] with exit code 1.
@@ -17,6 +20,15 @@ pub fn user_error(message: impl Into<String>) -> anyhow::Error {
     UserError {
         message: message.into(),
         code: 1,
+        on_stdout: false,
     }
     .into()
+}
+
+/// `err` printed on stdout when it is a [`UserError`] (other failures stay on stderr).
+pub fn on_stdout(mut err: anyhow::Error) -> anyhow::Error {
+    if let Some(user) = err.downcast_mut::<UserError>() {
+        user.on_stdout = true;
+    }
+    err
 }

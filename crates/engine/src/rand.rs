@@ -195,19 +195,31 @@ impl ThreadRand {
         (a as f64 + (span * sum / 12.0).min(span - 1.0)) as u32
     }
 
+    /// sysbench 1.0's `special`: one uniform draw `r` picks the part. Scaled to a range
+    /// `100 / (100 - res)` times wider than `[a, b]`, it falls inside the range for
+    /// `100 - res` percent of the draws, which then take the mean of `iter` fresh
+    /// draws (a bell around the centre). The other `res` percent map `r` itself onto
+    /// the `pct` percent of the range around its centre: since `r` is already known to
+    /// be large there, only the upper part of that slice is reached, as in sysbench.
     fn special(&mut self, a: u32, b: u32) -> u32 {
         if b <= a {
             return a;
         }
-        let span = (b - a) as u64 + 1;
-        let hot = ((span as f64 * self.config.special_pct / 100.0) as u64).clamp(1, span);
-        if self.double() * 100.0 < self.config.special_res || hot == span {
+        let t = (b - a) as f64;
+        let res = self.config.special_res;
+        let pct = self.config.special_pct;
+        let r = self.double();
+        // At res = 100 the width is infinite and every draw is a hot one.
+        let widened = t * (100.0 / (100.0 - res));
+        let offset = if r * widened < t {
             let iter = self.config.special_iter.max(1);
             let sum: f64 = (0..iter).map(|_| self.double()).sum();
-            a + ((hot as f64 * sum / iter as f64) as u64).min(hot - 1) as u32
+            sum * t / f64::from(iter)
         } else {
-            a + hot as u32 + (self.double() * (span - hot) as f64) as u32
-        }
+            r * (t * pct / 100.0 + 1.0) + t / 2.0 - t * pct / 200.0
+        };
+        // Float to integer saturates at 0; a percentage above 100 could pass `b`.
+        a.saturating_add(offset as u32).min(b)
     }
 
     fn pareto(&mut self, a: u32, b: u32) -> u32 {
@@ -399,6 +411,22 @@ mod tests {
             }
             assert_eq!(draw(d, 5, 5), 5);
         }
+    }
+
+    #[test]
+    fn special_gathers_around_the_centre() {
+        seed_thread(0);
+        let draws: Vec<u32> = (0..10_000)
+            .map(|_| draw(Distribution::Special, 1, 1001))
+            .collect();
+        // With the defaults (res 75, pct 1), three draws in four land in the top
+        // three quarters of the 1% slice around the centre: 1 + [497.75, 506).
+        let hot = draws.iter().filter(|v| (498..=506).contains(*v)).count();
+        assert!((7_000..8_000).contains(&hot), "{hot} hot draws");
+        // The rest is the mean of 12 draws: never far from the centre either.
+        assert!(draws.iter().all(|v| (150..=850).contains(v)), "{draws:?}");
+        let mean = draws.iter().map(|&v| f64::from(v)).sum::<f64>() / draws.len() as f64;
+        assert!((480.0..520.0).contains(&mean), "mean {mean}");
     }
 
     #[test]

@@ -12,6 +12,11 @@ pub struct BuildParams {
     /// Where `fileio` keeps its files; `None` (the default, and sysbench's behaviour)
     /// is the current directory. Tests and embedders point it elsewhere.
     pub file_dir: Option<PathBuf>,
+    /// `memory`: split `--memory-total-size` into equal per-thread shares, each
+    /// `total / block size / threads` events (the remainder is never run), each thread
+    /// stopping after its own, as sysbench counts. Otherwise (the default) the threads
+    /// draw from one total, which then runs to the last block.
+    pub memory_shares_per_thread: bool,
 }
 
 impl Default for BuildParams {
@@ -20,6 +25,7 @@ impl Default for BuildParams {
             threads: 1,
             events: 0,
             file_dir: None,
+            memory_shares_per_thread: false,
         }
     }
 }

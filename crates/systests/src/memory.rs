@@ -6,7 +6,9 @@
 //! only gets read) uses plain loops the compiler can vectorise. Access mode `seq` walks the
 //! block's words in order; `rnd` touches as many words as the block holds, each at a
 //! random position. The run ends after `--memory-total-size` bytes in total, which the
-//! CLI turns into an event limit through [`MemoryTest::event_limit`].
+//! CLI turns into an event limit through [`MemoryTest::event_limit`]; or, as sysbench
+//! counts ([`BuildParams::memory_shares_per_thread`]), after each thread has done its
+//! equal share of whole blocks.
 
 use std::hint::black_box;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -82,12 +84,14 @@ pub(crate) struct MemoryTest {
     random: bool,
     /// The shared buffer of scope `global`.
     global: Option<Shared>,
+    /// Events each thread runs before it stops, when the total is split per thread.
+    thread_share: Option<u64>,
 }
 
 impl MemoryTest {
     pub(crate) fn from_options(
         opts: &OptionSet,
-        _params: &BuildParams,
+        params: &BuildParams,
     ) -> Result<MemoryTest, SystemTestError> {
         let block_size = opts.int("memory-block-size", 1024).max(0) as u64;
         if block_size < 8 || !block_size.is_power_of_two() {
@@ -123,6 +127,8 @@ impl MemoryTest {
             oper,
             random: string("memory-access-mode", "seq") == "rnd",
             global: None,
+            thread_share: (params.memory_shares_per_thread && total_size > 0)
+                .then(|| total_size / block_size / u64::from(params.threads.max(1))),
         };
         if !test.local {
             let buf = test.allocate().map_err(|e| SystemTestError::Allocation {
@@ -160,9 +166,11 @@ impl MemoryTest {
         self.block_size
     }
 
-    /// Events in the whole run: the total size in whole blocks (none for size 0).
+    /// Events in the whole run: the total size in whole blocks (none for size 0, and
+    /// none when each thread stops after its own share).
     pub(crate) fn event_limit(&self) -> Option<u64> {
-        (self.total_size > 0).then(|| self.total_size / self.block_size)
+        (self.total_size > 0 && self.thread_share.is_none())
+            .then(|| self.total_size / self.block_size)
     }
 
     pub(crate) fn header_lines(&self) -> Vec<String> {
@@ -207,6 +215,7 @@ impl Workload for MemoryTest {
             rng: bmk_engine::rand::uniform_u64() | 1,
             value: 0,
             xor_words: xor_words_kernel(),
+            share_left: self.thread_share,
         }))
     }
 }
@@ -235,9 +244,30 @@ struct MemoryWorker {
     value: u64,
     /// The sequential read loop, chosen once for this CPU.
     xor_words: fn(&[u64]) -> u64,
+    /// Events this thread may still run, when the total is split per thread.
+    share_left: Option<u64>,
 }
 
 impl Worker for MemoryWorker {
+    /// The engine's loop, ending also when this thread's share is done (before the
+    /// first event for a share of 0, as sysbench checks its counter first).
+    fn run(&mut self, ctx: &WorkerContext) -> Result<(), WorkerError> {
+        loop {
+            if let Some(left) = &mut self.share_left {
+                if *left == 0 {
+                    return Ok(());
+                }
+                *left -= 1;
+            }
+            if !ctx.more_events() {
+                return Ok(());
+            }
+            ctx.event_start();
+            self.event(ctx)?;
+            ctx.event_stop();
+        }
+    }
+
     #[inline]
     fn event(&mut self, _ctx: &WorkerContext) -> Result<EventFlow, WorkerError> {
         self.value = self.value.wrapping_add(1);

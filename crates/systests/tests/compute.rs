@@ -272,6 +272,38 @@ fn memory_transfers_total_size_in_blocks() {
     }
 }
 
+/// Split per thread as sysbench splits it: each of 3 threads runs 1024 / 3 = 341
+/// blocks and stops, the remaining block is never run; a share of 0 runs nothing.
+#[test]
+fn memory_shares_per_thread_drop_the_remainder() {
+    let build = |threads: u32, total: &str| {
+        let test = SystemTestKind::Memory;
+        let mut opts = bmk_engine::options::OptionSet::new();
+        opts.declare(test.options());
+        opts.set("memory-block-size", "1K").unwrap();
+        opts.set("memory-total-size", total).unwrap();
+        bmk_systests::build(
+            test,
+            &opts,
+            &bmk_systests::BuildParams {
+                threads,
+                memory_shares_per_thread: true,
+                ..bmk_systests::BuildParams::default()
+            },
+        )
+        .unwrap()
+    };
+    let b = build(3, "1M");
+    // The threads stop themselves: no run-wide limit.
+    assert_eq!(b.event_limit(), None);
+    let stats = run_events(&b, 3, 0);
+    assert_eq!(stats.events, 1023);
+    let per_thread: Vec<u64> = stats.threads.iter().map(|t| t.events).collect();
+    assert_eq!(per_thread, [341, 341, 341]);
+    // 2 blocks for 3 threads: a share of 0 each.
+    assert_eq!(run_events(&build(3, "2K"), 3, 0).events, 0);
+}
+
 #[test]
 fn memory_header_names_block_total_operation_scope() {
     let b = bench("memory", &[("memory-scope", "local")], 1, 0, None);

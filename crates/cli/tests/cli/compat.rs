@@ -184,10 +184,15 @@ fn a_third_word_fails_before_the_banner() {
 #[test]
 fn an_unknown_benchmark_is_named_as_sysbench_names_it() {
     let dir = Dir::new();
-    let run = dir.sysbench().args("nosuchthing run").run().fails_with(
-        "FATAL: Cannot find benchmark 'nosuchthing': no such built-in test, file or module",
+    let run = dir.sysbench().args("nosuchthing run").run().code(1);
+    eq(
+        &format!(
+            "{BANNER_1_1}FATAL: Cannot find benchmark 'nosuchthing': no such built-in test, file or module\n"
+        ),
+        &run,
+        &run.stdout,
     );
-    eq(BANNER_1_1, &run, &run.stdout);
+    eq("", &run, &run.stderr);
 }
 
 #[test]
@@ -332,4 +337,144 @@ fn sysbench_rand_special_exists_only_at_1_0() {
         .run()
         .ok();
     eq("function\n1.0.20\n", &run, &run.stdout);
+}
+
+/// The share of 2000 `sysbench.rand.default(1, 1000)` draws that land in the narrow
+/// slice around the centre where `special` puts three draws in four (uniform: 1%).
+const CENTRE_SHARE: &str = "\
+function prepare()
+  local hot = 0
+  for i = 1, 2000 do
+    local v = sysbench.rand.default(1, 1000)
+    if v >= 490 and v <= 510 then hot = hot + 1 end
+  end
+  print(sysbench.opt.rand_type .. ' ' .. hot / 2000)
+end
+";
+
+/// `(rand_type, share)` printed by [`CENTRE_SHARE`].
+fn centre_share(run: &crate::util::Run) -> (String, f64) {
+    let (kind, share) = run
+        .stdout
+        .trim()
+        .split_once(' ')
+        .unwrap_or_else(|| panic!("{}", run.context()));
+    (kind.to_string(), share.parse().unwrap())
+}
+
+#[test]
+fn rand_type_defaults_to_special_at_1_0_only() {
+    let dir = Dir::new();
+    dir.write("share.lua", CENTRE_SHARE);
+    let args = "--verbosity=0 share.lua prepare";
+    let at_1_0 = [
+        dir.sysbench().env("BMK_SYSBENCH_COMPAT", "1.0").args(args),
+        dir.bmk().args(&format!("--sysbench-compat=1.0 {args}")),
+    ];
+    for cmd in at_1_0 {
+        let run = cmd.run().ok();
+        let (kind, share) = centre_share(&run);
+        assert_eq!(kind, "special", "{}", run.context());
+        assert!(share > 0.6, "{share}: {}", run.context());
+    }
+    let uniform = [
+        dir.sysbench().args(args),
+        dir.bmk().args(args),
+        dir.bmk().args(&format!("--sysbench-compat=1.1 {args}")),
+        dir.sysbench()
+            .env("BMK_SYSBENCH_COMPAT", "1.0")
+            .args(&format!("--rand-type=uniform {args}")),
+    ];
+    for cmd in uniform {
+        let run = cmd.run().ok();
+        let (kind, share) = centre_share(&run);
+        assert_eq!(kind, "uniform", "{}", run.context());
+        assert!(share < 0.1, "{share}: {}", run.context());
+    }
+}
+
+#[test]
+fn options_added_in_1_1_are_unknown_at_1_0() {
+    let dir = Dir::new();
+    for given in [
+        "--warmup-time=1",
+        "--warmup-time=-1",
+        "--thread-init-timeout=5",
+        "--luajit-cmd",
+        "--luajit-cmd=off",
+        "--rand-zipfian-exp=0.5",
+    ] {
+        let run = dir
+            .sysbench()
+            .env("BMK_SYSBENCH_COMPAT", "1.0")
+            .args(&format!("{given} --events=1 cpu run"))
+            .run()
+            .fails_with(&format!("invalid option: {given}"));
+        eq(BANNER_1_0, &run, &run.stdout);
+    }
+    // 1.1 knows them, and bmk keeps them at either level, as its other extensions.
+    for given in [
+        "--warmup-time=0",
+        "--thread-init-timeout=5",
+        "--rand-zipfian-exp=0.5",
+    ] {
+        dir.sysbench()
+            .args(&format!("{given} --events=1 cpu run"))
+            .run()
+            .ok();
+        dir.bmk()
+            .args(&format!("--sysbench-compat=1.0 {given} --events=1 cpu run"))
+            .run()
+            .ok();
+    }
+}
+
+/// bmk's own `--help` shows the level's `--rand-type` default.
+#[test]
+fn bmk_help_shows_the_level_s_rand_type_default() {
+    let dir = Dir::new();
+    let line = |run: &crate::util::Run| {
+        run.stdout
+            .lines()
+            .find(|l| l.trim_start().starts_with("--rand-type="))
+            .unwrap_or_else(|| panic!("{}", run.context()))
+            .to_string()
+    };
+    let run = dir.bmk().args("--sysbench-compat=1.0 --help").run().ok();
+    assert!(line(&run).ends_with("[special]"), "{}", run.context());
+    let run = dir.bmk().args("--help").run().ok();
+    assert!(line(&run).ends_with("[uniform]"), "{}", run.context());
+}
+
+#[test]
+fn script_load_failures_print_on_stdout_after_the_banner() {
+    let dir = Dir::new();
+    dir.write("syntax.lua", "function event(\n");
+    dir.write("raises.lua", "\nerror('at load')\n");
+    let cases = [
+        (
+            "syntax.lua",
+            "FATAL: syntax.lua:2: <name> or '...' expected near '<eof>'",
+        ),
+        ("raises.lua", "FATAL: raises.lua:2: at load"),
+        (
+            "absent.lua",
+            "FATAL: Cannot find benchmark 'absent.lua': no such built-in test, file or module",
+        ),
+    ];
+    for (level, banner) in [("1.1", BANNER_1_1), ("1.0", BANNER_1_0)] {
+        for (script, message) in cases {
+            let run = dir
+                .sysbench()
+                .env("BMK_SYSBENCH_COMPAT", level)
+                .args(&format!("{script} run"))
+                .run()
+                .code(1);
+            eq(&format!("{banner}{message}\n"), &run, &run.stdout);
+            eq("", &run, &run.stderr);
+        }
+    }
+    // As bmk, failures stay on stderr.
+    let run = dir.bmk().args("syntax.lua run").run().code(1);
+    assert!(run.stderr.contains("syntax.lua:2:"), "{}", run.context());
 }

@@ -110,6 +110,7 @@ fn bad_values_name_the_option_the_value_and_what_is_allowed() {
         let sysbench_worded = option == "--threads"
             || option == "--debug"
             || option == "--file-test-mode"
+            || option == "--rand-type"
             || option.starts_with("--memory-");
         if !sysbench_worded {
             dir.sysbench()

@@ -49,18 +49,39 @@ fn thread_and_warmup_values_sysbench_refuses_fail_before_the_banner() {
         .args("--warmup-time=-1 cpu run")
         .run()
         .code(1);
-    eq("", &run.stdout, &run);
+    // On stdout, where sysbench logs them, and no banner.
+    eq("", &run.stderr, &run);
     eq(
         "FATAL: Invalid value for --warmup-time: -1.\n\n",
-        &run.stderr,
+        &run.stdout,
         &run,
     );
     let run = dir.sysbench().args("--threads=0 cpu run").run().code(1);
     eq(
         "FATAL: Invalid value for --threads: 0.\n\n",
-        &run.stderr,
+        &run.stdout,
         &run,
     );
+    // A number sysbench cannot parse is its option parser's, on stderr.
+    dir.sysbench()
+        .args("--threads=x cpu run")
+        .run()
+        .fails_with("Invalid value for the 'threads' option: 'x'");
+    // A distribution the release does not have, at each level.
+    for (level, kind) in [("1.1", "special"), ("1.0", "zipfian"), ("1.1", "foo")] {
+        let run = dir
+            .sysbench()
+            .env("BMK_SYSBENCH_COMPAT", level)
+            .args(&format!("--rand-type={kind} cpu run"))
+            .run()
+            .code(1);
+        eq(
+            &format!("FATAL: Invalid random numbers distribution: {kind}.\n"),
+            &run.stdout,
+            &run,
+        );
+        eq("", &run.stderr, &run);
+    }
     // bmk's own words as bmk.
     let run = dir.bmk().args("--warmup-time=-1 cpu run").run().code(1);
     assert!(
@@ -113,10 +134,17 @@ fn luajit_cmd_bare_is_no_command_and_an_unknown_one_is_sysbench_s_line() {
     eq(&format!("{BANNER}jit true\n"), &run.stdout, &run);
     let run = dir.sysbench().args("--luajit-cmd=off jit.lua").run().ok();
     eq(&format!("{BANNER}jit false\n"), &run.stdout, &run);
-    dir.sysbench()
+    // A failure while loading the script: on stdout, as sysbench logs it.
+    let run = dir
+        .sysbench()
         .args("--luajit-cmd=nosuchcmd jit.lua")
         .run()
-        .fails_with("FATAL: unknown luaJIT command or jit.* modules not installed");
+        .code(1);
+    eq(
+        &format!("{BANNER}FATAL: unknown luaJIT command or jit.* modules not installed\n"),
+        &run.stdout,
+        &run,
+    );
 }
 
 /// Values go to the bucket with the nearest centre, printed as that centre.
@@ -232,18 +260,22 @@ fn script_option_and_load_failures_in_sysbench_words() {
         "table.lua",
         "sysbench.cmdline.options = { {} }\nfunction help() end\n",
     );
-    dir.sysbench()
+    // Load failures go to stdout, where sysbench logs them.
+    let run = dir
+        .sysbench()
         .args("--verbosity=0 table.lua help")
         .run()
-        .fails_with(
-            "FATAL: `sysbench.cmdline.read_cmdline_options' function failed: \
-         [string \"sysbench.cmdline.lua\"]:133: wrong table structure in sysbench.cmdline.options",
-        );
+        .code(1);
+    assert_eq!(
+        run.stdout,
+        "FATAL: `sysbench.cmdline.read_cmdline_options' function failed: \
+         [string \"sysbench.cmdline.lua\"]:133: wrong table structure in sysbench.cmdline.options\n",
+        "{}",
+        run.context()
+    );
     dir.write("boom.lua", "\nerror(\"boom\")\n");
-    dir.sysbench()
-        .args("--verbosity=0 boom.lua")
-        .run()
-        .fails_with("FATAL: boom.lua:2: boom");
+    let run = dir.sysbench().args("--verbosity=0 boom.lua").run().code(1);
+    assert_eq!(run.stdout, "FATAL: boom.lua:2: boom\n", "{}", run.context());
     // As bmk, the traceback says where the error came from.
     let run = dir.bmk().args("--verbosity=0 boom.lua").run().code(1);
     assert!(run.stderr.contains("stack traceback:"), "{}", run.context());
@@ -269,6 +301,34 @@ fn memory_refuses_as_sysbench_and_its_total_size_replaces_events() {
     // As bmk, whichever limit comes first.
     let run = dir.bmk().args(args).run().ok();
     assert_eq!(run.total_events(), 1, "{}", run.context());
+}
+
+/// sysbench gives each thread `total / block size / threads` blocks: with 1024 blocks
+/// and 3 threads, 341 each and the last block never run, at both levels.
+#[test]
+fn memory_total_is_split_per_thread_as_sysbench() {
+    let dir = Dir::new();
+    let args = "memory --memory-block-size=1K --memory-total-size=1M --time=0 --threads=3 run";
+    for level in ["1.1", "1.0"] {
+        let run = dir
+            .sysbench()
+            .env("BMK_SYSBENCH_COMPAT", level)
+            .args(args)
+            .run()
+            .ok();
+        assert_eq!(run.total_events(), 1023, "{}", run.context());
+        assert_eq!(run.value("events (avg/stddev):"), "341.0000/0.00");
+    }
+    // Fewer blocks than threads: nothing runs.
+    let run = dir
+        .sysbench()
+        .args("memory --memory-total-size=2K --time=0 --threads=3 run")
+        .run()
+        .ok();
+    assert_eq!(run.total_events(), 0, "{}", run.context());
+    // As bmk, the threads share one total and run it to the last block.
+    let run = dir.bmk().args(args).run().ok();
+    assert_eq!(run.total_events(), 1024, "{}", run.context());
 }
 
 #[test]

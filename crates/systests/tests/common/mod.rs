@@ -34,6 +34,7 @@ pub fn try_bench(
             threads,
             events,
             file_dir: dir.map(Path::to_path_buf),
+            ..BuildParams::default()
         },
     )
 }
