@@ -33,14 +33,14 @@
 
 use std::collections::VecDeque;
 use std::fs::File;
-use std::io::{self, Read, Write};
+use std::io::{self, Write};
 use std::mem::ManuallyDrop;
 use std::os::fd::{AsRawFd, FromRawFd, RawFd};
 use std::sync::Arc;
 
 use mysql::consts::{ColumnFlags, ColumnType};
 
-use crate::coop_read::read_cooperatively;
+use crate::coop_read::read_some;
 use crate::resultset::ResultSet;
 use crate::row_source::RowSource;
 use crate::value::Value;
@@ -255,26 +255,12 @@ impl FastIo {
                     self.inbuf.resize(size, 0);
                 }
             }
-            let got = if bmk_engine::coop::active() {
-                if self.socket_id == 0 {
-                    self.socket_id = bmk_engine::coop::new_socket_id();
-                }
-                let first_wait = std::mem::take(&mut self.awaiting);
-                read_cooperatively(
-                    sock.as_raw_fd(),
-                    self.socket_id,
-                    first_wait,
-                    &mut self.inbuf[self.end..],
-                )
-            } else {
-                loop {
-                    match sock.read(&mut self.inbuf[self.end..]) {
-                        Ok(got) => break Ok(got),
-                        Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
-                        Err(e) => break Err(e),
-                    }
-                }
-            }
+            let got = read_some(
+                sock.as_raw_fd(),
+                &mut self.socket_id,
+                &mut self.awaiting,
+                &mut self.inbuf[self.end..],
+            )
             .map_err(mysql::Error::IoError)?;
             if got == 0 {
                 return Err(eof_error());

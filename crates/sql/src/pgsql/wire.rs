@@ -20,7 +20,7 @@
 //! into a shared buffer.
 //!
 //! On an event loop ([`bmk_engine::coop::active`]) a worker waiting for an answer is
-//! suspended in [`read_cooperatively`] instead of blocking its thread.
+//! suspended in [`read_some`] instead of blocking its thread.
 //!
 //! Any I/O error or message out of place makes the connection [`WireError::Broken`]:
 //! the caller drops it (a lost connection), so a desynchronised stream is never reused.
@@ -42,7 +42,7 @@ use postgres_protocol::message::frontend;
 use postgres_protocol::IsNull;
 
 use crate::config::{PgSslMode, PgsqlOptions};
-use crate::coop_read::read_cooperatively;
+use crate::coop_read::read_some;
 use crate::emulate::{push_literal, Dialect};
 use crate::resultset::ResultSet;
 use crate::value::Value;
@@ -570,25 +570,12 @@ impl WireConn {
                 self.inbuf.resize(size, 0);
             }
         }
-        let got = if bmk_engine::coop::active() {
-            if self.socket_id == 0 {
-                self.socket_id = bmk_engine::coop::new_socket_id();
-            }
-            let first_wait = std::mem::take(&mut self.awaiting);
-            read_cooperatively(
-                self.stream.as_raw_fd(),
-                self.socket_id,
-                first_wait,
-                &mut self.inbuf[self.end..],
-            )
-        } else {
-            loop {
-                match self.stream.read(&mut self.inbuf[self.end..]) {
-                    Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
-                    r => break r,
-                }
-            }
-        };
+        let got = read_some(
+            self.stream.as_raw_fd(),
+            &mut self.socket_id,
+            &mut self.awaiting,
+            &mut self.inbuf[self.end..],
+        );
         match got {
             Ok(0) => Err(self.fail(WireError::closed())),
             Ok(got) => {
