@@ -23,6 +23,13 @@ pub(crate) fn read_some(
         let first_wait = std::mem::take(awaiting);
         return read_cooperatively(fd, *socket_id, first_wait, buf);
     }
+    read_blocking(fd, buf)
+}
+
+/// One read of what the socket `fd` has into `buf`, blocking the thread (even on an
+/// event loop) until something arrives or the socket's receive timeout passes.
+/// Returns 0 at end of stream.
+pub(crate) fn read_blocking(fd: RawFd, buf: &mut [u8]) -> io::Result<usize> {
     loop {
         // SAFETY: `buf` is writable for `buf.len()` bytes; `fd` is the live socket.
         let n = unsafe { libc::recv(fd, buf.as_mut_ptr().cast(), buf.len(), 0) };

@@ -17,9 +17,11 @@ use crate::connection_state::{keeps_state_in_field, ConnectionState};
 use crate::driver_kind::DriverKind;
 use crate::emulate::{Dialect, Template};
 use crate::error::{Endpoint, SqlError, SqlErrorKind, SqlOp};
+use crate::last_segment::hold_until_close;
 use crate::mysql_fast::{BulkOutcome, FastIo, StmtMeta};
 use crate::resultset::ResultSet;
 use crate::row_source::{Replay, RowSource};
+use crate::socket_timeouts::{set_socket_timeouts, timed_out};
 use crate::statement_table::registered;
 use crate::trace::trace;
 use crate::value::Value;
@@ -241,38 +243,6 @@ fn base_opts(cfg: &DriverConfig, ep: &Endpoint) -> Result<OptsBuilder, SqlError>
     Ok(b.ssl_opts(ssl_opts(cfg)?))
 }
 
-/// Whether a socket read or write gave up at its timeout (`SO_RCVTIMEO` reports
-/// `EAGAIN`).
-fn timed_out(e: &std::io::Error) -> bool {
-    matches!(e.kind(), ErrorKind::WouldBlock | ErrorKind::TimedOut)
-}
-
-/// Sets the receive and send timeouts of socket `fd` (`None`: block without limit).
-fn set_socket_timeouts(fd: RawFd, timeout: Option<Duration>) -> std::io::Result<()> {
-    // A zero timeval means no limit; a limit below a microsecond is rounded up to one.
-    let t = timeout.map_or(Duration::ZERO, |t| t.max(Duration::from_micros(1)));
-    let tv = libc::timeval {
-        tv_sec: t.as_secs() as libc::time_t,
-        tv_usec: libc::suseconds_t::from(t.subsec_micros()),
-    };
-    for opt in [libc::SO_RCVTIMEO, libc::SO_SNDTIMEO] {
-        // SAFETY: `tv` is a valid timeval of the size given; the kernel checks `fd`.
-        let rc = unsafe {
-            libc::setsockopt(
-                fd,
-                libc::SOL_SOCKET,
-                opt,
-                (&tv as *const libc::timeval).cast(),
-                std::mem::size_of::<libc::timeval>() as libc::socklen_t,
-            )
-        };
-        if rc != 0 {
-            return Err(std::io::Error::last_os_error());
-        }
-    }
-    Ok(())
-}
-
 /// Map a client error to (errno, sqlstate, message, connection lost).
 fn describe(e: &mysql::Error, op: SqlOp, ep: &Endpoint) -> (u32, String, String, bool) {
     let target = match (&ep.socket, &ep.host) {
@@ -436,6 +406,12 @@ fn collect<P: mysql::prelude::Protocol>(
     Ok((sets, affected))
 }
 
+impl Drop for MysqlConnection {
+    fn drop(&mut self) {
+        self.close();
+    }
+}
+
 impl MysqlConnection {
     pub(crate) fn connect(cfg: Arc<DriverConfig>, index: usize) -> Result<Self, SqlError> {
         let endpoint = pick_endpoint(&cfg, index);
@@ -466,6 +442,13 @@ impl MysqlConnection {
     fn trace(&self, what: &str, detail: &str) {
         if self.debug {
             trace("mysql", what, detail);
+        }
+    }
+
+    /// Close the connection: the crate's `COM_QUIT` leaves with the FIN.
+    fn close(&mut self) {
+        if let Some(conn) = self.conn.take() {
+            hold_until_close(conn.as_raw_fd());
         }
     }
 
@@ -1094,7 +1077,7 @@ impl Connection for MysqlConnection {
 
     fn disconnect(&mut self) {
         self.trace("disconnect", &self.target());
-        self.conn = None;
+        self.close();
         self.lost_errno = None;
         self.state.pending.clear();
     }
@@ -1102,25 +1085,7 @@ impl Connection for MysqlConnection {
 
 #[cfg(test)]
 mod tests {
-    use std::os::fd::AsRawFd;
-    use std::os::unix::net::UnixStream;
-    use std::time::Duration;
-
-    use super::{cipher_key, set_socket_timeouts};
-
-    #[test]
-    fn socket_timeouts_are_set_and_cleared() {
-        let (a, _b) = UnixStream::pair().unwrap();
-        set_socket_timeouts(a.as_raw_fd(), Some(Duration::from_millis(1500))).unwrap();
-        assert_eq!(a.read_timeout().unwrap(), Some(Duration::from_millis(1500)));
-        assert_eq!(
-            a.write_timeout().unwrap(),
-            Some(Duration::from_millis(1500))
-        );
-        set_socket_timeouts(a.as_raw_fd(), None).unwrap();
-        assert_eq!(a.read_timeout().unwrap(), None);
-        assert_eq!(a.write_timeout().unwrap(), None);
-    }
+    use super::cipher_key;
 
     #[test]
     fn cipher_names_match_across_libraries() {

@@ -136,6 +136,14 @@ impl From<WireError> for Failure {
                 closed: true,
                 position: None,
             },
+            WireError::ConnectTimeout(secs) => Failure {
+                state: Some("08001".to_string()),
+                msg: format!("timeout expired after {secs} s"),
+                db: false,
+                fatal: false,
+                closed: true,
+                position: None,
+            },
             WireError::Client(msg) => Failure {
                 state: None,
                 msg,
@@ -502,19 +510,13 @@ impl PgConnection {
         );
         let limit = self.cfg.common.connect_timeout;
         if fast_path_allowed(&cfg) {
-            let (opts, io) = (p.clone(), cfg.common.io_timeout);
-            let res = run_with_deadline(limit, move || WireConn::connect(&opts, limit, io));
-            let res = match res {
-                Some(Ok(Connected::Plain(w))) => Ok(w),
-                Some(Ok(Connected::ServerOffersTls)) => Err(None),
-                Some(Err(e)) => {
+            let res = match WireConn::connect(p, limit, cfg.common.io_timeout) {
+                Ok(Connected::Plain(w)) => Ok(w),
+                Ok(Connected::ServerOffersTls) => Err(None),
+                Err(e) => {
                     let f = Failure::from(e);
                     Err(Some((f.state.unwrap_or_default(), f.msg)))
                 }
-                None => Err(Some((
-                    "08001".to_string(),
-                    format!("timeout expired after {} s", limit.as_secs()),
-                ))),
             };
             match res {
                 Ok(w) => {

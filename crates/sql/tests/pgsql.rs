@@ -88,21 +88,36 @@ fn unknown_database_and_unreachable_port() {
     assert!(t.elapsed() < Duration::from_secs(5));
     assert_eq!(e.kind, SqlErrorKind::Connect);
 
+    // A server that accepts the TCP connection but never answers, asked for TLS first
+    // (`prefer`) or not (`disable`): each handshake read is bounded by the connect
+    // timeout.
     let silent = TcpListener::bind("127.0.0.1:0").unwrap();
     let port = silent.local_addr().unwrap().port().to_string();
-    let t = Instant::now();
-    let e = connect(
-        DriverKind::Pgsql,
-        &[
-            ("pgsql-host", "127.0.0.1"),
-            ("pgsql-port", &port),
-            ("db-connect-timeout", "2"),
-        ],
-    )
-    .err()
-    .expect("silent server");
-    assert!(t.elapsed() < Duration::from_secs(5));
-    assert_eq!(e.kind, SqlErrorKind::Connect);
+    for sslmode in ["prefer", "disable"] {
+        let t = Instant::now();
+        let e = connect(
+            DriverKind::Pgsql,
+            &[
+                ("pgsql-host", "127.0.0.1"),
+                ("pgsql-port", &port),
+                ("pgsql-sslmode", sslmode),
+                ("db-connect-timeout", "2"),
+            ],
+        )
+        .err()
+        .expect("silent server");
+        let waited = t.elapsed();
+        assert!(
+            waited >= Duration::from_millis(1900),
+            "{sslmode}: {waited:?}"
+        );
+        assert!(waited < Duration::from_secs(5), "{sslmode}: {waited:?}");
+        assert_eq!(e.kind, SqlErrorKind::Connect);
+        assert!(
+            e.to_string().contains("timeout expired after 2 s"),
+            "{sslmode}: {e}"
+        );
+    }
 }
 
 #[test]

@@ -42,9 +42,11 @@ use postgres_protocol::message::frontend;
 use postgres_protocol::IsNull;
 
 use crate::config::{PgSslMode, PgsqlOptions};
-use crate::coop_read::read_some;
+use crate::coop_read::{read_blocking, read_some};
 use crate::emulate::{push_literal, Dialect};
+use crate::last_segment::send_last;
 use crate::resultset::ResultSet;
+use crate::socket_timeouts::{set_socket_timeouts, timed_out};
 use crate::value::Value;
 
 use super::pgtext;
@@ -79,6 +81,9 @@ pub(crate) enum WireError {
     /// The request could not be made (connect failure, missing password, too many
     /// parameters); nothing was left half-sent.
     Client(String),
+    /// A step of the connect (TCP connect, handshake read or write) reached the
+    /// connect timeout of this many seconds.
+    ConnectTimeout(u64),
 }
 
 impl WireError {
@@ -118,13 +123,6 @@ impl Stream {
             Stream::Tcp(s) => s.write_all(buf),
             Stream::Unix(s) => s.write_all(buf),
         }
-    }
-
-    fn set_nonblocking(&self) {
-        let _ = match self {
-            Stream::Tcp(s) => s.set_nonblocking(true),
-            Stream::Unix(s) => s.set_nonblocking(true),
-        };
     }
 }
 
@@ -190,6 +188,10 @@ pub(crate) struct WireConn {
     awaiting: bool,
     /// The stream failed: every later call fails at once.
     broken: bool,
+    /// While the handshake runs: the connect timeout. Its reads then block on the
+    /// calling thread (an event-loop wait has no time limit) and a socket timeout is
+    /// reported as [`WireError::ConnectTimeout`].
+    handshake_limit: Option<Duration>,
 }
 
 impl Drop for WireConn {
@@ -198,8 +200,7 @@ impl Drop for WireConn {
             // Say goodbye without waiting on a server that may not read any more.
             self.out.clear();
             frontend::terminate(&mut self.out);
-            self.stream.set_nonblocking();
-            let _ = self.stream.write_all(&self.out);
+            send_last(self.stream.as_raw_fd(), &self.out);
         }
     }
 }
@@ -251,6 +252,9 @@ fn open_stream(p: &PgsqlOptions, connect_timeout: Duration) -> Result<Stream, Wi
             }
             Err(e) => last = e,
         }
+    }
+    if last.kind() == io::ErrorKind::TimedOut {
+        return Err(WireError::ConnectTimeout(connect_timeout.as_secs()));
     }
     Err(fail(last))
 }
@@ -401,6 +405,10 @@ impl WireConn {
     /// Open and authenticate a plain connection (the caller bounds the time it takes).
     /// Under `prefer`/`allow` the server is asked for TLS first, as libpq does; when it
     /// accepts, the connection is closed and [`Connected::ServerOffersTls`] returned.
+    /// Connects and authenticates on the calling thread, each blocking step bounded
+    /// by `connect_timeout` (the TCP connect by its own timeout, every handshake read
+    /// and write by socket timeouts, blocking even on an event loop). A server that
+    /// answers each step just before the limit can hold a connect for a few times it.
     pub(crate) fn connect(
         p: &PgsqlOptions,
         connect_timeout: Duration,
@@ -410,6 +418,9 @@ impl WireConn {
         if let (Stream::Tcp(s), Some(t)) = (&stream, io_timeout) {
             set_tcp_timeouts(s, t);
         }
+        let step = io_timeout.map_or(connect_timeout, |io| io.min(connect_timeout));
+        set_socket_timeouts(stream.as_raw_fd(), Some(step))
+            .map_err(|e| WireError::Client(format!("error connecting to server: {e}")))?;
         let mut c = WireConn {
             stream,
             out: BytesMut::with_capacity(1024),
@@ -419,6 +430,7 @@ impl WireConn {
             socket_id: 0,
             awaiting: false,
             broken: false,
+            handshake_limit: Some(connect_timeout),
         };
         // As libpq, no TLS on a UNIX socket.
         if p.sslmode != PgSslMode::Disable && matches!(c.stream, Stream::Tcp(_)) {
@@ -433,10 +445,13 @@ impl WireConn {
                 }
                 Ok(0) => return Err(c.fail(WireError::closed())),
                 Ok(_) => return Err(c.fail(WireError::unexpected())),
-                Err(e) => return Err(c.fail(WireError::io(e))),
+                Err(e) => return Err(c.fail_io(e)),
             }
         }
         c.startup(p)?;
+        // The queries wait without a socket limit (on an event loop or blocking).
+        set_socket_timeouts(c.stream.as_raw_fd(), None).map_err(|e| c.fail_io(e))?;
+        c.handshake_limit = None;
         Ok(Connected::Plain(c))
     }
 
@@ -542,10 +557,20 @@ impl WireConn {
     }
 
     fn fail(&mut self, e: WireError) -> WireError {
-        if matches!(e, WireError::Broken(_)) {
+        if matches!(e, WireError::Broken(_) | WireError::ConnectTimeout(_)) {
             self.broken = true;
         }
         e
+    }
+
+    /// The error for a failed read or write: during the handshake a socket timeout
+    /// is the connect timeout.
+    fn fail_io(&mut self, e: io::Error) -> WireError {
+        let err = match self.handshake_limit {
+            Some(limit) if timed_out(&e) => WireError::ConnectTimeout(limit.as_secs()),
+            _ => WireError::io(e),
+        };
+        self.fail(err)
     }
 
     fn send(&mut self) -> Result<(), WireError> {
@@ -553,7 +578,7 @@ impl WireConn {
             return Err(WireError::closed());
         }
         if let Err(e) = self.stream.write_all(&self.out) {
-            return Err(self.fail(WireError::io(e)));
+            return Err(self.fail_io(e));
         }
         self.awaiting = true;
         Ok(())
@@ -570,12 +595,17 @@ impl WireConn {
                 self.inbuf.resize(size, 0);
             }
         }
-        let got = read_some(
-            self.stream.as_raw_fd(),
-            &mut self.socket_id,
-            &mut self.awaiting,
-            &mut self.inbuf[self.end..],
-        );
+        let fd = self.stream.as_raw_fd();
+        let got = if self.handshake_limit.is_some() {
+            read_blocking(fd, &mut self.inbuf[self.end..])
+        } else {
+            read_some(
+                fd,
+                &mut self.socket_id,
+                &mut self.awaiting,
+                &mut self.inbuf[self.end..],
+            )
+        };
         match got {
             Ok(0) => Err(self.fail(WireError::closed())),
             Ok(got) => {
@@ -586,7 +616,7 @@ impl WireConn {
                 }
                 Ok(())
             }
-            Err(e) => Err(self.fail(WireError::io(e))),
+            Err(e) => Err(self.fail_io(e)),
         }
     }
 
