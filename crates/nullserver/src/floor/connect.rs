@@ -89,7 +89,10 @@ pub fn run(cfg: &FloorConfig, report: &mut dyn FnMut(f64, f64)) -> io::Result<Ou
         if now >= deadline {
             break;
         }
-        poll.poll(&mut evs, Some(ticker.wake(deadline).saturating_duration_since(now)))?;
+        poll.poll(
+            &mut evs,
+            Some(ticker.wake(deadline).saturating_duration_since(now)),
+        )?;
         for ev in evs.iter() {
             let i = ev.token().0;
             let s = &mut slots[i];

@@ -269,11 +269,9 @@ pub fn login(
                 }
                 // caching_sha2_password: 3 = fast authentication succeeded, OK follows.
                 Some(0x01) if p.get(1) == Some(&3) => {}
-                Some(0x01) => {
-                    return Err(io::Error::other(
-                        "server asks for full caching_sha2_password authentication (needs TLS or RSA)",
-                    ))
-                }
+                Some(0x01) => return Err(io::Error::other(
+                    "server asks for full caching_sha2_password authentication (needs TLS or RSA)",
+                )),
                 _ => return Err(io::Error::other("unexpected packet during log-in")),
             },
         }
