@@ -22,12 +22,15 @@ Usage: bmk-null-client (--mysql-port P | --pgsql-port Q) [options]
   --pgsql-port Q     PostgreSQL server on 127.0.0.1:Q
   --connections N    connections (default 8)
   --time S           seconds to run (default 10)
-  --workload W       oltp_point_select (default), oltp_read_only or oltp_read_write
+  --workload W       oltp_point_select (default), oltp_read_only, oltp_read_write, or
+                     connect: each event opens a connection, logs in as sbtest with
+                     password sbtest into database sbtest, and closes it cleanly
+                     (COM_QUIT or Terminate); N connections in flight
   --range-size R     ids per range select (default 100)
   --report-interval S  print `[ Ns ] tps: R` (events/s of the last S seconds) every
                      S seconds, as bmk and sysbench do
 
-Prints `events: E`, `queries: Q`, `time: T` and `events/s: R`.
+Prints `events: E`, `queries: Q` (0 for connect), `time: T` and `events/s: R`.
 ";
 
 fn main() {

@@ -6,9 +6,13 @@
 //!
 //! The requests are built once ([`workload`], then [`mysql::request`] or
 //! [`pgsql::request`]) and written as they are; replies are scanned, not decoded.
+//! The `connect` workload ([`connect`]) is the same floor for connection set-up: each
+//! event is a new connection, a log-in and a clean close.
 
+pub mod connect;
 pub mod mysql;
 pub mod pgsql;
+pub mod scramble;
 pub mod workload;
 
 use std::io::{self, Read, Write};
@@ -51,6 +55,44 @@ pub struct Outcome {
     pub elapsed: Duration,
 }
 
+/// Calls the report callback at each report interval with the events per second of
+/// the interval just ended.
+struct Ticker {
+    start: Instant,
+    interval: Option<Duration>,
+    /// When the next report is due, and the event count at the last one.
+    next: Option<(Instant, u64)>,
+}
+
+impl Ticker {
+    fn new(start: Instant, interval: Option<Duration>) -> Ticker {
+        Ticker {
+            start,
+            interval,
+            next: interval.map(|i| (start + i, 0)),
+        }
+    }
+
+    /// Reports if an interval has ended by `now`.
+    fn tick(&mut self, now: Instant, events: u64, report: &mut dyn FnMut(f64, f64)) {
+        if let (Some((at, before)), Some(interval)) = (self.next.as_mut(), self.interval) {
+            if now >= *at {
+                report(
+                    at.duration_since(self.start).as_secs_f64(),
+                    (events - *before) as f64 / interval.as_secs_f64(),
+                );
+                *at += interval;
+                *before = events;
+            }
+        }
+    }
+
+    /// When the event loop must wake at the latest: the next report or `deadline`.
+    fn wake(&self, deadline: Instant) -> Instant {
+        self.next.map_or(deadline, |(at, _)| at.min(deadline))
+    }
+}
+
 struct Conn {
     stream: TcpStream,
     step: usize,
@@ -63,6 +105,9 @@ struct Conn {
 /// Runs the floor client; `report(seconds since start, events/s)` is called at each
 /// report interval.
 pub fn run(cfg: &FloorConfig, report: &mut dyn FnMut(f64, f64)) -> io::Result<Outcome> {
+    if cfg.workload == Workload::Connect {
+        return connect::run(cfg, report);
+    }
     let steps: Vec<Step> = cfg.workload.event(cfg.range);
     let mut requests: Vec<Vec<u8>> = Vec::new();
     let mut conns = Vec::new();
@@ -111,25 +156,17 @@ pub fn run(cfg: &FloorConfig, report: &mut dyn FnMut(f64, f64)) -> io::Result<Ou
     let (mut events, mut queries) = (0u64, 0u64);
     let mut evs = Events::with_capacity(1024);
     let deadline = start + cfg.time;
-    let mut next_report = cfg.report_interval.map(|i| (start + i, 0u64));
+    let mut ticker = Ticker::new(start, cfg.report_interval);
     loop {
         let now = Instant::now();
-        if let Some((at, before)) = next_report.as_mut() {
-            if now >= *at {
-                let interval = cfg.report_interval.expect("set with next_report");
-                report(
-                    at.duration_since(start).as_secs_f64(),
-                    (events - *before) as f64 / interval.as_secs_f64(),
-                );
-                *at += interval;
-                *before = events;
-            }
-        }
+        ticker.tick(now, events, report);
         if now >= deadline {
             break;
         }
-        let wake = next_report.map_or(deadline, |(at, _)| at.min(deadline));
-        poll.poll(&mut evs, Some(wake.saturating_duration_since(now)))?;
+        poll.poll(
+            &mut evs,
+            Some(ticker.wake(deadline).saturating_duration_since(now)),
+        )?;
         for ev in evs.iter() {
             let c = &mut conns[ev.token().0];
             loop {

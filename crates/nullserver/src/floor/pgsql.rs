@@ -1,10 +1,12 @@
 //! The floor client's PostgreSQL side: start a session, prepare the statements, build
 //! each request (Bind, Execute, Sync; BEGIN/COMMIT as simple queries) once, and find
-//! where a reply ends (its `ReadyForQuery`).
+//! where a reply ends (its `ReadyForQuery`). For the connect workload, a
+//! non-blocking log-in ([`login`]) that answers the password request the server makes.
 
 use std::io::{self, Read, Write};
 use std::net::TcpStream;
 
+use super::scramble::Secrets;
 use super::workload::{Param, Step, STATEMENTS};
 use crate::pgsql::framing::{message, put_cstr};
 
@@ -61,8 +63,8 @@ fn until_ready(s: &mut TcpStream) -> io::Result<()> {
     }
 }
 
-/// Starts a session and prepares [`STATEMENTS`] as `s0`, `s1`, ...
-pub fn setup(s: &mut TcpStream, user: &str, db: &str) -> io::Result<()> {
+/// The start-up message (protocol 3.0) for `user` and `db`.
+pub fn startup(user: &str, db: &str) -> Vec<u8> {
     let mut start = Vec::new();
     start.extend_from_slice(&[0; 4]);
     start.extend_from_slice(&196_608i32.to_be_bytes());
@@ -71,7 +73,57 @@ pub fn setup(s: &mut TcpStream, user: &str, db: &str) -> io::Result<()> {
     }
     let len = start.len() as u32;
     start[..4].copy_from_slice(&len.to_be_bytes());
-    s.write_all(&start)?;
+    start
+}
+
+/// `Terminate`, sent before closing so the server sees a clean end.
+pub const TERMINATE: [u8; 5] = [b'X', 0, 0, 0, 4];
+
+/// Consumes the complete messages of `buf` from `used` during a log-in, appending the
+/// answer to a password request to `out`; true once `ReadyForQuery` arrived.
+pub fn login(
+    buf: &[u8],
+    used: &mut usize,
+    password: &str,
+    secrets: &Secrets,
+    out: &mut Vec<u8>,
+) -> io::Result<bool> {
+    while buf.len() >= *used + 5 {
+        let len =
+            u32::from_be_bytes(buf[*used + 1..*used + 5].try_into().expect("4 bytes")) as usize;
+        if buf.len() < *used + 1 + len {
+            break;
+        }
+        let (tag, body) = (buf[*used], &buf[*used + 5..*used + 1 + len]);
+        *used += 1 + len;
+        match (tag, body.get(..4)) {
+            (b'Z', _) => return Ok(true),
+            (b'E', _) => return Err(server_error(body)),
+            (b'R', Some([0, 0, 0, 0])) => {}
+            (b'R', Some([0, 0, 0, 3])) => {
+                message(out, b'p', |b| put_cstr(b, password.as_bytes()));
+            }
+            (b'R', Some([0, 0, 0, 5])) if body.len() >= 8 => {
+                message(out, b'p', |b| {
+                    secrets.pgsql_md5(&body[4..8], b);
+                    b.push(0);
+                });
+            }
+            (b'R', _) => {
+                return Err(io::Error::other(
+                    "server asks for an authentication method the floor does not speak",
+                ))
+            }
+            // Parameter statuses, BackendKeyData: nothing to do.
+            _ => {}
+        }
+    }
+    Ok(false)
+}
+
+/// Starts a session and prepares [`STATEMENTS`] as `s0`, `s1`, ...
+pub fn setup(s: &mut TcpStream, user: &str, db: &str) -> io::Result<()> {
+    s.write_all(&startup(user, db))?;
     until_ready(s)?;
     let mut out = Vec::new();
     for (i, sql) in STATEMENTS.iter().enumerate() {

@@ -2,7 +2,8 @@
 //! the same statements, in the same order and number, as bmk's and sysbench's OLTP
 //! workloads with their default options (10 point selects, one of each range select
 //! 100 ids wide, two updates, a delete and an insert per read-write transaction), on
-//! one table, with fixed parameter values.
+//! one table, with fixed parameter values. The `connect` workload has no requests: its
+//! event is the connection and log-in itself (see [`super::connect`]).
 
 use crate::statements::{C_VALUE, PAD_VALUE};
 
@@ -46,6 +47,8 @@ pub enum Workload {
     ReadOnly,
     /// The read-only event plus 2 updates, a delete and an insert.
     ReadWrite,
+    /// Open a connection, log in, close it cleanly; no statements.
+    Connect,
 }
 
 impl Workload {
@@ -55,12 +58,17 @@ impl Workload {
             "point_select" => Some(Workload::PointSelect),
             "read_only" => Some(Workload::ReadOnly),
             "read_write" => Some(Workload::ReadWrite),
+            "connect" => Some(Workload::Connect),
             _ => None,
         }
     }
 
-    /// The requests of one event; ranges are `range` ids wide.
+    /// The requests of one event; ranges are `range` ids wide. None for
+    /// [`Workload::Connect`].
     pub fn event(self, range: i32) -> Vec<Step> {
+        if self == Workload::Connect {
+            return Vec::new();
+        }
         let id = 5000;
         let point = || Step::Execute(0, vec![Param::Int(id)]);
         if self == Workload::PointSelect {
