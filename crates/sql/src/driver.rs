@@ -47,9 +47,8 @@ impl Driver {
     }
 
     /// Whether PostgreSQL connections speak the protocol through bmk's own client
-    /// (`--pgsql-fast-path`, without TLS); false on the other drivers. Under
-    /// `--pgsql-sslmode=prefer` (or `allow`) the server is asked once whether it offers
-    /// TLS (which those modes take).
+    /// (`--pgsql-fast-path`, plain or over TLS; not the `verify-*` modes); false on the
+    /// other drivers.
     pub fn pgsql_fast_path(&self) -> bool {
         self.config.kind == DriverKind::Pgsql
             && *self
@@ -59,8 +58,9 @@ impl Driver {
 
     /// Whether this driver's connections wait for the server's answers in
     /// [`bmk_engine::coop::wait_readable`], so that workers may share event-loop
-    /// threads: MySQL and PostgreSQL over a plain socket (their own protocol paths).
-    /// TLS, MySQL compression and SQLite block their thread.
+    /// threads: MySQL over a plain socket and PostgreSQL over a plain or TLS socket
+    /// (their own protocol paths). MySQL's TLS and compression, PostgreSQL's certificate
+    /// verification and SQLite block their thread.
     pub fn waits_cooperatively(&self) -> bool {
         self.mysql_fast_path() || self.pgsql_fast_path()
     }

@@ -10,7 +10,7 @@
 
 use std::collections::VecDeque;
 use std::error::Error as _;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use postgres::config::SslMode;
@@ -37,10 +37,11 @@ use crate::trace::trace;
 use crate::value::Value;
 
 mod pgtext;
+mod tls_stream;
 mod wire;
 
 pub(crate) use pgtext::fuzz_value;
-use wire::{Connected, WireConn, WireError};
+use wire::{WireConn, WireError};
 
 /// How long dropping a failed connection's client may take (see
 /// [`PgConnection::discard_client`]).
@@ -156,31 +157,28 @@ impl From<WireError> for Failure {
     }
 }
 
-/// Whether connections of `cfg` may use the wire client: the fast path on and a mode
-/// that does not demand TLS.
-fn fast_path_allowed(cfg: &DriverConfig) -> bool {
+/// Whether connections of `cfg` use the wire client: the fast path on and a mode that
+/// does not verify the server's certificate (`verify-ca` and `verify-full` go through
+/// the `postgres` crate).
+pub(crate) fn fast_path_in_use(cfg: &DriverConfig) -> bool {
     cfg.pgsql.fast_path
         && matches!(
             cfg.pgsql.sslmode,
-            PgSslMode::Disable | PgSslMode::Allow | PgSslMode::Prefer
+            PgSslMode::Disable | PgSslMode::Allow | PgSslMode::Prefer | PgSslMode::Require
         )
 }
 
-/// Whether the connections of `cfg` will use the wire client: allowed, and under
-/// `prefer`/`allow` a server that declines TLS (asked once, as each connection asks
-/// again). False when the server cannot be reached; the connections report that.
-pub(crate) fn fast_path_in_use(cfg: &DriverConfig) -> bool {
-    if !fast_path_allowed(cfg) {
-        return false;
+/// The TLS configuration of the wire client's connections under `mode`, built once
+/// per process and mode (a connect should not rebuild the root store).
+fn wire_tls_config(mode: PgSslMode) -> Result<Arc<rustls::ClientConfig>, String> {
+    static BUILT: Mutex<Vec<(PgSslMode, Arc<rustls::ClientConfig>)>> = Mutex::new(Vec::new());
+    let mut built = BUILT.lock().unwrap_or_else(|p| p.into_inner());
+    if let Some((_, c)) = built.iter().find(|(m, _)| *m == mode) {
+        return Ok(c.clone());
     }
-    if cfg.pgsql.sslmode == PgSslMode::Disable {
-        return true;
-    }
-    let p = cfg.pgsql.clone();
-    let limit = cfg.common.connect_timeout;
-    run_with_deadline(limit, move || wire::server_declines_tls(&p, limit))
-        .flatten()
-        .unwrap_or(false)
+    let c = Arc::new(tls_client_config(mode)?);
+    built.push((mode, c.clone()));
+    Ok(c)
 }
 
 /// A PostgreSQL connection.
@@ -281,6 +279,12 @@ fn push_copy_row(buf: &mut Vec<u8>, row: &[Value]) {
 /// Mozilla roots, as the MySQL driver does without `--mysql-ssl-ca`), and the other
 /// modes encrypt without checking who answers.
 fn make_tls(mode: PgSslMode) -> Result<PgTls, String> {
+    Ok(PgTls(MakeRustlsConnect::new(tls_client_config(mode)?)))
+}
+
+/// The rustls configuration for `mode`: the certificate verified (`verify-full`), its
+/// chain only (`verify-ca`), or anything accepted (the modes that only encrypt).
+fn tls_client_config(mode: PgSslMode) -> Result<rustls::ClientConfig, String> {
     let provider = Arc::new(rustls::crypto::ring::default_provider());
     let builder = rustls::ClientConfig::builder_with_provider(provider.clone())
         .with_safe_default_protocol_versions()
@@ -308,7 +312,7 @@ fn make_tls(mode: PgSslMode) -> Result<PgTls, String> {
             .with_custom_certificate_verifier(Arc::new(AnyCertificate(provider)))
             .with_no_client_auth(),
     };
-    Ok(PgTls(MakeRustlsConnect::new(config)))
+    Ok(config)
 }
 
 /// The rustls connector, for any host: the `postgres` crate asks for a connector even
@@ -509,24 +513,23 @@ impl PgConnection {
             &format!("{}:{} user '{}' db '{}'", p.host, p.port, p.user, p.db),
         );
         let limit = self.cfg.common.connect_timeout;
-        if fast_path_allowed(&cfg) {
-            let res = match WireConn::connect(p, limit, cfg.common.io_timeout) {
-                Ok(Connected::Plain(w)) => Ok(w),
-                Ok(Connected::ServerOffersTls) => Err(None),
-                Err(e) => {
-                    let f = Failure::from(e);
-                    Err(Some((f.state.unwrap_or_default(), f.msg)))
-                }
+        if fast_path_in_use(&cfg) {
+            let tls = match p.sslmode {
+                PgSslMode::Disable => None,
+                mode => Some(wire_tls_config(mode).map_err(|e| {
+                    self.connect_error(String::new(), format!("TLS set-up failed: {e}"))
+                })?),
             };
-            match res {
+            return match WireConn::connect(p, limit, cfg.common.io_timeout, tls) {
                 Ok(w) => {
                     self.connected(Backend::Wire(w));
-                    return Ok(());
+                    Ok(())
                 }
-                Err(Some((state, msg))) => return Err(self.connect_error(state, msg)),
-                // The server offers TLS, which `prefer` takes: through the crate.
-                Err(None) => {}
-            }
+                Err(e) => {
+                    let f = Failure::from(e);
+                    Err(self.connect_error(f.state.unwrap_or_default(), f.msg))
+                }
+            };
         }
         let mut c = postgres::Config::new();
         if p.host.starts_with('/') {

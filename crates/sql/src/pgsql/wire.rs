@@ -40,6 +40,7 @@ use postgres_protocol::authentication::sasl::{ChannelBinding, ScramSha256, SCRAM
 use postgres_protocol::message::backend::{self, Message};
 use postgres_protocol::message::frontend;
 use postgres_protocol::IsNull;
+use rustls::ClientConfig;
 
 use crate::config::{PgSslMode, PgsqlOptions};
 use crate::coop_read::{read_blocking, read_some};
@@ -50,6 +51,7 @@ use crate::socket_timeouts::{set_socket_timeouts, timed_out};
 use crate::value::Value;
 
 use super::pgtext;
+use super::tls_stream::TlsStream;
 
 /// Initial size of the receive buffer (a point select's answer is ~100 bytes); it grows
 /// for larger answers and is given back after one larger than [`KEEP_BUF`].
@@ -104,23 +106,18 @@ impl WireError {
     }
 }
 
-/// The socket: TCP, or a UNIX socket when the host is a directory.
+/// The socket: TCP, TLS over TCP, or a UNIX socket when the host is a directory.
 enum Stream {
     Tcp(TcpStream),
+    Tls(Box<TlsStream>),
     Unix(UnixStream),
 }
 
 impl Stream {
-    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
-        match self {
-            Stream::Tcp(s) => s.read(buf),
-            Stream::Unix(s) => s.read(buf),
-        }
-    }
-
     fn write_all(&mut self, buf: &[u8]) -> io::Result<()> {
         match self {
             Stream::Tcp(s) => s.write_all(buf),
+            Stream::Tls(s) => s.write_plain(buf),
             Stream::Unix(s) => s.write_all(buf),
         }
     }
@@ -130,6 +127,7 @@ impl AsRawFd for Stream {
     fn as_raw_fd(&self) -> RawFd {
         match self {
             Stream::Tcp(s) => s.as_raw_fd(),
+            Stream::Tls(s) => s.as_raw_fd(),
             Stream::Unix(s) => s.as_raw_fd(),
         }
     }
@@ -165,16 +163,7 @@ impl Prepared {
 /// it is given, which returns false once sending failed (the feed should then stop).
 pub(crate) type CopyFeed<'a> = dyn FnMut(&mut dyn FnMut(&[u8]) -> bool) + 'a;
 
-/// The outcome of [`WireConn::connect`].
-pub(crate) enum Connected {
-    /// A plain connection, authenticated and ready.
-    Plain(WireConn),
-    /// The server accepts TLS and the mode prefers it: the caller connects through the
-    /// `postgres` crate instead.
-    ServerOffersTls,
-}
-
-/// A plain connection speaking the protocol itself.
+/// A connection speaking the protocol itself.
 pub(crate) struct WireConn {
     stream: Stream,
     out: BytesMut,
@@ -200,7 +189,11 @@ impl Drop for WireConn {
             // Say goodbye without waiting on a server that may not read any more.
             self.out.clear();
             frontend::terminate(&mut self.out);
-            send_last(self.stream.as_raw_fd(), &self.out);
+            let fd = self.stream.as_raw_fd();
+            match &mut self.stream {
+                Stream::Tls(t) => send_last(fd, &t.goodbye(&self.out)),
+                _ => send_last(fd, &self.out),
+            }
         }
     }
 }
@@ -259,20 +252,44 @@ fn open_stream(p: &PgsqlOptions, connect_timeout: Duration) -> Result<Stream, Wi
     Err(fail(last))
 }
 
-/// Whether the server declines `prefer`'s request for TLS (`None`: it could not be
-/// asked). A UNIX socket never gets TLS.
-pub(crate) fn server_declines_tls(p: &PgsqlOptions, connect_timeout: Duration) -> Option<bool> {
-    let mut stream = open_stream(p, connect_timeout).ok()?;
-    if matches!(stream, Stream::Unix(_)) {
-        return Some(true);
+/// A failed read or write of the connect: a socket timeout is the connect timeout.
+fn connect_io_error(e: io::Error, limit: Duration) -> WireError {
+    if timed_out(&e) {
+        WireError::ConnectTimeout(limit.as_secs())
+    } else {
+        WireError::io(e)
     }
-    let mut out = BytesMut::new();
-    frontend::ssl_request(&mut out);
-    stream.write_all(&out).ok()?;
+}
+
+/// Asks the server for TLS on `tcp` (as libpq does first under `prefer`, `allow` and
+/// `require`) and runs the handshake when it accepts; a plain stream when it declines
+/// and the mode allows that.
+fn negotiate_tls(
+    mut tcp: TcpStream,
+    p: &PgsqlOptions,
+    tls: Arc<ClientConfig>,
+    limit: Duration,
+) -> Result<Stream, WireError> {
+    let mut request = BytesMut::new();
+    frontend::ssl_request(&mut request);
+    tcp.write_all(&request)
+        .map_err(|e| connect_io_error(e, limit))?;
     let mut answer = [0u8; 1];
-    match stream.read(&mut answer) {
-        Ok(1) => Some(answer[0] == b'N'),
-        _ => None,
+    match tcp.read(&mut answer) {
+        Ok(1) if answer[0] == b'N' && p.sslmode == PgSslMode::Require => Err(WireError::Client(
+            "error performing TLS handshake: server does not support TLS".into(),
+        )),
+        Ok(1) if answer[0] == b'N' => Ok(Stream::Tcp(tcp)),
+        Ok(1) if answer[0] == b'S' => match TlsStream::handshake(tcp, tls, &p.host) {
+            Ok(t) => Ok(Stream::Tls(Box::new(t))),
+            Err(e) if timed_out(&e) => Err(WireError::ConnectTimeout(limit.as_secs())),
+            Err(e) => Err(WireError::Client(format!(
+                "error performing TLS handshake: {e}"
+            ))),
+        },
+        Ok(0) => Err(WireError::closed()),
+        Ok(_) => Err(WireError::unexpected()),
+        Err(e) => Err(connect_io_error(e, limit)),
     }
 }
 
@@ -402,25 +419,32 @@ fn push_row(body: &[u8], cols: Option<(&[Type], &[i16])>, out: &mut ResultSet) -
 }
 
 impl WireConn {
-    /// Open and authenticate a plain connection (the caller bounds the time it takes).
-    /// Under `prefer`/`allow` the server is asked for TLS first, as libpq does; when it
-    /// accepts, the connection is closed and [`Connected::ServerOffersTls`] returned.
-    /// Connects and authenticates on the calling thread, each blocking step bounded
-    /// by `connect_timeout` (the TCP connect by its own timeout, every handshake read
-    /// and write by socket timeouts, blocking even on an event loop). A server that
-    /// answers each step just before the limit can hold a connect for a few times it.
+    /// Open and authenticate a connection on the calling thread. With `tls` (the modes
+    /// other than `disable`) a TCP connection asks the server for TLS first, as libpq
+    /// does, and takes it when offered (`require`: fails without). Each blocking step is bounded by `connect_timeout` (the TCP connect by its own
+    /// timeout, every handshake read and write by socket timeouts, blocking even on an
+    /// event loop), so a server that answers each step just before the limit can hold a
+    /// connect for a few times it.
     pub(crate) fn connect(
         p: &PgsqlOptions,
         connect_timeout: Duration,
         io_timeout: Option<Duration>,
-    ) -> Result<Connected, WireError> {
-        let stream = open_stream(p, connect_timeout)?;
+        tls: Option<Arc<ClientConfig>>,
+    ) -> Result<WireConn, WireError> {
+        let mut stream = open_stream(p, connect_timeout)?;
         if let (Stream::Tcp(s), Some(t)) = (&stream, io_timeout) {
             set_tcp_timeouts(s, t);
         }
         let step = io_timeout.map_or(connect_timeout, |io| io.min(connect_timeout));
         set_socket_timeouts(stream.as_raw_fd(), Some(step))
             .map_err(|e| WireError::Client(format!("error connecting to server: {e}")))?;
+        // As libpq, no TLS on a UNIX socket.
+        if let (Stream::Tcp(_), Some(tls)) = (&stream, tls) {
+            let Stream::Tcp(tcp) = stream else {
+                unreachable!("matched above")
+            };
+            stream = negotiate_tls(tcp, p, tls, connect_timeout)?;
+        }
         let mut c = WireConn {
             stream,
             out: BytesMut::with_capacity(1024),
@@ -432,27 +456,11 @@ impl WireConn {
             broken: false,
             handshake_limit: Some(connect_timeout),
         };
-        // As libpq, no TLS on a UNIX socket.
-        if p.sslmode != PgSslMode::Disable && matches!(c.stream, Stream::Tcp(_)) {
-            frontend::ssl_request(&mut c.out);
-            c.send()?;
-            let mut answer = [0u8; 1];
-            match c.stream.read(&mut answer) {
-                Ok(1) if answer[0] == b'N' => {}
-                Ok(1) if answer[0] == b'S' => {
-                    c.broken = true;
-                    return Ok(Connected::ServerOffersTls);
-                }
-                Ok(0) => return Err(c.fail(WireError::closed())),
-                Ok(_) => return Err(c.fail(WireError::unexpected())),
-                Err(e) => return Err(c.fail_io(e)),
-            }
-        }
         c.startup(p)?;
         // The queries wait without a socket limit (on an event loop or blocking).
         set_socket_timeouts(c.stream.as_raw_fd(), None).map_err(|e| c.fail_io(e))?;
         c.handshake_limit = None;
-        Ok(Connected::Plain(c))
+        Ok(c)
     }
 
     fn startup(&mut self, p: &PgsqlOptions) -> Result<(), WireError> {
@@ -596,15 +604,19 @@ impl WireConn {
             }
         }
         let fd = self.stream.as_raw_fd();
-        let got = if self.handshake_limit.is_some() {
-            read_blocking(fd, &mut self.inbuf[self.end..])
-        } else {
-            read_some(
-                fd,
-                &mut self.socket_id,
-                &mut self.awaiting,
-                &mut self.inbuf[self.end..],
-            )
+        let blocking = self.handshake_limit.is_some();
+        let (socket_id, awaiting) = (&mut self.socket_id, &mut self.awaiting);
+        let buf = &mut self.inbuf[self.end..];
+        let got = match &mut self.stream {
+            Stream::Tls(t) => t.read_plain(buf, |fd, cipher| {
+                if blocking {
+                    read_blocking(fd, cipher)
+                } else {
+                    read_some(fd, socket_id, awaiting, cipher)
+                }
+            }),
+            _ if blocking => read_blocking(fd, buf),
+            _ => read_some(fd, socket_id, awaiting, buf),
         };
         match got {
             Ok(0) => Err(self.fail(WireError::closed())),
