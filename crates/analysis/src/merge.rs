@@ -40,6 +40,11 @@ pub struct MergeOptions {
     /// Merge even when a client of the run is missing or stopped early (a partial
     /// result, said so by the caller).
     pub partial: bool,
+    /// The parts were released at one agreed instant (the start gate of a split
+    /// level): they ran together by construction, so they need not overlap in time. A
+    /// part can finish its share of an events limit before a late-woken sibling has
+    /// started measuring.
+    pub started_together: bool,
 }
 
 /// Merges whole inputs level by level (level N of every input together).
@@ -139,7 +144,7 @@ pub fn merge_levels(parts: &[(&str, &Level)], opts: MergeOptions) -> Result<Leve
         .map(|(_, l)| l.end_unix_ns())
         .min()
         .unwrap_or(0);
-    if end <= start && !opts.mixed {
+    if end <= start && !opts.mixed && !opts.started_together {
         let span = |l: &Level| {
             format!(
                 "{:.3}..{:.3}",
@@ -147,7 +152,10 @@ pub fn merge_levels(parts: &[(&str, &Level)], opts: MergeOptions) -> Result<Leve
                 l.end_unix_ns() as f64 / 1e9
             )
         };
-        let (a, b) = (parts[0], parts[parts.len() - 1]);
+        // The two that do not overlap: the last to start and the first to end.
+        let late = parts.iter().max_by_key(|(_, l)| l.info.start_unix_ns);
+        let early = parts.iter().min_by_key(|(_, l)| l.end_unix_ns());
+        let (a, b) = (*early.expect("not empty"), *late.expect("not empty"));
         return Err(Error::Incompatible(format!(
             "cannot merge: the runs did not overlap in time ({} measured {}, {} measured {}, Unix seconds); merge only runs that ran together (use --mixed to merge anyway)",
             a.0,

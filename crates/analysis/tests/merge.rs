@@ -113,6 +113,15 @@ fn runs_that_did_not_overlap_are_refused_unless_mixed() {
         "{err}"
     );
     assert!(!err.contains('\n'));
+    // Parts released by one start gate merge whenever they measured.
+    let gated = merge_runs(
+        &[a.clone(), b.clone()],
+        MergeOptions {
+            started_together: true,
+            ..MergeOptions::default()
+        },
+    );
+    assert!(gated.is_ok(), "{:?}", gated.err());
     let merged = merge_runs(
         &[a, b],
         MergeOptions {

@@ -126,6 +126,7 @@ fn merge(args: &[String]) -> Result<i32> {
         MergeOptions {
             mixed: a.flag("mixed"),
             partial: a.flag("partial"),
+            ..MergeOptions::default()
         },
     )
     .map_err(analysis_error)?;

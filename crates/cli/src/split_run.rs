@@ -482,7 +482,13 @@ fn merge_parts(parts: &[Part], level_dir: &Path, info: &mut LevelInfo) -> Result
         .map(|p| split_gate::part_name(p.index))
         .collect();
     let pairs: Vec<(&str, &Level)> = names.iter().map(String::as_str).zip(&levels).collect();
-    let mut merged = bmk_analysis::merge_levels(&pairs, MergeOptions::default())
+    let mut merged = bmk_analysis::merge_levels(
+        &pairs,
+        MergeOptions {
+            started_together: true,
+            ..MergeOptions::default()
+        },
+    )
         .map_err(|e| anyhow!("cannot merge the level's processes: {e}"))?;
     merged.info.index = info.index;
     merged.info.repeat = info.repeat;
