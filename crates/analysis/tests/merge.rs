@@ -113,11 +113,13 @@ fn runs_that_did_not_overlap_are_refused_unless_mixed() {
         "{err}"
     );
     assert!(!err.contains('\n'));
-    // Parts released by one start gate merge whenever they measured.
+    // Parts released by one start gate merge whenever they measured (these two also
+    // ended a minute apart, which only a partial merge takes).
     let gated = merge_runs(
         &[a.clone(), b.clone()],
         MergeOptions {
             started_together: true,
+            partial: true,
             ..MergeOptions::default()
         },
     );

@@ -489,7 +489,7 @@ fn merge_parts(parts: &[Part], level_dir: &Path, info: &mut LevelInfo) -> Result
             ..MergeOptions::default()
         },
     )
-        .map_err(|e| anyhow!("cannot merge the level's processes: {e}"))?;
+    .map_err(|e| anyhow!("cannot merge the level's processes: {e}"))?;
     merged.info.index = info.index;
     merged.info.repeat = info.repeat;
     merged.info.schema = info.schema.clone();
