@@ -17,7 +17,9 @@ use mio::net::TcpStream;
 use mio::{Events, Interest, Poll, Token};
 
 use super::scramble::Secrets;
-use super::{mysql, pgsql, FloorConfig, Outcome, Ticker};
+use super::run_config::{FloorConfig, Outcome};
+use super::ticker::Ticker;
+use super::{mysql, pgsql};
 use crate::server::Kind;
 
 /// The credentials bmk's and sysbench's runs use.

@@ -12,86 +12,22 @@
 pub mod connect;
 pub mod mysql;
 pub mod pgsql;
+pub mod run_config;
 pub mod scramble;
+mod ticker;
 pub mod workload;
 
+pub use run_config::{FloorConfig, Outcome};
+
 use std::io::{self, Read, Write};
-use std::net::SocketAddr;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use mio::net::TcpStream;
 use mio::{Events, Interest, Poll, Token};
 
 use crate::server::Kind;
+use ticker::Ticker;
 use workload::{Step, Workload};
-
-/// What the floor client runs.
-#[derive(Debug, Clone)]
-pub struct FloorConfig {
-    /// The server.
-    pub addr: SocketAddr,
-    /// Its protocol.
-    pub protocol: Kind,
-    /// Connections, each with one request in flight.
-    pub connections: usize,
-    /// How long to run.
-    pub time: Duration,
-    /// The event.
-    pub workload: Workload,
-    /// Width of the range selects.
-    pub range: i32,
-    /// Report events per second at this interval (through `run`'s callback).
-    pub report_interval: Option<Duration>,
-}
-
-/// What a run did.
-#[derive(Debug, Clone, Copy)]
-pub struct Outcome {
-    /// Events completed.
-    pub events: u64,
-    /// Requests answered.
-    pub queries: u64,
-    /// Time from the first request to the end.
-    pub elapsed: Duration,
-}
-
-/// Calls the report callback at each report interval with the events per second of
-/// the interval just ended.
-struct Ticker {
-    start: Instant,
-    interval: Option<Duration>,
-    /// When the next report is due, and the event count at the last one.
-    next: Option<(Instant, u64)>,
-}
-
-impl Ticker {
-    fn new(start: Instant, interval: Option<Duration>) -> Ticker {
-        Ticker {
-            start,
-            interval,
-            next: interval.map(|i| (start + i, 0)),
-        }
-    }
-
-    /// Reports if an interval has ended by `now`.
-    fn tick(&mut self, now: Instant, events: u64, report: &mut dyn FnMut(f64, f64)) {
-        if let (Some((at, before)), Some(interval)) = (self.next.as_mut(), self.interval) {
-            if now >= *at {
-                report(
-                    at.duration_since(self.start).as_secs_f64(),
-                    (events - *before) as f64 / interval.as_secs_f64(),
-                );
-                *at += interval;
-                *before = events;
-            }
-        }
-    }
-
-    /// When the event loop must wake at the latest: the next report or `deadline`.
-    fn wake(&self, deadline: Instant) -> Instant {
-        self.next.map_or(deadline, |(at, _)| at.min(deadline))
-    }
-}
 
 struct Conn {
     stream: TcpStream,
