@@ -93,16 +93,7 @@ pub fn run(cfg: &FloorConfig, report: &mut dyn FnMut(f64, f64)) -> io::Result<Ou
     let mut evs = Events::with_capacity(1024);
     let deadline = start + cfg.time;
     let mut ticker = Ticker::new(start, cfg.report_interval);
-    loop {
-        let now = Instant::now();
-        ticker.tick(now, events, report);
-        if now >= deadline {
-            break;
-        }
-        poll.poll(
-            &mut evs,
-            Some(ticker.wake(deadline).saturating_duration_since(now)),
-        )?;
+    while ticker.wait(&mut poll, &mut evs, deadline, events, report)? {
         for ev in evs.iter() {
             let c = &mut conns[ev.token().0];
             loop {

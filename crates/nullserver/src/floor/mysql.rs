@@ -38,29 +38,44 @@ fn server_error(payload: &[u8]) -> io::Error {
     ))
 }
 
+/// Writes the body of a handshake response: user `user`, database `db`, the auth
+/// data `auth` appends (length-prefixed, at most 255 bytes) for plugin `plugin`.
+fn handshake_response(
+    b: &mut Vec<u8>,
+    user: &str,
+    db: &str,
+    plugin: &[u8],
+    auth: impl FnOnce(&mut Vec<u8>),
+) {
+    let caps = PROTOCOL_41
+        | SECURE_CONNECTION
+        | PLUGIN_AUTH
+        | CONNECT_WITH_DB
+        | TRANSACTIONS
+        | MULTI_RESULTS;
+    b.extend_from_slice(&caps.to_le_bytes());
+    b.extend_from_slice(&(16u32 << 20).to_le_bytes());
+    b.push(45);
+    b.extend_from_slice(&[0; 23]);
+    b.extend_from_slice(user.as_bytes());
+    b.push(0);
+    let len_at = b.len();
+    b.push(0);
+    auth(b);
+    b[len_at] = (b.len() - len_at - 1) as u8;
+    b.extend_from_slice(db.as_bytes());
+    b.push(0);
+    b.extend_from_slice(plugin);
+    b.push(0);
+}
+
 /// Logs in and prepares the statements; returns the ids of [`STATEMENTS`].
 pub fn setup(s: &mut TcpStream, user: &str, db: &str) -> io::Result<Vec<u32>> {
     let mut buf = Vec::new();
     read_packet(s, &mut buf)?;
     let mut out = Vec::new();
-    Writer::new(&mut out, 1).packet(|b| {
-        let caps = PROTOCOL_41
-            | SECURE_CONNECTION
-            | PLUGIN_AUTH
-            | CONNECT_WITH_DB
-            | TRANSACTIONS
-            | MULTI_RESULTS;
-        b.extend_from_slice(&caps.to_le_bytes());
-        b.extend_from_slice(&(16u32 << 20).to_le_bytes());
-        b.push(45);
-        b.extend_from_slice(&[0; 23]);
-        b.extend_from_slice(user.as_bytes());
-        b.push(0);
-        b.push(0);
-        b.extend_from_slice(db.as_bytes());
-        b.push(0);
-        b.extend_from_slice(b"mysql_native_password\0");
-    });
+    Writer::new(&mut out, 1)
+        .packet(|b| handshake_response(b, user, db, b"mysql_native_password", |_| {}));
     s.write_all(&out)?;
     loop {
         let p = read_packet(s, &mut buf)?;
@@ -233,26 +248,7 @@ pub fn login(
                 nonce[8..].copy_from_slice(part2);
                 let answer = proof(plugin)?;
                 Writer::new(out, seq.wrapping_add(1)).packet(|b| {
-                    let caps = PROTOCOL_41
-                        | SECURE_CONNECTION
-                        | PLUGIN_AUTH
-                        | CONNECT_WITH_DB
-                        | TRANSACTIONS
-                        | MULTI_RESULTS;
-                    b.extend_from_slice(&caps.to_le_bytes());
-                    b.extend_from_slice(&(16u32 << 20).to_le_bytes());
-                    b.push(45);
-                    b.extend_from_slice(&[0; 23]);
-                    b.extend_from_slice(user.as_bytes());
-                    b.push(0);
-                    let len_at = b.len();
-                    b.push(0);
-                    answer(secrets, &nonce, b);
-                    b[len_at] = (b.len() - len_at - 1) as u8;
-                    b.extend_from_slice(db.as_bytes());
-                    b.push(0);
-                    b.extend_from_slice(plugin);
-                    b.push(0);
+                    handshake_response(b, user, db, plugin, |b| answer(secrets, &nonce, b))
                 });
                 *state = Login::Auth;
             }

@@ -1,6 +1,9 @@
 //! The floor client's per-interval report, shared by its request and connect loops.
 
+use std::io;
 use std::time::{Duration, Instant};
+
+use mio::{Events, Poll};
 
 /// Calls the report callback at each report interval with the events per second of
 /// the interval just ended.
@@ -21,7 +24,7 @@ impl Ticker {
     }
 
     /// Reports if an interval has ended by `now`.
-    pub(super) fn tick(&mut self, now: Instant, events: u64, report: &mut dyn FnMut(f64, f64)) {
+    fn tick(&mut self, now: Instant, events: u64, report: &mut dyn FnMut(f64, f64)) {
         if let (Some((at, before)), Some(interval)) = (self.next.as_mut(), self.interval) {
             if now >= *at {
                 report(
@@ -35,7 +38,29 @@ impl Ticker {
     }
 
     /// When the event loop must wake at the latest: the next report or `deadline`.
-    pub(super) fn wake(&self, deadline: Instant) -> Instant {
+    fn wake(&self, deadline: Instant) -> Instant {
         self.next.map_or(deadline, |(at, _)| at.min(deadline))
+    }
+
+    /// One turn of a floor loop: reports what is due, then waits for socket events
+    /// until the next report or `deadline`. False once `deadline` has passed.
+    pub(super) fn wait(
+        &mut self,
+        poll: &mut Poll,
+        evs: &mut Events,
+        deadline: Instant,
+        events: u64,
+        report: &mut dyn FnMut(f64, f64),
+    ) -> io::Result<bool> {
+        let now = Instant::now();
+        self.tick(now, events, report);
+        if now >= deadline {
+            return Ok(false);
+        }
+        poll.poll(
+            evs,
+            Some(self.wake(deadline).saturating_duration_since(now)),
+        )?;
+        Ok(true)
     }
 }
