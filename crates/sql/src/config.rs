@@ -76,7 +76,7 @@ pub fn option_specs() -> Vec<OptSpec> {
     opt("pgsql-db", Some("sbtest"), "database to use", OptKind::String),
     opt("pgsql-sslmode", Some("prefer"), "TLS mode: disable, allow, prefer, require, verify-ca or verify-full", OptKind::String),
     opt("pgsql-ignore-errors", Some(PGSQL_IGNORED_BY_DEFAULT), "list of SQLSTATEs (5 characters) or SQLSTATE classes (2 characters) to ignore, or \"all\"; a lost connection (reported as its own SQLSTATE, e.g. 57P01, or 08006) that is listed (as itself, 08006 or class 08) triggers a reconnect", OptKind::List),
-    opt("pgsql-fast-path", Some("on"), "speak the protocol with bmk's own code on connections without TLS; off leaves everything to the client library (default: $BMK_PGSQL_FASTPATH, else on)", OptKind::Bool),
+    opt("pgsql-fast-path", Some("on"), "speak the protocol with bmk's own code (plain or TLS, not the verify-* modes); off leaves everything to the client library (default: $BMK_PGSQL_FASTPATH, else on)", OptKind::Bool),
     opt("sqlite-db", Some("./sbtest.db"), "SQLite database file", OptKind::File),
     opt("sqlite-busy-timeout", Some("10000"), "SQLite busy timeout in milliseconds", OptKind::Int).with_range(0.0, i32::MAX as f64),
     opt("sqlite-ignore-errors", Some("busy,locked"), "list of SQLite result codes (names such as busy, locked, constraint, or numbers) to ignore, or \"all\"", OptKind::List),

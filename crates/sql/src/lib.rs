@@ -2,8 +2,8 @@
 //!
 //! This crate owns:
 //! * the three drivers — MySQL/MariaDB ([`mysql`](crate::DriverKind::Mysql) via the
-//!   pure-Rust `mysql` crate), PostgreSQL (bmk's own protocol client without TLS, the
-//!   `postgres` crate with TLS) and embedded SQLite
+//!   pure-Rust `mysql` crate), PostgreSQL (bmk's own protocol client, plain or TLS;
+//!   the `postgres` crate for the certificate-verifying modes) and embedded SQLite
 //!   (`rusqlite`, bundled) — behind one [`Connection`] trait: connect, query, prepare,
 //!   execute with bound [`Value`]s, result sets as text, bulk insert, reconnect;
 //! * sysbench's database options (`--db-driver`, `--mysql-*`, `--pgsql-*`, ...) and
@@ -48,7 +48,7 @@
 //! the `mysql` crate's per-row machinery with a small hand-written protocol path on the
 //! same socket (see `mysql_fast.rs`; `--mysql-fast-path=off`, or `BMK_MYSQL_FASTPATH=0`, turns it
 //! off for comparison); everything else goes through the crate. PostgreSQL connections
-//! without TLS speak the whole protocol through bmk's own client (`pgsql/wire.rs`: Bind,
+//! (plain or TLS) speak the whole protocol through bmk's own client (`pgsql/wire.rs`: Bind,
 //! Execute and Sync in one write, the answer decoded in place into the `ResultSet`;
 //! `--pgsql-fast-path=off`, or `BMK_PGSQL_FASTPATH=0`, leaves them to the `postgres`
 //! crate). Both own paths wait on event loops through `coop_read.rs`, so

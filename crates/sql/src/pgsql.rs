@@ -1,7 +1,8 @@
-//! The PostgreSQL driver: connections without TLS speak the protocol through bmk's own
-//! client ([`wire`], `--pgsql-fast-path`); TLS connections (and all of them with the
-//! fast path off) go through the sync `postgres` crate, with TLS through rustls like
-//! the MySQL driver's, so the binary carries one TLS stack and no OpenSSL.
+//! The PostgreSQL driver: connections speak the protocol through bmk's own client
+//! ([`wire`], `--pgsql-fast-path`), plain or over TLS ([`tls_stream`]); the modes that
+//! verify the server's certificate (and all connections with the fast path off) go
+//! through the sync `postgres` crate. TLS is rustls everywhere, like the MySQL
+//! driver's, so the binary carries one TLS stack and no OpenSSL.
 //!
 //! Text queries use the simple-query protocol, whose values arrive as text. Prepared
 //! statements send their parameters in text format (the server parses them by the

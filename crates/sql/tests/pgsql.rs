@@ -283,7 +283,7 @@ fn insert_rows_by_copy() {
     types::insert_rows_intact(&mut *con);
 }
 
-/// bmk's own protocol client (`--pgsql-fast-path`, used without TLS) and the
+/// bmk's own protocol client (`--pgsql-fast-path`, here without TLS) and the
 /// `postgres` crate give the same column names and text for every column type the
 /// OLTP and TPC-C tables use (NULLs and the aggregates TPC-C reads included), in
 /// prepared executes and text queries, and the same affected-row counts.

@@ -127,7 +127,7 @@ fn server_killed_mid_run_reconnects_when_listed() {
     assert_eq!(e.kind, SqlErrorKind::Fatal, "{e}");
 }
 
-/// bmk's own protocol client (`--pgsql-fast-path`, used without TLS) logs in with
+/// bmk's own protocol client (`--pgsql-fast-path`, here without TLS) logs in with
 /// SCRAM-SHA-256, md5 and cleartext passwords, and reports a wrong or missing password
 /// exactly as the `postgres` crate path does.
 #[test]
