@@ -103,23 +103,21 @@ fn read_stat(t: &Table) -> mlua::Result<ReportStat> {
 /// print, as in sysbench: shown at any `--verbosity`.
 pub(crate) fn print_text(stat: &Table, settings: &ReportSettings) -> mlua::Result<()> {
     let s = read_stat(stat)?;
-    {
-        emit(&format!(
-            "{}thds: {} tps: {:4.2} qps: {:4.2} (r/w/o: {:4.2}/{:4.2}/{:4.2}) \
-             lat (ms,{}%): {:4.2} err/s {:4.2} reconn/s: {:4.2}\n",
-            bmk_report::printf::time_prefix(s.time_total, settings.line.time_decimals),
-            s.threads_running,
-            s.per_sec(s.events),
-            s.per_sec(s.queries()),
-            s.per_sec(s.reads),
-            s.per_sec(s.writes),
-            s.per_sec(s.other),
-            settings.line.percentile as u32,
-            s.latency_pct * 1e3,
-            s.per_sec(s.errors),
-            s.per_sec(s.reconnects),
-        ));
-    }
+    emit(&format!(
+        "{}thds: {} tps: {:4.2} qps: {:4.2} (r/w/o: {:4.2}/{:4.2}/{:4.2}) \
+         lat (ms,{}%): {:4.2} err/s {:4.2} reconn/s: {:4.2}\n",
+        bmk_report::printf::time_prefix(s.time_total, settings.line.time_decimals),
+        s.threads_running,
+        s.per_sec(s.events),
+        s.per_sec(s.queries()),
+        s.per_sec(s.reads),
+        s.per_sec(s.writes),
+        s.per_sec(s.other),
+        settings.line.percentile as u32,
+        s.latency_pct * 1e3,
+        s.per_sec(s.errors),
+        s.per_sec(s.reconnects),
+    ));
     Ok(())
 }
 

@@ -632,6 +632,17 @@ impl WireConn {
         }
     }
 
+    /// [`Self::next_message`] within an answer whose server error, if one came, is
+    /// `err`: when the read fails that error is returned instead (FATAL errors come just
+    /// before the server closes the connection and say more than the failed read).
+    #[inline]
+    fn next_message_after(
+        &mut self,
+        err: &mut Option<WireError>,
+    ) -> Result<(u8, usize, usize), WireError> {
+        self.next_message().map_err(|e| err.take().unwrap_or(e))
+    }
+
     /// The next backend message: its tag and the range of its body in `inbuf`.
     #[inline]
     fn next_message(&mut self) -> Result<(u8, usize, usize), WireError> {
@@ -700,12 +711,7 @@ impl WireConn {
         let mut affected = 0;
         let mut err = None;
         loop {
-            // A server error (FATAL ones come just before the server closes the
-            // connection) says more than the failed read after it.
-            let (tag, s, e) = match self.next_message() {
-                Ok(m) => m,
-                Err(e) => return Err(err.take().unwrap_or(e)),
-            };
+            let (tag, s, e) = self.next_message_after(&mut err)?;
             match tag {
                 b'T' => match parse_message(tag, &self.inbuf[s..e]) {
                     Ok(Message::RowDescription(body)) => {
@@ -777,12 +783,7 @@ impl WireConn {
         };
         let mut err = None;
         loop {
-            // A server error (FATAL ones come just before the server closes the
-            // connection) says more than the failed read after it.
-            let (tag, s, e) = match self.next_message() {
-                Ok(m) => m,
-                Err(e) => return Err(err.take().unwrap_or(e)),
-            };
+            let (tag, s, e) = self.next_message_after(&mut err)?;
             match tag {
                 b'1' | b't' | b'n' | b'N' | b'S' | b'A' => {}
                 b'T' => {
@@ -859,12 +860,7 @@ impl WireConn {
         let mut affected = 0;
         let mut err = None;
         loop {
-            // A server error (FATAL ones come just before the server closes the
-            // connection) says more than the failed read after it.
-            let (tag, s, e) = match self.next_message() {
-                Ok(m) => m,
-                Err(e) => return Err(err.take().unwrap_or(e)),
-            };
+            let (tag, s, e) = self.next_message_after(&mut err)?;
             match tag {
                 b'D' => {
                     if !stmt.has_columns() || !push_row(&self.inbuf[s..e], Some(cols), out) {
@@ -962,12 +958,7 @@ impl WireConn {
         let mut rows = 0;
         let mut err = None;
         loop {
-            // A server error (FATAL ones come just before the server closes the
-            // connection) says more than the failed read after it.
-            let (tag, s, e) = match self.next_message() {
-                Ok(m) => m,
-                Err(e) => return Err(err.take().unwrap_or(e)),
-            };
+            let (tag, s, e) = self.next_message_after(&mut err)?;
             match tag {
                 b'C' => rows = affected_rows(&self.inbuf[s..e]),
                 b'E' => err = Some(db_error(&self.inbuf[s..e])),
