@@ -120,6 +120,38 @@ fn unknown_database_and_unreachable_port() {
     }
 }
 
+/// `--pgsql-sslmode=require` against a server that declines TLS (answers `N` to the
+/// TLS request, as a server without certificates does): one connect error, at once.
+#[test]
+fn require_fails_when_the_server_declines_tls() {
+    let server = TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = server.local_addr().unwrap().port().to_string();
+    let answering = std::thread::spawn(move || {
+        let (mut s, _) = server.accept().unwrap();
+        let mut request = [0u8; 8];
+        std::io::Read::read_exact(&mut s, &mut request).unwrap();
+        std::io::Write::write_all(&mut s, b"N").unwrap();
+        // Hold the connection until the client closes it.
+        let _ = std::io::Read::read(&mut s, &mut [0u8; 64]);
+    });
+    let t = Instant::now();
+    let e = connect(
+        DriverKind::Pgsql,
+        &[
+            ("pgsql-host", "127.0.0.1"),
+            ("pgsql-port", &port),
+            ("pgsql-sslmode", "require"),
+            ("db-connect-timeout", "5"),
+        ],
+    )
+    .err()
+    .expect("TLS required");
+    assert!(t.elapsed() < Duration::from_secs(2), "{:?}", t.elapsed());
+    assert_eq!(e.kind, SqlErrorKind::Connect);
+    assert!(e.to_string().contains("server does not support TLS"), "{e}");
+    answering.join().unwrap();
+}
+
 #[test]
 fn bind_types_round_trip_with_nulls() {
     let db = require!(PgTestDb::create());
@@ -294,6 +326,18 @@ fn fast_path_output_matches_the_crate_path() {
     let off = [("pgsql-sslmode", "disable"), ("pgsql-fast-path", "off")];
     assert!(Driver::new(config(DriverKind::Pgsql, &db.opts(&on))).pgsql_fast_path());
     assert!(!Driver::new(config(DriverKind::Pgsql, &db.opts(&off))).pgsql_fast_path());
+    // TLS connections take the own client too (`connects_and_reports_server` checks
+    // that they are encrypted), except the modes that verify the certificate.
+    for (mode, own) in [
+        ("prefer", true),
+        ("require", true),
+        ("verify-ca", false),
+        ("verify-full", false),
+    ] {
+        let opts = db.opts(&[("pgsql-sslmode", mode)]);
+        let driver = Driver::new(config(DriverKind::Pgsql, &opts));
+        assert_eq!(driver.pgsql_fast_path(), own, "{mode}");
+    }
     let mut fast = db.connect(&on);
     let mut slow = db.connect(&off);
     exec(
