@@ -76,6 +76,7 @@ mod error;
 mod last_segment;
 mod mysql;
 mod mysql_fast;
+mod mysql_handshake;
 mod pgsql;
 mod resultset;
 mod row_source;

@@ -2,8 +2,9 @@
 
 use std::collections::VecDeque;
 use std::io::ErrorKind;
-use std::os::fd::{AsRawFd, RawFd};
+use std::os::fd::{AsRawFd, OwnedFd, RawFd};
 use std::path::Path;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -17,8 +18,9 @@ use crate::connection_state::{keeps_state_in_field, ConnectionState};
 use crate::driver_kind::DriverKind;
 use crate::emulate::{Dialect, Template};
 use crate::error::{Endpoint, SqlError, SqlErrorKind, SqlOp};
-use crate::last_segment::hold_until_close;
+use crate::last_segment::{hold_until_close, send_last};
 use crate::mysql_fast::{BulkOutcome, FastIo, StmtMeta};
+use crate::mysql_handshake::{log_in, HandshakeError, Login};
 use crate::resultset::ResultSet;
 use crate::row_source::{Replay, RowSource};
 use crate::socket_timeouts::{set_socket_timeouts, timed_out};
@@ -38,12 +40,63 @@ const DEFAULT_SOCKETS: [&str; 3] = [
     "/tmp/mysql.sock",
 ];
 
+/// Set once bmk's own login met an authentication it does not do (see
+/// [`crate::mysql_handshake`]): from then on the process logs in through the crate
+/// straight away instead of paying for a refused attempt per connect. The servers of
+/// one run normally share their authentication set-up.
+static OWN_LOGIN_REFUSED: AtomicBool = AtomicBool::new(false);
+
+/// `COM_QUIT`, framed.
+const COM_QUIT: [u8; 5] = [1, 0, 0, 0, 0x01];
+
+/// The authenticated socket: the crate's session (TLS, compression,
+/// `--mysql-fast-path=off`, or a login bmk's own handshake does not do), or bmk's own
+/// (plain sockets; every command then goes through [`crate::mysql_fast`]).
+enum Session {
+    Crate(Conn),
+    Own(OwnedFd),
+}
+
+impl Session {
+    fn fd(&self) -> RawFd {
+        match self {
+            Session::Crate(c) => c.as_raw_fd(),
+            Session::Own(fd) => fd.as_raw_fd(),
+        }
+    }
+
+    /// Says goodbye (`COM_QUIT`, leaving with the FIN) and closes the socket.
+    fn close(self) {
+        match self {
+            Session::Crate(conn) => hold_until_close(conn.as_raw_fd()),
+            Session::Own(fd) => send_last(fd.as_raw_fd(), &COM_QUIT),
+        }
+    }
+}
+
+/// A statement prepared on the server: through the crate (which executes it when the
+/// fast path is off), or through the fast path (its id).
+#[derive(Clone)]
+enum Prepared {
+    Crate(mysql::Statement),
+    Own(u32),
+}
+
+impl Prepared {
+    fn id(&self) -> u32 {
+        match self {
+            Prepared::Crate(s) => s.id(),
+            Prepared::Own(id) => *id,
+        }
+    }
+}
+
 /// One prepared statement: its SQL is kept so it can be re-prepared after a reconnect.
 struct Stmt {
     template: Template,
     sql: Arc<str>,
     /// Server-side handle; `None` when emulated or not (re-)prepared yet.
-    server: Option<mysql::Statement>,
+    server: Option<Prepared>,
     /// Emulate client-side (ps-mode disable, or the server cannot prepare it).
     emulate: bool,
     /// Result metadata for the fast path (with `server`).
@@ -55,7 +108,7 @@ pub(crate) struct MysqlConnection {
     cfg: Arc<DriverConfig>,
     endpoint: Endpoint,
     opts: OptsBuilder,
-    conn: Option<Conn>,
+    conn: Option<Session>,
     stmts: Vec<Option<Stmt>>,
     /// What the shared `Connection` methods keep.
     state: ConnectionState,
@@ -445,10 +498,10 @@ impl MysqlConnection {
         }
     }
 
-    /// Close the connection: the crate's `COM_QUIT` leaves with the FIN.
+    /// Close the connection: `COM_QUIT` leaves with the FIN.
     fn close(&mut self) {
-        if let Some(conn) = self.conn.take() {
-            hold_until_close(conn.as_raw_fd());
+        if let Some(session) = self.conn.take() {
+            session.close();
         }
     }
 
@@ -472,10 +525,10 @@ impl MysqlConnection {
             ),
         );
         self.conn = None;
-        let res = self.handshake();
+        let res = self.log_in();
         match res {
-            Ok(conn) => {
-                self.conn = Some(conn);
+            Ok(session) => {
+                self.conn = Some(session);
                 self.lost_errno = None;
                 for s in self.stmts.iter_mut().flatten() {
                     s.server = None;
@@ -496,18 +549,45 @@ impl MysqlConnection {
         }
     }
 
-    /// Connects and authenticates on the calling thread (with `PREFERRED` falling back
-    /// to plain text), each blocking step bounded by the connect timeout: the TCP
-    /// connect by the crate's connect timeout, every handshake read and write by socket
-    /// timeouts no longer than it. The queries then get the I/O timeout.
+    /// Connects and authenticates on the calling thread, each blocking step bounded by
+    /// the connect timeout (every read and write by socket timeouts no longer than
+    /// it); the queries then get the I/O timeout. Plain sockets log in with bmk's own
+    /// handshake unless it declined before; the rest through the crate.
     ///
     /// Handing the handshake to a helper thread bounded the whole of it instead, but
     /// cost a thread start and two cross-CPU wake-ups per connect: 147 us of client CPU
     /// per connect against 54 us without it on a 2-core VM. A server that answers each
     /// step just before the limit can now hold a connect for a few times the limit.
-    fn handshake(&self) -> Result<Conn, mysql::Error> {
+    fn log_in(&self) -> Result<Session, mysql::Error> {
         let limit = self.cfg.common.connect_timeout;
         let step = self.cfg.common.io_timeout.map_or(limit, |io| io.min(limit));
+        if self.fast.is_some() && !OWN_LOGIN_REFUSED.load(Ordering::Relaxed) {
+            let m = &self.cfg.mysql;
+            let login = Login {
+                endpoint: &self.endpoint,
+                user: &m.user,
+                password: &m.password,
+                db: &m.db,
+            };
+            match log_in(&login, limit, step, self.cfg.common.io_timeout) {
+                Ok(fd) => return Ok(Session::Own(fd)),
+                Err(HandshakeError::Failed(e)) => return Err(e),
+                Err(HandshakeError::Unsupported(what)) => {
+                    self.trace(
+                        "connect",
+                        &format!("{what}: logging in through the mysql crate"),
+                    );
+                    OWN_LOGIN_REFUSED.store(true, Ordering::Relaxed);
+                }
+            }
+        }
+        self.crate_log_in(step).map(Session::Crate)
+    }
+
+    /// The crate's login (with `PREFERRED` falling back to plain text): the TCP
+    /// connect bounded by the crate's connect timeout, every handshake read and write
+    /// by `step`.
+    fn crate_log_in(&self, step: Duration) -> Result<Conn, mysql::Error> {
         let opts = self
             .opts
             .clone()
@@ -567,7 +647,7 @@ impl MysqlConnection {
     /// The live connection, reconnecting first if an earlier lost connection left it
     /// closed. A successful lazy reconnect is reported as an ignorable error with
     /// `reconnected: true` so the caller counts it and restarts the event.
-    fn live(&mut self, op: SqlOp, sql: &str) -> Result<&mut Conn, SqlError> {
+    fn live(&mut self, op: SqlOp, sql: &str) -> Result<&mut Session, SqlError> {
         if self.conn.is_none() {
             let Some(errno) = self.lost_errno else {
                 return Err(SqlError::new(
@@ -605,6 +685,23 @@ impl MysqlConnection {
         Ok(self.conn.as_mut().expect("checked above"))
     }
 
+    /// The live connection when it is the crate's session (the crate-only paths: the
+    /// fast path off, TLS, compression, or a crate login; bmk's own sessions exist only
+    /// with the fast path, which never comes here).
+    fn live_crate(&mut self, op: SqlOp, sql: &str) -> Result<&mut Conn, SqlError> {
+        match self.live(op, sql)? {
+            Session::Crate(conn) => Ok(conn),
+            Session::Own(_) => Err(SqlError::new(
+                DriverKind::Mysql,
+                op,
+                2000,
+                "HY000",
+                "internal error: a crate-only command on bmk's own session",
+            )
+            .with_query(sql)),
+        }
+    }
+
     fn run_text(&mut self, sql: &str, op: SqlOp) -> Result<Option<ResultSet>, SqlError> {
         if self.fast.is_some() {
             let mut rs = ResultSet::default();
@@ -612,7 +709,7 @@ impl MysqlConnection {
         }
         self.trace("query", sql);
         self.state.pending.clear();
-        let conn = self.live(op, sql)?;
+        let conn = self.live_crate(op, sql)?;
         let res = conn.query_iter(sql).and_then(collect);
         match res {
             Ok((mut sets, affected)) => {
@@ -625,9 +722,9 @@ impl MysqlConnection {
         }
     }
 
-    /// A text query through the fast path when possible (`LOAD DATA [LOCAL] INFILE`,
-    /// whose response may ask for a file, is left to the crate; the fast path declines
-    /// such a request inside a multi-statement query).
+    /// A text query through the fast path when possible (on a crate session,
+    /// `LOAD DATA [LOCAL] INFILE`, whose response may ask for a file, is left to the
+    /// crate; the fast path sends an empty file for such a request).
     fn run_text_into(
         &mut self,
         sql: &str,
@@ -639,7 +736,12 @@ impl MysqlConnection {
             let t = sql.trim_start().as_bytes();
             t.len() >= 4 && t[..4].eq_ignore_ascii_case(b"LOAD")
         };
-        if self.fast.is_none() || infile() {
+        let crate_session = self.fast.is_none()
+            || (infile() && {
+                self.live(op, sql)?;
+                matches!(self.conn, Some(Session::Crate(_)))
+            });
+        if crate_session {
             let fast = self.fast.take();
             let r = self.run_text(sql, op);
             self.fast = fast;
@@ -651,13 +753,25 @@ impl MysqlConnection {
                 None => false,
             });
         }
+        self.fast_query(sql, op, None, out)
+    }
+
+    /// A text query through the fast path; `file` answers a `LOAD DATA LOCAL INFILE`.
+    fn fast_query(
+        &mut self,
+        sql: &str,
+        op: SqlOp,
+        file: Option<&[u8]>,
+        out: &mut ResultSet,
+    ) -> Result<bool, SqlError> {
         self.trace("query", sql);
         self.state.pending.clear();
-        let fd = self.live(op, sql)?.as_raw_fd();
-        let fast = self.fast.as_mut().expect("checked above");
+        let fd = self.live(op, sql)?.fd();
+        let fast = self.fast.as_mut().expect("fast path on");
         match fast.query(
             fd,
             sql.as_bytes(),
+            file,
             &mut self.text_meta,
             out,
             &mut self.state.pending,
@@ -740,12 +854,13 @@ impl MysqlConnection {
         let unprepared = stmt.server.is_none();
         let sql = stmt.sql.clone();
         if unprepared {
-            let conn = self.live(SqlOp::Execute, &sql)?;
-            match conn.prep(&*sql) {
-                Ok(s) => {
+            let fd = self.live(SqlOp::Execute, &sql)?.fd();
+            let fast = self.fast.as_mut().expect("fast path on");
+            match fast.prepare(fd, sql.as_bytes()) {
+                Ok((server, meta)) => {
                     if let Some(Some(st)) = self.stmts.get_mut(id.0 as usize) {
-                        st.meta = Some(StmtMeta::from_statement(&s));
-                        st.server = Some(s);
+                        st.meta = Some(meta);
+                        st.server = Some(Prepared::Own(server));
                     }
                 }
                 Err(e) => return Err(self.fail(e, SqlOp::Prepare, &sql)),
@@ -753,7 +868,7 @@ impl MysqlConnection {
         } else if self.conn.is_none() {
             self.live(SqlOp::Execute, &sql)?;
         }
-        let fd = self.conn.as_ref().expect("live connection").as_raw_fd();
+        let fd = self.conn.as_ref().expect("live connection").fd();
         let server = self.stmt(id)?.server.as_ref().expect("prepared above");
         Ok((fd, server.id()))
     }
@@ -885,21 +1000,23 @@ impl MysqlConnection {
             self.trace("execute", &stmt.template.render(params, Dialect::Mysql));
         }
         self.state.pending.clear();
-        let conn = self.live(SqlOp::Execute, &sql)?;
+        let conn = self.live_crate(SqlOp::Execute, &sql)?;
         let server = match server {
-            Some(s) => s,
-            None => match conn.prep(&sql) {
+            Some(Prepared::Crate(s)) => s,
+            _ => match conn.prep(&*sql) {
                 Ok(s) => {
                     if let Some(Some(st)) = self.stmts.get_mut(id.0 as usize) {
                         st.meta = Some(StmtMeta::from_statement(&s));
-                        st.server = Some(s.clone());
+                        st.server = Some(Prepared::Crate(s.clone()));
                     }
                     s
                 }
                 Err(e) => return Err(self.fail(e, SqlOp::Prepare, &sql)),
             },
         };
-        let conn = self.conn.as_mut().expect("live connection");
+        let Some(Session::Crate(conn)) = self.conn.as_mut() else {
+            unreachable!("live crate session above")
+        };
         let values: Vec<mysql::Value> = params
             .iter()
             .map(|p| match p {
@@ -953,11 +1070,22 @@ impl Connection for MysqlConnection {
             meta: None,
         };
         if !stmt.emulate {
-            let conn = self.live(SqlOp::Prepare, sql)?;
-            match conn.prep(sql) {
-                Ok(s) => {
-                    stmt.meta = Some(StmtMeta::from_statement(&s));
-                    stmt.server = Some(s);
+            self.live(SqlOp::Prepare, sql)?;
+            let session = self.conn.as_mut().expect("live connection");
+            let prepared = match (self.fast.as_mut(), session) {
+                (Some(fast), session) => fast
+                    .prepare(session.fd(), sql.as_bytes())
+                    .map(|(id, meta)| (Prepared::Own(id), meta)),
+                (None, Session::Crate(conn)) => conn.prep(sql).map(|s| {
+                    let meta = StmtMeta::from_statement(&s);
+                    (Prepared::Crate(s), meta)
+                }),
+                (None, Session::Own(_)) => unreachable!("own sessions only with the fast path"),
+            };
+            match prepared {
+                Ok((server, meta)) => {
+                    stmt.meta = Some(meta);
+                    stmt.server = Some(server);
                 }
                 Err(e) if cannot_prepare(&e) => stmt.emulate = true,
                 Err(e) => return Err(self.fail(e, SqlOp::Prepare, sql)),
@@ -996,8 +1124,16 @@ impl Connection for MysqlConnection {
     fn close_statement(&mut self, id: StatementId) {
         if let Some(slot) = self.stmts.get_mut(id.0 as usize) {
             if let Some(stmt) = slot.take() {
-                if let (Some(server), Some(conn)) = (stmt.server, self.conn.as_mut()) {
-                    let _ = conn.close(server);
+                // A failed close means a broken connection, which the next command
+                // reports.
+                match (stmt.server, self.conn.as_mut(), self.fast.as_mut()) {
+                    (Some(Prepared::Crate(s)), Some(Session::Crate(conn)), _) => {
+                        let _ = conn.close(s);
+                    }
+                    (Some(Prepared::Own(id)), Some(session), Some(fast)) => {
+                        let _ = fast.close_statement(session.fd(), id);
+                    }
+                    _ => {}
                 }
             }
         }
@@ -1017,23 +1153,31 @@ impl Connection for MysqlConnection {
             "LOAD DATA LOCAL INFILE 'bmk-rows' INTO TABLE {table} CHARACTER SET utf8mb4 \
              ({columns})"
         );
-        {
-            let mut buf = self.infile.lock().unwrap_or_else(|p| p.into_inner());
-            buf.clear();
-            buf.extend_from_slice(data);
-        }
-        let rows = self.infile.clone();
-        // The handler is per crate connection (a reconnect drops it): set it every time.
-        self.live(SqlOp::Query, &sql)?
-            .set_local_infile_handler(Some(LocalInfileHandler::new(move |_, out| {
-                let buf = rows.lock().unwrap_or_else(|p| p.into_inner());
-                std::io::Write::write_all(out, &buf)
-            })));
-        let r = self.run_text(&sql, SqlOp::Query);
-        self.infile
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .clear();
+        let r = if let Session::Own(_) = self.live(SqlOp::Query, &sql)? {
+            let mut scratch = ResultSet::default();
+            self.fast_query(&sql, SqlOp::Query, Some(data), &mut scratch)
+                .map(|_| None)
+        } else {
+            {
+                let mut buf = self.infile.lock().unwrap_or_else(|p| p.into_inner());
+                buf.clear();
+                buf.extend_from_slice(data);
+            }
+            let rows = self.infile.clone();
+            // The handler is per crate connection (a reconnect drops it): set it every
+            // time.
+            self.live_crate(SqlOp::Query, &sql)?
+                .set_local_infile_handler(Some(LocalInfileHandler::new(move |_, out| {
+                    let buf = rows.lock().unwrap_or_else(|p| p.into_inner());
+                    std::io::Write::write_all(out, &buf)
+                })));
+            let r = self.run_text(&sql, SqlOp::Query);
+            self.infile
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .clear();
+            r
+        };
         match r {
             Ok(_) => Ok(Some(self.state.affected)),
             Err(e) if INFILE_REFUSED.contains(&e.errno) => {
@@ -1068,9 +1212,7 @@ impl Connection for MysqlConnection {
 
     fn reconnect(&mut self) -> Result<(), SqlError> {
         self.trace("reconnect", &self.target());
-        if let Some(conn) = self.conn.take() {
-            drop(conn);
-        }
+        self.close();
         self.state.pending.clear();
         self.open()
     }

@@ -13,23 +13,26 @@
 //! The binary protocol of an execute is small, so for the common case — a server-side
 //! prepared statement on a plain (no TLS, no compression) TCP or UNIX socket — the
 //! driver writes the request itself and decodes the response straight into the
-//! caller's [`ResultSet`] buffer, on the crate's own socket. Steady state: no
-//! allocation at all, one `write` and usually one `read` system call per query.
-//! Everything else (connect, authentication, TLS, compression, prepare, text queries,
-//! close, reconnect) stays with the crate.
+//! caller's [`ResultSet`] buffer. Steady state: no allocation at all, one `write` and
+//! usually one `read` system call per query. On plain sockets this module speaks every
+//! command after the login (execute, text queries with `LOAD DATA LOCAL INFILE`,
+//! prepare, statement close, MariaDB's bulk execute); the login is
+//! [`crate::mysql_handshake`]'s, or the crate's where that one declines. TLS and
+//! compression stay with the crate altogether.
 //!
-//! # Why sharing the socket is safe
+//! # Why sharing a crate session's socket is safe
 //! The protocol is strictly request/response and this module always consumes a whole
 //! response (every result set up to the final OK/EOF/ERR without "more results"), so
 //! the crate's framed reader has nothing buffered before or after a fast-path call; the
 //! crate resets its sequence ids at every command and keeps no per-command state that a
-//! fast-path command would leave stale. On any I/O or protocol error the caller drops
-//! the connection (the error is reported as a lost connection), so a desynchronised
-//! stream is never reused.
+//! fast-path command would leave stale (its statement cache is off, so statements
+//! prepared here are none of its business). On any I/O or protocol error the caller
+//! drops the connection (the error is reported as a lost connection), so a
+//! desynchronised stream is never reused.
 //!
-//! MariaDB's `MARIADB_CLIENT_CACHE_METADATA` (negotiated by the crate) is honoured: the
-//! column definitions are parsed when the server sends them and otherwise taken from
-//! the statement's cached metadata.
+//! MariaDB's `MARIADB_CLIENT_CACHE_METADATA` (negotiated by both logins) is honoured:
+//! the column definitions are parsed when the server sends them and otherwise taken
+//! from the statement's cached metadata.
 
 use std::collections::VecDeque;
 use std::fs::File;
@@ -212,7 +215,7 @@ impl<'a> Rd<'a> {
 }
 
 /// The server error of an ERR packet.
-fn server_error(p: &[u8]) -> mysql::Error {
+pub(crate) fn server_error(p: &[u8]) -> mysql::Error {
     let mut r = Rd(&p[1..]);
     let code = r.u16().unwrap_or(2000);
     let mut state = "HY000".to_string();
@@ -237,7 +240,7 @@ impl FastIo {
     }
 
     fn socket(fd: RawFd) -> ManuallyDrop<File> {
-        // SAFETY: `fd` is the open socket of the live `Conn`, which outlives this
+        // SAFETY: `fd` is the open socket of the live session, which outlives this
         // borrow; `ManuallyDrop` keeps us from closing it. `File`'s `Read`/`Write` are
         // plain `read(2)`/`write(2)`, valid on sockets.
         ManuallyDrop::new(unsafe { File::from_raw_fd(fd) })
@@ -375,31 +378,121 @@ impl FastIo {
         if self.inbuf.is_empty() {
             self.inbuf.resize(INITIAL_BUF, 0);
         }
-        let res = self.read_results(&mut sock, meta, true, first, pending);
+        let res = self.read_results(&mut sock, meta, true, None, first, pending);
         self.finish(res)
     }
 
     /// Run a text query (`COM_QUERY`): results as for [`execute`](FastIo::execute);
-    /// `meta` caches the last column names so repeated queries allocate none.
+    /// `meta` caches the last column names so repeated queries allocate none. When the
+    /// server asks for the file of a `LOAD DATA LOCAL INFILE`, it gets `file` (once),
+    /// or an empty one: what the server names is not read from the client's disk.
+    #[allow(clippy::too_many_arguments)]
     pub(crate) fn query(
         &mut self,
         fd: RawFd,
         sql: &[u8],
+        file: Option<&[u8]>,
         meta: &mut StmtMeta,
         first: &mut ResultSet,
         pending: &mut VecDeque<Option<ResultSet>>,
     ) -> Result<Executed, mysql::Error> {
         let mut sock = Self::socket(fd);
-        self.out.clear();
-        self.out.extend_from_slice(&[0; 4]);
-        self.out.push(0x03); // COM_QUERY
-        self.out.extend_from_slice(sql);
+        self.command(0x03, sql); // COM_QUERY
         self.send(&mut sock)?;
         if self.inbuf.is_empty() {
             self.inbuf.resize(INITIAL_BUF, 0);
         }
-        let res = self.read_results(&mut sock, meta, false, first, pending);
+        let res = self.read_results(&mut sock, meta, false, file, first, pending);
         self.finish(res)
+    }
+
+    /// Prepares `sql` on the server (`COM_STMT_PREPARE`): its statement id and result
+    /// metadata.
+    pub(crate) fn prepare(
+        &mut self,
+        fd: RawFd,
+        sql: &[u8],
+    ) -> Result<(u32, StmtMeta), mysql::Error> {
+        let mut sock = Self::socket(fd);
+        self.command(0x16, sql); // COM_STMT_PREPARE
+        self.send(&mut sock)?;
+        if self.inbuf.is_empty() {
+            self.inbuf.resize(INITIAL_BUF, 0);
+        }
+        let res = self.read_prepared(&mut sock);
+        self.finish(res)
+    }
+
+    fn read_prepared(&mut self, sock: &mut File) -> Result<(u32, StmtMeta), mysql::Error> {
+        self.read_packet(sock)?;
+        let p = self.packet();
+        match p.first() {
+            Some(0x00) => {}
+            Some(0xff) => return Err(server_error(p)),
+            _ => return Err(protocol_error()),
+        }
+        let mut r = Rd(&p[1..]);
+        let id = r.u32()?;
+        let ncols = usize::from(r.u16()?);
+        let nparams = usize::from(r.u16()?);
+        // Parameter definitions, then the column definitions, each list ended by an
+        // EOF packet.
+        if nparams > 0 {
+            for _ in 0..nparams {
+                self.read_packet(sock)?;
+            }
+            self.read_eof(sock)?;
+        }
+        let mut meta = StmtMeta::default();
+        if ncols > 0 {
+            self.read_columns(sock, ncols, &mut meta)?;
+            self.read_eof(sock)?;
+        }
+        Ok((id, meta))
+    }
+
+    fn read_eof(&mut self, sock: &mut File) -> Result<(), mysql::Error> {
+        self.read_packet(sock)?;
+        match self.packet() {
+            [0xfe, ..] if self.packet().len() < 9 => Ok(()),
+            _ => Err(protocol_error()),
+        }
+    }
+
+    /// Frees server statement `stmt_id` (`COM_STMT_CLOSE`, which has no answer).
+    pub(crate) fn close_statement(&mut self, fd: RawFd, stmt_id: u32) -> Result<(), mysql::Error> {
+        let mut sock = Self::socket(fd);
+        self.command(0x19, &stmt_id.to_le_bytes()); // COM_STMT_CLOSE
+        self.send(&mut sock)?;
+        self.awaiting = false;
+        Ok(())
+    }
+
+    /// Puts command byte `cmd` and `body` in the request buffer after the header gap.
+    fn command(&mut self, cmd: u8, body: &[u8]) {
+        self.out.clear();
+        self.out.extend_from_slice(&[0; 4]);
+        self.out.push(cmd);
+        self.out.extend_from_slice(body);
+    }
+
+    /// Sends `data` as the requested file of a `LOAD DATA LOCAL INFILE`: packets of at
+    /// most 1 MiB after the server's request, then the empty packet that ends it.
+    fn send_file(&mut self, sock: &mut File, data: &[u8]) -> Result<(), mysql::Error> {
+        let mut seq = self.seq;
+        for chunk in data.chunks(1 << 20) {
+            seq = seq.wrapping_add(1);
+            let len = (chunk.len() as u32).to_le_bytes();
+            self.out.clear();
+            self.out.extend_from_slice(&[len[0], len[1], len[2], seq]);
+            self.out.extend_from_slice(chunk);
+            sock.write_all(&self.out).map_err(mysql::Error::IoError)?;
+        }
+        seq = seq.wrapping_add(1);
+        sock.write_all(&[0, 0, 0, seq])
+            .map_err(mysql::Error::IoError)?;
+        self.awaiting = true;
+        Ok(())
     }
 
     /// Inserts the rows of `rows` with MariaDB's `COM_STMT_BULK_EXECUTE` of server
@@ -482,7 +575,7 @@ impl FastIo {
             let mut meta = StmtMeta::default();
             let mut rs = ResultSet::default();
             let mut pending = VecDeque::new();
-            let res = self.read_results(&mut sock, &mut meta, true, &mut rs, &mut pending);
+            let res = self.read_results(&mut sock, &mut meta, true, None, &mut rs, &mut pending);
             // The request buffer serves every command of the load (the caller releases
             // it with `release_request_buffer`).
             let out = std::mem::take(&mut self.out);
@@ -512,7 +605,7 @@ impl FastIo {
         }
     }
 
-    fn finish(&mut self, res: Result<Executed, mysql::Error>) -> Result<Executed, mysql::Error> {
+    fn finish<T>(&mut self, res: Result<T, mysql::Error>) -> Result<T, mysql::Error> {
         if self.inbuf.len() > KEEP_BUF {
             self.inbuf = Vec::new();
             self.big = Vec::new();
@@ -567,6 +660,7 @@ impl FastIo {
         sock: &mut File,
         meta: &mut StmtMeta,
         binary: bool,
+        mut file: Option<&[u8]>,
         first: &mut ResultSet,
         pending: &mut VecDeque<Option<ResultSet>>,
     ) -> Result<Executed, mysql::Error> {
@@ -582,11 +676,9 @@ impl FastIo {
                 None => return Err(protocol_error()),
                 Some(0xff) => return Err(server_error(p)),
                 Some(0xfb) => {
-                    // LOAD DATA LOCAL INFILE request: decline with an empty packet;
-                    // the server answers with an error or OK.
-                    let seq = self.seq.wrapping_add(1);
-                    sock.write_all(&[0, 0, 0, seq])
-                        .map_err(mysql::Error::IoError)?;
+                    // LOAD DATA LOCAL INFILE request: the file given, else an empty
+                    // one; the server answers with an error or OK.
+                    self.send_file(sock, file.take().unwrap_or_default())?;
                     continue;
                 }
                 Some(0x00) => {
