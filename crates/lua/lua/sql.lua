@@ -101,6 +101,9 @@ end)()
 
 local ResultSet, Connection, Statement = {}, {}, {}
 local rs_of, NO_RESULT
+-- The connection pointer type, looked up once (a type named by a string is parsed
+-- again at every cast).
+local conn_ptr
 
 local function declare_sql()
   ffi.cdef [[
@@ -139,6 +142,7 @@ int bmk_rs_free(const void *);
     return ffi.cast(rs_ptr, h)
   end
   NO_RESULT = ffi.cast(rs_ptr, nil)
+  conn_ptr = ffi.typeof("bmk_conn *")
   -- Result sets: rs.nrows, rs.nfields (struct fields), rs:fetch_row(), rs:free().
   function ResultSet.fetch_row(rs)
     if rs == nil then
@@ -431,7 +435,8 @@ end
 
 -- sysbench 1.0.20's PostgreSQL driver cannot reconnect: it says so and goes on.
 local RECONNECT_UNSUPPORTED = sb.version == "1.0.20"
--- The driver name of each connection, for that check.
+-- The driver name of each connection, for that check (kept only then: a table entry per
+-- connection is work for every connect and the collector).
 local driver_name_of = setmetatable({}, { __mode = "k" })
 
 function Connection:reconnect()
@@ -482,8 +487,10 @@ function Driver:connect()
     log_fatal(res.fatal_lines)
     raise("connection creation failed", 0)
   end
-  local h = ffi.gc(ffi.cast("bmk_conn *", res), C.bmk_conn_free)
-  driver_name_of[h] = self.raw:name()
+  local h = ffi.gc(ffi.cast(conn_ptr, res), C.bmk_conn_free)
+  if RECONNECT_UNSUPPORTED then
+    driver_name_of[h] = self.raw:name()
+  end
   return h
 end
 

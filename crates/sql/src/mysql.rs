@@ -107,7 +107,11 @@ struct Stmt {
 pub(crate) struct MysqlConnection {
     cfg: Arc<DriverConfig>,
     endpoint: Endpoint,
-    opts: OptsBuilder,
+    /// The crate's options, for a connection the crate serves (built at connect, which
+    /// checks them). A fast-path connection builds them only if the crate logs it in:
+    /// building them (strings, TLS settings, host name parsing) is work its own login
+    /// does not need.
+    opts: Option<OptsBuilder>,
     conn: Option<Session>,
     stmts: Vec<Option<Stmt>>,
     /// What the shared `Connection` methods keep.
@@ -468,9 +472,12 @@ impl Drop for MysqlConnection {
 impl MysqlConnection {
     pub(crate) fn connect(cfg: Arc<DriverConfig>, index: usize) -> Result<Self, SqlError> {
         let endpoint = pick_endpoint(&cfg, index);
-        let opts = base_opts(&cfg, &endpoint)?;
         let debug = cfg.common.debug || cfg.mysql.debug;
         let fast = fast_path_allowed(&cfg).then(FastIo::default);
+        let opts = match fast {
+            Some(_) => None,
+            None => Some(base_opts(&cfg, &endpoint)?),
+        };
         let mut c = MysqlConnection {
             fast,
             text_meta: StmtMeta::default(),
@@ -588,9 +595,14 @@ impl MysqlConnection {
     /// connect bounded by the crate's connect timeout, every handshake read and write
     /// by `step`.
     fn crate_log_in(&self, step: Duration) -> Result<Conn, mysql::Error> {
-        let opts = self
-            .opts
-            .clone()
+        let base = match &self.opts {
+            Some(o) => o.clone(),
+            // Without TLS and compression (a fast-path connection) nothing in them can
+            // be refused; should it be, the message still reaches the user.
+            None => base_opts(&self.cfg, &self.endpoint)
+                .map_err(|e| mysql::Error::IoError(std::io::Error::other(e.message)))?,
+        };
+        let opts = base
             .read_timeout(Some(step))
             .write_timeout(Some(step));
         let conn = match Conn::new(opts.clone()) {
