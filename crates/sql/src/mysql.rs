@@ -602,9 +602,7 @@ impl MysqlConnection {
             None => base_opts(&self.cfg, &self.endpoint)
                 .map_err(|e| mysql::Error::IoError(std::io::Error::other(e.message)))?,
         };
-        let opts = base
-            .read_timeout(Some(step))
-            .write_timeout(Some(step));
+        let opts = base.read_timeout(Some(step)).write_timeout(Some(step));
         let conn = match Conn::new(opts.clone()) {
             Err(mysql::Error::DriverError(mysql::DriverError::TlsNotSupported))
                 if self.cfg.mysql.ssl == MysqlSslMode::Preferred =>
