@@ -795,3 +795,40 @@ fn connecting_sends_no_query() {
     .unwrap();
     assert_eq!(rs, "1", "queries the session saw, counting this one");
 }
+
+/// Statements are prepared and freed on the server, on both paths: the session counts a
+/// close for every prepare (a close never sent would leave the statements on the
+/// server until `max_prepared_stmt_count` refuses more).
+#[test]
+fn closed_statements_are_freed_on_the_server() {
+    let db = require!(MysqlTestDb::create());
+    for fast in ["on", "off"] {
+        let mut con = db.connect(&[("mysql-fast-path", fast)]);
+        for i in 0..300 {
+            let st = con.prepare("SELECT ? + 1").unwrap();
+            let rs = con.execute(st, &[Value::Int(i)]).unwrap().unwrap();
+            assert_eq!(rs.get_str(0, 0), Some((i + 1).to_string()));
+            con.close_statement(st);
+        }
+        let status = |con: &mut dyn bmk_sql::Connection, name: &str| {
+            scalar(
+                con,
+                &format!(
+                    "SELECT variable_value FROM information_schema.session_status \
+                     WHERE variable_name = '{name}'"
+                ),
+            )
+            .unwrap()
+        };
+        assert_eq!(
+            status(&mut *con, "COM_STMT_PREPARE"),
+            "300",
+            "fast path {fast}"
+        );
+        assert_eq!(
+            status(&mut *con, "COM_STMT_CLOSE"),
+            "300",
+            "fast path {fast}"
+        );
+    }
+}
