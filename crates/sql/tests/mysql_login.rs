@@ -7,10 +7,10 @@ use std::io::{Read, Write};
 use std::net::TcpListener;
 use std::os::unix::net::UnixListener;
 use std::sync::mpsc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
-use bmk_sql::{DriverKind, SqlErrorKind};
-use support::connect;
+use bmk_sql::DriverKind;
+use support::{connect, mysql_connect_timing_out};
 
 /// A public key the scripted server hands out for `caching_sha2_password`'s RSA
 /// exchange (the client encrypts with it; nothing here decrypts).
@@ -186,22 +186,5 @@ fn a_connect_the_server_does_not_accept_ends_at_the_connect_timeout() {
             break;
         }
     }
-    let port = addr.port().to_string();
-    let t = Instant::now();
-    let e = connect(
-        DriverKind::Mysql,
-        &[
-            ("mysql-host", "127.0.0.1"),
-            ("mysql-port", &port),
-            ("db-connect-timeout", "1"),
-        ],
-    )
-    .err()
-    .expect("nothing is accepted");
-    let elapsed = t.elapsed();
-    assert!(elapsed >= Duration::from_millis(900), "{elapsed:?}");
-    assert!(elapsed < Duration::from_secs(4), "{elapsed:?}");
-    assert_eq!(e.kind, SqlErrorKind::Connect);
-    assert_eq!(e.errno, 2003);
-    assert!(e.message.contains("connect timeout"), "{}", e.message);
+    mysql_connect_timing_out(&addr.port().to_string());
 }

@@ -40,6 +40,30 @@ pub fn connect(
     Driver::new(config(kind, opts)).connect(0)
 }
 
+/// A MySQL connect to 127.0.0.1:`port` with a 1-second connect timeout that must end in
+/// that timeout: checks the error and how long it took, which it returns.
+pub fn mysql_connect_timing_out(port: &str) -> std::time::Duration {
+    use std::time::{Duration, Instant};
+    let t = Instant::now();
+    let e = connect(
+        DriverKind::Mysql,
+        &[
+            ("mysql-host", "127.0.0.1"),
+            ("mysql-port", port),
+            ("db-connect-timeout", "1"),
+        ],
+    )
+    .err()
+    .expect("the connect must time out");
+    let elapsed = t.elapsed();
+    assert!(elapsed >= Duration::from_millis(900), "{elapsed:?}");
+    assert!(elapsed < Duration::from_secs(4), "{elapsed:?}");
+    assert_eq!(e.kind, bmk_sql::SqlErrorKind::Connect);
+    assert_eq!(e.errno, 2003);
+    assert!(e.message.contains("connect timeout"), "{}", e.message);
+    elapsed
+}
+
 /// Run a statement that must succeed.
 pub fn exec(con: &mut dyn Connection, sql: &str) {
     if let Err(e) = con.query(sql) {
