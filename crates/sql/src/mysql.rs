@@ -25,7 +25,7 @@ use crate::resultset::ResultSet;
 use crate::row_source::{Replay, RowSource};
 use crate::socket_timeouts::{set_socket_timeouts, timed_out};
 use crate::statement_table::registered;
-use crate::trace::trace;
+use crate::trace::{trace, trace_if};
 use crate::value::Value;
 
 /// Client error numbers that mean the connection is gone. When one of them is in
@@ -522,15 +522,14 @@ impl MysqlConnection {
 
     /// Open the connection (with `PREFERRED` falling back to plain text).
     fn open(&mut self) -> Result<(), SqlError> {
-        self.trace(
-            "connect",
-            &format!(
+        trace_if(self.debug, "mysql", "connect", || {
+            format!(
                 "{} user '{}' db '{}'",
                 self.target(),
                 self.cfg.mysql.user,
                 self.cfg.mysql.db
-            ),
-        );
+            )
+        });
         self.conn = None;
         let res = self.log_in();
         match res {
@@ -580,10 +579,9 @@ impl MysqlConnection {
                 Ok(fd) => return Ok(Session::Own(fd)),
                 Err(HandshakeError::Failed(e)) => return Err(e),
                 Err(HandshakeError::Unsupported(what)) => {
-                    self.trace(
-                        "connect",
-                        &format!("{what}: logging in through the mysql crate"),
-                    );
+                    trace_if(self.debug, "mysql", "connect", || {
+                        format!("{what}: logging in through the mysql crate")
+                    });
                     OWN_LOGIN_REFUSED.store(true, Ordering::Relaxed);
                 }
             }
@@ -635,7 +633,7 @@ impl MysqlConnection {
     /// lost-connection error.
     fn fail(&mut self, e: mysql::Error, op: SqlOp, sql: &str) -> SqlError {
         let (errno, state, msg, lost) = describe(&e, op, &self.endpoint);
-        self.trace("error", &format!("{errno} ({msg})"));
+        trace_if(self.debug, "mysql", "error", || format!("{errno} ({msg})"));
         let mut err = SqlError::new(DriverKind::Mysql, op, errno, state, msg).with_query(sql);
         let listed = self.cfg.mysql.ignore_errors.contains(&errno);
         if lost {
@@ -1221,14 +1219,14 @@ impl Connection for MysqlConnection {
     }
 
     fn reconnect(&mut self) -> Result<(), SqlError> {
-        self.trace("reconnect", &self.target());
+        trace_if(self.debug, "mysql", "reconnect", || self.target());
         self.close();
         self.state.pending.clear();
         self.open()
     }
 
     fn disconnect(&mut self) {
-        self.trace("disconnect", &self.target());
+        trace_if(self.debug, "mysql", "disconnect", || self.target());
         self.close();
         self.lost_errno = None;
         self.state.pending.clear();

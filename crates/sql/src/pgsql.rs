@@ -34,7 +34,7 @@ use crate::error::{Endpoint, SqlError, SqlErrorKind, SqlOp};
 use crate::resultset::ResultSet;
 use crate::row_source::RowSource;
 use crate::statement_table::registered;
-use crate::trace::trace;
+use crate::trace::{trace, trace_if};
 use crate::value::Value;
 
 mod pgtext;
@@ -509,10 +509,9 @@ impl PgConnection {
         self.discard_client();
         let cfg = self.cfg.clone();
         let p = &cfg.pgsql;
-        self.trace(
-            "connect",
-            &format!("{}:{} user '{}' db '{}'", p.host, p.port, p.user, p.db),
-        );
+        trace_if(self.debug, "pgsql", "connect", || {
+            format!("{}:{} user '{}' db '{}'", p.host, p.port, p.user, p.db)
+        });
         let limit = self.cfg.common.connect_timeout;
         if fast_path_in_use(&cfg) {
             let tls = match p.sslmode {
@@ -634,7 +633,7 @@ impl PgConnection {
             None => String::new(),
         };
         let msg = e.msg;
-        self.trace("error", &format!("{state} ({msg})"));
+        trace_if(self.debug, "pgsql", "error", || format!("{state} ({msg})"));
         let mut err = SqlError::new(DriverKind::Pgsql, op, 0, state.clone(), msg).with_query(sql);
         err.position = e.position;
         if lost {
