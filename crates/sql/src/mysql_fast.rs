@@ -386,7 +386,6 @@ impl FastIo {
     /// `meta` caches the last column names so repeated queries allocate none. When the
     /// server asks for the file of a `LOAD DATA LOCAL INFILE`, it gets `file` (once),
     /// or an empty one: what the server names is not read from the client's disk.
-    #[allow(clippy::too_many_arguments)]
     pub(crate) fn query(
         &mut self,
         fd: RawFd,

@@ -4,12 +4,13 @@
 //! ([`crate::mysql_fast`]), which then speaks every command on it.
 //!
 //! # Why
-//! A connect through the `mysql` crate cost about twice the client CPU of the
-//! protocol's own round trips (BENCHMARKS.md, "connect"): a non-blocking connect with
-//! `poll` and four `fcntl`s, six socket options, a `getpid` and a map of connection
-//! attributes built per connect, the options cloned, pooled buffers. Here a connect is
-//! `socket`, two socket timeouts, a blocking `connect` bounded by them, `TCP_NODELAY`,
-//! the greeting, one response, the answer, and the query timeouts.
+//! A connect through the `mysql` crate cost 1.7 to 2.5 times the client CPU of the
+//! connect floor, the protocol's own round trips (BENCHMARKS.md, "connect"): a
+//! non-blocking connect with `poll` and four `fcntl`s, six socket options, a `getpid`
+//! and a map of connection attributes built per connect, the options cloned, pooled
+//! buffers. Here a connect is `socket`, two socket timeouts, a blocking `connect`
+//! bounded by them, `TCP_NODELAY`, the greeting, one response, the answer, and the
+//! query timeouts.
 //!
 //! # What is left to the crate
 //! Everything this module declines with [`HandshakeError::Unsupported`] — another
@@ -19,8 +20,9 @@
 //! capability flags, collation and packet limit as here, so the fast path reads the
 //! same responses either way.
 //!
-//! Every blocking step is bounded as the crate's handshake was: the TCP connect and
-//! every read and write by socket timeouts (`step`), blocking even on an event loop.
+//! Every blocking step is bounded as the crate's handshake was, by socket timeouts
+//! (blocking even on an event loop): the TCP connect by the connect timeout, every
+//! read and write by `step`, the smaller of it and the I/O timeout.
 
 use std::io::{self, ErrorKind};
 use std::net::ToSocketAddrs;
