@@ -744,11 +744,13 @@ impl MysqlConnection {
             let t = sql.trim_start().as_bytes();
             t.len() >= 4 && t[..4].eq_ignore_ascii_case(b"LOAD")
         };
-        let crate_session = self.fast.is_none()
-            || (infile() && {
-                self.live(op, sql)?;
-                matches!(self.conn, Some(Session::Crate(_)))
-            });
+        let crate_session = if self.fast.is_none() {
+            true
+        } else if infile() {
+            matches!(self.live(op, sql)?, Session::Crate(_))
+        } else {
+            false
+        };
         if crate_session {
             let fast = self.fast.take();
             let r = self.run_text(sql, op);

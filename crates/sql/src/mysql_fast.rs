@@ -246,7 +246,8 @@ impl FastIo {
         ManuallyDrop::new(unsafe { File::from_raw_fd(fd) })
     }
 
-    /// Make at least `n` bytes available from `start`.
+    /// Make at least `n` bytes available from `start` (an empty or released buffer
+    /// grows to [`INITIAL_BUF`] here, so callers need not prepare it).
     fn need(&mut self, sock: &mut File, n: usize) -> Result<(), mysql::Error> {
         while self.end - self.start < n {
             if self.start + n > self.inbuf.len() {
@@ -375,9 +376,6 @@ impl FastIo {
         let mut sock = Self::socket(fd);
         self.build_request(stmt_id, params);
         self.send(&mut sock)?;
-        if self.inbuf.is_empty() {
-            self.inbuf.resize(INITIAL_BUF, 0);
-        }
         let res = self.read_results(&mut sock, meta, true, None, first, pending);
         self.finish(res)
     }
@@ -398,9 +396,6 @@ impl FastIo {
         let mut sock = Self::socket(fd);
         self.command(0x03, sql); // COM_QUERY
         self.send(&mut sock)?;
-        if self.inbuf.is_empty() {
-            self.inbuf.resize(INITIAL_BUF, 0);
-        }
         let res = self.read_results(&mut sock, meta, false, file, first, pending);
         self.finish(res)
     }
@@ -415,9 +410,6 @@ impl FastIo {
         let mut sock = Self::socket(fd);
         self.command(0x16, sql); // COM_STMT_PREPARE
         self.send(&mut sock)?;
-        if self.inbuf.is_empty() {
-            self.inbuf.resize(INITIAL_BUF, 0);
-        }
         let res = self.read_prepared(&mut sock);
         self.finish(res)
     }
@@ -519,9 +511,6 @@ impl FastIo {
         mut taken: Option<&mut Vec<Vec<Value>>>,
     ) -> Result<BulkOutcome, mysql::Error> {
         let mut sock = Self::socket(fd);
-        if self.inbuf.is_empty() {
-            self.inbuf.resize(INITIAL_BUF, 0);
-        }
         let mut row = vec![Value::Null; ncols];
         let mut have_row = rows.next_row(&mut row);
         let mut first_command = true;

@@ -25,7 +25,6 @@
 //! read and write by `step`, the smaller of it and the I/O timeout.
 
 use std::io::{self, ErrorKind};
-use std::net::ToSocketAddrs;
 use std::os::fd::{AsRawFd, OwnedFd, RawFd};
 use std::os::unix::net::UnixStream;
 use std::sync::OnceLock;
@@ -33,11 +32,10 @@ use std::time::Duration;
 
 use sha1::Sha1;
 use sha2::{Digest, Sha256};
-use socket2::{Domain, Protocol, SockAddr, Socket, Type};
 
 use crate::coop_read::read_blocking;
 use crate::error::Endpoint;
-use crate::socket_timeouts::{set_socket_timeouts, timed_out};
+use crate::socket_timeouts::{connect_tcp, set_socket_timeouts, timed_out, ConnectFailure};
 
 const LONG_PASSWORD: u32 = 1;
 const LONG_FLAG: u32 = 1 << 2;
@@ -153,8 +151,7 @@ pub(crate) fn log_in(
     Ok(fd)
 }
 
-/// The socket, connected, with `limit` as its read and write timeouts (a blocking
-/// `connect` is bounded by the send timeout).
+/// The socket, connected, with `limit` as its read and write timeouts.
 fn open(ep: &Endpoint, limit: Duration) -> Result<OwnedFd, HandshakeError> {
     if let Some(path) = &ep.socket {
         let s = UnixStream::connect(path).map_err(mysql::Error::IoError)?;
@@ -162,28 +159,11 @@ fn open(ep: &Endpoint, limit: Duration) -> Result<OwnedFd, HandshakeError> {
         return Ok(s.into());
     }
     let host = ep.host.as_deref().unwrap_or("localhost");
-    let port = ep.port.unwrap_or(3306);
-    let addrs = (host, port)
-        .to_socket_addrs()
-        .map_err(mysql::Error::IoError)?;
-    let mut last = io::Error::new(ErrorKind::NotFound, "no address for the host");
-    for addr in addrs {
-        let s = Socket::new(Domain::for_address(addr), Type::STREAM, Some(Protocol::TCP))
-            .map_err(mysql::Error::IoError)?;
-        set_socket_timeouts(s.as_raw_fd(), Some(limit)).map_err(mysql::Error::IoError)?;
-        match s.connect(&SockAddr::from(addr)) {
-            Ok(()) => {
-                s.set_tcp_nodelay(true).map_err(mysql::Error::IoError)?;
-                return Ok(s.into());
-            }
-            // A blocking connect that reached the send timeout reports "in progress".
-            Err(e) if e.raw_os_error() == Some(libc::EINPROGRESS) || timed_out(&e) => {
-                return Err(HandshakeError::Failed(timeout()));
-            }
-            Err(e) => last = e,
-        }
+    match connect_tcp(host, ep.port.unwrap_or(3306), limit) {
+        Ok(s) => Ok(s.into()),
+        Err(ConnectFailure::TimedOut) => Err(HandshakeError::Failed(timeout())),
+        Err(ConnectFailure::Io(e)) => Err(HandshakeError::Failed(mysql::Error::IoError(e))),
     }
-    Err(HandshakeError::Failed(mysql::Error::IoError(last)))
 }
 
 /// Packets of the connection phase, read and written blocking.

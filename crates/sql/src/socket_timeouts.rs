@@ -4,9 +4,12 @@
 //! bounded as a whole (a thread start and two cross-CPU wake-ups per connect, which
 //! were most of a connect's client CPU; see BENCHMARKS.md).
 
-use std::io::ErrorKind;
-use std::os::fd::RawFd;
+use std::io::{self, ErrorKind};
+use std::net::{TcpStream, ToSocketAddrs};
+use std::os::fd::{AsRawFd, RawFd};
 use std::time::Duration;
+
+use socket2::{Domain, Protocol, SockAddr, Socket, Type};
 
 /// Whether a socket read or write gave up at its timeout (`SO_RCVTIMEO` reports
 /// `EAGAIN`).
@@ -38,6 +41,49 @@ pub(crate) fn set_socket_timeouts(fd: RawFd, timeout: Option<Duration>) -> std::
         }
     }
     Ok(())
+}
+
+/// Why [`connect_tcp`] failed.
+#[derive(Debug)]
+pub(crate) enum ConnectFailure {
+    /// The last address tried did not answer within the limit.
+    TimedOut,
+    /// Name resolution, or the last address tried, failed.
+    Io(io::Error),
+}
+
+/// Connects to `host:port`, trying its addresses in turn, each attempt bounded by
+/// `limit`: the socket gets `limit` as its read and write timeouts first, and a
+/// blocking `connect` gives up at the send timeout. Returns the stream with those
+/// timeouts still set and `TCP_NODELAY` on. Both drivers' own clients connect here:
+/// cheaper than a non-blocking connect with `poll` and the mode changes around it
+/// (four `fcntl`s), and their handshakes need the timeouts anyway.
+pub(crate) fn connect_tcp(
+    host: &str,
+    port: u16,
+    limit: Duration,
+) -> Result<TcpStream, ConnectFailure> {
+    let mut last = ConnectFailure::Io(io::Error::new(
+        ErrorKind::NotFound,
+        "no address for the host",
+    ));
+    for addr in (host, port).to_socket_addrs().map_err(ConnectFailure::Io)? {
+        let s = Socket::new(Domain::for_address(addr), Type::STREAM, Some(Protocol::TCP))
+            .map_err(ConnectFailure::Io)?;
+        set_socket_timeouts(s.as_raw_fd(), Some(limit)).map_err(ConnectFailure::Io)?;
+        match s.connect(&SockAddr::from(addr)) {
+            Ok(()) => {
+                s.set_tcp_nodelay(true).map_err(ConnectFailure::Io)?;
+                return Ok(s.into());
+            }
+            // A blocking connect that reached the send timeout reports "in progress".
+            Err(e) if e.raw_os_error() == Some(libc::EINPROGRESS) || timed_out(&e) => {
+                last = ConnectFailure::TimedOut;
+            }
+            Err(e) => last = ConnectFailure::Io(e),
+        }
+    }
+    Err(last)
 }
 
 #[cfg(test)]

@@ -26,7 +26,7 @@
 //! the caller drops it (a lost connection), so a desynchronised stream is never reused.
 
 use std::io::{self, Read, Write};
-use std::net::{TcpStream, ToSocketAddrs};
+use std::net::TcpStream;
 use std::os::fd::{AsRawFd, RawFd};
 use std::os::unix::net::UnixStream;
 use std::sync::Arc;
@@ -47,7 +47,7 @@ use crate::coop_read::{read_blocking, read_some};
 use crate::emulate::{push_literal, Dialect};
 use crate::last_segment::send_last;
 use crate::resultset::ResultSet;
-use crate::socket_timeouts::{set_socket_timeouts, timed_out};
+use crate::socket_timeouts::{connect_tcp, set_socket_timeouts, timed_out, ConnectFailure};
 use crate::value::Value;
 
 use super::pgtext;
@@ -236,20 +236,11 @@ fn open_stream(p: &PgsqlOptions, connect_timeout: Duration) -> Result<Stream, Wi
         let path = format!("{}/.s.PGSQL.{}", p.host.trim_end_matches('/'), p.port);
         return UnixStream::connect(path).map(Stream::Unix).map_err(fail);
     }
-    let mut last = io::Error::new(io::ErrorKind::NotFound, "no address for the host");
-    for addr in (p.host.as_str(), p.port).to_socket_addrs().map_err(fail)? {
-        match TcpStream::connect_timeout(&addr, connect_timeout) {
-            Ok(s) => {
-                let _ = s.set_nodelay(true);
-                return Ok(Stream::Tcp(s));
-            }
-            Err(e) => last = e,
-        }
+    match connect_tcp(&p.host, p.port, connect_timeout) {
+        Ok(s) => Ok(Stream::Tcp(s)),
+        Err(ConnectFailure::TimedOut) => Err(WireError::ConnectTimeout(connect_timeout.as_secs())),
+        Err(ConnectFailure::Io(e)) => Err(fail(e)),
     }
-    if last.kind() == io::ErrorKind::TimedOut {
-        return Err(WireError::ConnectTimeout(connect_timeout.as_secs()));
-    }
-    Err(fail(last))
 }
 
 /// A failed read or write of the connect: a socket timeout is the connect timeout.
@@ -436,8 +427,11 @@ impl WireConn {
             set_tcp_timeouts(s, t);
         }
         let step = io_timeout.map_or(connect_timeout, |io| io.min(connect_timeout));
-        set_socket_timeouts(stream.as_raw_fd(), Some(step))
-            .map_err(|e| WireError::Client(format!("error connecting to server: {e}")))?;
+        // A TCP stream has the connect timeout already (`connect_tcp`).
+        if !matches!(stream, Stream::Tcp(_)) || step != connect_timeout {
+            set_socket_timeouts(stream.as_raw_fd(), Some(step))
+                .map_err(|e| WireError::Client(format!("error connecting to server: {e}")))?;
+        }
         // As libpq, no TLS on a UNIX socket.
         if let (Stream::Tcp(_), Some(tls)) = (&stream, tls) {
             let Stream::Tcp(tcp) = stream else {
