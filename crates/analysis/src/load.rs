@@ -5,7 +5,11 @@
 //! crash) still has its intervals, a torn last interval line is skipped, a missing
 //! capture file is simply absent. Nothing here computes or renders.
 
+use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+
+use bmk_engine::bounded_file;
 
 use bmk_report::results_dir::{
     self, IntervalLine, LevelInfo, RunManifest, INTERVALS_FILE, LEVEL_FILE, OS_DIR, RESULT_FILE,
@@ -30,17 +34,40 @@ pub struct Level {
 
 impl Level {
     /// Reads a level folder.
+    ///
+    /// `level.json` must be there. `intervals.jsonl` and `result.json` may be missing
+    /// (a crash); one that is not a regular file, or larger than its cap
+    /// ([`bounded_file`]), is skipped with a warning on stderr, as if missing.
     pub fn read(dir: &Path) -> Result<Level, Error> {
         let info: LevelInfo = results_dir::read_json(&dir.join(LEVEL_FILE))?;
         let intervals_path = dir.join(INTERVALS_FILE);
-        let intervals = if intervals_path.exists() {
-            results_dir::read_intervals(&intervals_path)?
+        let intervals = if present(&intervals_path) {
+            match results_dir::read_intervals_capped(&intervals_path) {
+                Ok(read) => {
+                    if read.cut {
+                        warn_cut(&intervals_path, bounded_file::INTERVALS_FILE);
+                    }
+                    read.lines
+                }
+                Err(bmk_report::Error::Io { source, .. }) => {
+                    warn_skipped(&intervals_path, &source);
+                    Vec::new()
+                }
+                Err(e) => return Err(e.into()),
+            }
         } else {
             Vec::new()
         };
         let result_path = dir.join(RESULT_FILE);
-        let result = if result_path.exists() {
-            Some(ResultsFile::read(&result_path)?)
+        let result = if present(&result_path) {
+            match ResultsFile::read(&result_path) {
+                Ok(r) => Some(r),
+                Err(bmk_report::Error::Io { source, .. }) => {
+                    warn_skipped(&result_path, &source);
+                    None
+                }
+                Err(e) => return Err(e.into()),
+            }
         } else {
             None
         };
@@ -81,6 +108,8 @@ impl Level {
                 start_unix_ns: start_ns,
                 end_unix_ns: Some(end_ns),
                 status: file.status.clone(),
+                reason: None,
+                run_id: file.run.run_id.clone(),
             },
             intervals,
             result: Some(file),
@@ -106,9 +135,27 @@ impl Level {
         self.capture(OS_DIR, name)
     }
 
+    /// A capture file's text: at most [`bounded_file::CAPTURE_FILE`] of it (cut back to
+    /// its last whole sample, with a warning), none when it is missing, and none with a
+    /// warning when it is not a regular file (a FIFO, a link to a device).
     fn capture(&self, sub: &str, name: &str) -> Option<String> {
         let path = self.dir.as_ref()?.join(sub).join(name);
-        std::fs::read_to_string(path).ok()
+        let limit = bounded_file::CAPTURE_FILE;
+        match bounded_file::read_capped(&path, limit) {
+            Ok(read) => {
+                let mut text = String::from_utf8_lossy(&read.bytes).into_owned();
+                if read.cut {
+                    warn_cut(&path, limit);
+                    text.truncate(last_whole_sample_end(&text));
+                }
+                Some(text)
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
+            Err(e) => {
+                warn_skipped(&path, &e);
+                None
+            }
+        }
     }
 
     /// The measured window's end: `level.json`'s, else the last interval's.
@@ -143,7 +190,9 @@ impl RunData {
     /// Reads `path`: a results directory (with `run.json` or `level-*` folders), a level
     /// folder (with `level.json`) or a `--results` JSON file.
     pub fn read(path: &Path) -> Result<RunData, Error> {
-        if path.is_file() {
+        if !path.is_dir() && present(path) {
+            // A results file, or something that is not one (a FIFO, a device): the
+            // reader opens regular files only and says what it found.
             let file = ResultsFile::read(path)?;
             return Ok(RunData {
                 path: path.to_path_buf(),
@@ -157,7 +206,7 @@ impl RunData {
                 std::io::Error::new(std::io::ErrorKind::NotFound, "no such file or directory"),
             ));
         }
-        if path.join(LEVEL_FILE).is_file() {
+        if present(&path.join(LEVEL_FILE)) {
             return Ok(RunData {
                 path: path.to_path_buf(),
                 manifest: None,
@@ -165,14 +214,14 @@ impl RunData {
             });
         }
         let run_path = path.join(RUN_FILE);
-        let manifest = if run_path.is_file() {
+        let manifest = if present(&run_path) {
             Some(results_dir::read_json::<RunManifest>(&run_path)?)
         } else {
             None
         };
         let levels = results_dir::level_dirs(path)?
             .iter()
-            .filter(|d| d.join(LEVEL_FILE).is_file())
+            .filter(|d| present(&d.join(LEVEL_FILE)))
             .map(|d| Level::read(d))
             .collect::<Result<Vec<_>, _>>()?;
         if manifest.is_none() && levels.is_empty() {
@@ -219,6 +268,55 @@ impl RunData {
         opts.remove("threads");
         opts
     }
+}
+
+/// Whether something is at `path` (a link counts, even a dangling one): such a file is
+/// read, and refused with a message if it is not a regular file, rather than taken
+/// for missing in silence.
+fn present(path: &Path) -> bool {
+    std::fs::symlink_metadata(path).is_ok()
+}
+
+/// Says once per file on stderr that `path` was skipped and why. A results directory
+/// comes from anywhere; what of it was not read must not go unsaid, and the captures
+/// are read by several checks, so once is enough.
+fn warn_skipped(path: &Path, why: &std::io::Error) {
+    warn_once(path, format!("WARNING: skipping {}: {why}", path.display()));
+}
+
+/// Says once per file on stderr that only the first `limit` of `path` was read.
+fn warn_cut(path: &Path, limit: bounded_file::Limit) {
+    warn_once(
+        path,
+        format!(
+            "WARNING: {} is larger than {}: only its first {} was read",
+            path.display(),
+            limit.shown(),
+            limit.shown()
+        ),
+    );
+}
+
+fn warn_once(path: &Path, line: String) {
+    static SAID: Mutex<BTreeSet<PathBuf>> = Mutex::new(BTreeSet::new());
+    let mut said = SAID.lock().unwrap_or_else(|e| e.into_inner());
+    if said.insert(path.to_path_buf()) {
+        eprintln!("{line}");
+    }
+}
+
+/// Where the last whole sample of capture text cut short ends: the start of its last
+/// timestamp line (the sample after it may be missing lines), or 0 when there is none.
+fn last_whole_sample_end(text: &str) -> usize {
+    let mut end = 0;
+    let mut offset = 0;
+    for line in text.split_inclusive('\n') {
+        if bmk_report::capture::parse_header(line.trim_end_matches(['\n', '\r'])).is_some() {
+            end = offset;
+        }
+        offset += line.len();
+    }
+    end
 }
 
 /// Nanoseconds since the Unix epoch of an RFC 3339 UTC timestamp as bmk writes them

@@ -45,6 +45,9 @@ pub struct MergeOptions {
     /// part can finish its share of an events limit before a late-woken sibling has
     /// started measuring.
     pub started_together: bool,
+    /// Merge inputs that are the same run (one file given twice, two copies of one
+    /// directory): every event then counts twice.
+    pub allow_duplicates: bool,
 }
 
 /// Merges whole inputs level by level (level N of every input together).
@@ -131,6 +134,9 @@ pub fn merge_levels(parts: &[(&str, &Level)], opts: MergeOptions) -> Result<Leve
     let (_, first) = parts
         .first()
         .ok_or_else(|| Error::Incompatible("nothing to merge".into()))?;
+    if !opts.allow_duplicates {
+        check_distinct_runs(parts)?;
+    }
     if !opts.partial {
         check_all_clients(parts)?;
     }
@@ -206,12 +212,110 @@ pub fn merge_levels(parts: &[(&str, &Level)], opts: MergeOptions) -> Result<Leve
         .map(|(_, l)| l.info.warmup_s)
         .fold(0.0, f64::max);
     info.status = result.status.clone();
+    // The merge is a run of its own: merged again with one of its inputs, it must not
+    // pass for that input, nor for a stranger.
+    info.run_id = result.run.run_id.clone();
     Ok(Level {
         dir: None,
         info,
         intervals,
         result: Some(result),
     })
+}
+
+/// What tells one run's level from another's: its `run_id` (random, drawn when the run
+/// starts), or, for files written before it existed, the host, the start instant and
+/// the totals together, which two different runs do not share.
+#[derive(Debug, PartialEq)]
+enum RunIdentity {
+    Id(String),
+    Old {
+        host: String,
+        start: String,
+        start_unix_ns: u64,
+        events: u64,
+        queries: u64,
+        intervals: usize,
+    },
+}
+
+impl RunIdentity {
+    fn of(level: &Level) -> RunIdentity {
+        let id = level
+            .result
+            .as_ref()
+            .and_then(|r| r.run.run_id.clone())
+            .or_else(|| level.info.run_id.clone());
+        if let Some(id) = id {
+            return RunIdentity::Id(id);
+        }
+        let (host, start, events, queries) = match &level.result {
+            Some(r) => (
+                r.run.host.hostname.clone(),
+                r.run.start_time.clone(),
+                r.final_stats.events,
+                r.final_stats.counters.queries(),
+            ),
+            None => (
+                String::new(),
+                String::new(),
+                level.intervals.iter().map(|l| l.record.events).sum(),
+                0,
+            ),
+        };
+        RunIdentity::Old {
+            host,
+            start,
+            start_unix_ns: level.info.start_unix_ns,
+            events,
+            queries,
+            intervals: level.intervals.len(),
+        }
+    }
+
+    fn shown(&self) -> String {
+        match self {
+            RunIdentity::Id(id) => format!("run_id {id}"),
+            RunIdentity::Old { host, start, .. } if !start.is_empty() => {
+                format!("host {host}, started {start}, same totals")
+            }
+            RunIdentity::Old { .. } => "same start instant and totals".into(),
+        }
+    }
+}
+
+/// The identity of a merge of `results`: derived from theirs (the same inputs give the
+/// same merged identity, so merging a merge twice is caught too), none when an input
+/// has none. FNV-1a over 128 bits: a stable digest, not a secret.
+fn merged_run_id(results: &[&ResultsFile]) -> Option<String> {
+    let mut ids: Vec<&str> = results
+        .iter()
+        .map(|r| r.run.run_id.as_deref())
+        .collect::<Option<_>>()?;
+    ids.sort_unstable();
+    let mut h: u128 = 0x6c62_272e_07bb_0142_62b8_2175_6295_c58d;
+    for b in ids.join(",").bytes() {
+        h ^= u128::from(b);
+        h = h.wrapping_mul(0x0000_0000_0100_0000_0000_0000_0000_013b);
+    }
+    Some(format!("{h:032x}"))
+}
+
+/// Refuses to merge two inputs that are one run (one results file given twice, two
+/// copies of a directory): their events would all count twice.
+fn check_distinct_runs(parts: &[(&str, &Level)]) -> Result<(), Error> {
+    let ids: Vec<RunIdentity> = parts.iter().map(|(_, l)| RunIdentity::of(l)).collect();
+    for (j, id) in ids.iter().enumerate() {
+        if let Some(i) = ids[..j].iter().position(|earlier| earlier == id) {
+            return Err(Error::Incompatible(format!(
+                "cannot merge: {} and {} are the same run ({}); merging them would count every event twice (use --allow-duplicates to merge anyway)",
+                parts[i].0,
+                parts[j].0,
+                id.shown()
+            )));
+        }
+    }
+    Ok(())
 }
 
 /// Refuses a merge that lacks a client of a run that started through a barrier: every
@@ -408,6 +512,7 @@ fn merge_results(
     };
     let mut run = first.run.clone();
     run.options.insert("threads".into(), threads.to_string());
+    run.run_id = merged_run_id(results);
     let status = results
         .iter()
         .map(|r| r.status.as_str())

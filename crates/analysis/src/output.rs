@@ -16,14 +16,6 @@ use crate::Error;
 
 /// Writes `bytes` to `path` atomically.
 pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), Error> {
-    if let Ok(m) = std::fs::symlink_metadata(path) {
-        if !m.file_type().is_file() {
-            return Err(Error::Incompatible(format!(
-                "{} exists and is not a regular file (a symlink, device or directory): refusing to replace it",
-                path.display()
-            )));
-        }
-    }
     bmk_report::atomic_file::write(path, bytes).map_err(|e| Error::io(path, e))
 }
 

@@ -102,14 +102,14 @@ fn read_inputs(command: &str, paths: &[PathBuf]) -> Result<Vec<RunData>> {
 }
 
 const MERGE_USAGE: &str =
-    "usage: bmk merge [--mixed] [--partial] [--results=FILE.json] [--results-dir=DIR] FILE|DIR...";
+    "usage: bmk merge [--mixed] [--partial] [--allow-duplicates] [--results=FILE.json] [--results-dir=DIR] FILE|DIR...";
 
 fn merge(args: &[String]) -> Result<i32> {
     let a = Args::parse(
         "merge",
         args,
         &["results", "results-dir"],
-        &["mixed", "partial", "help"],
+        &["mixed", "partial", "allow-duplicates", "help"],
     )?;
     if a.flag("help") {
         println!("{MERGE_USAGE}");
@@ -126,6 +126,7 @@ fn merge(args: &[String]) -> Result<i32> {
         MergeOptions {
             mixed: a.flag("mixed"),
             partial: a.flag("partial"),
+            allow_duplicates: a.flag("allow-duplicates"),
             ..MergeOptions::default()
         },
     )

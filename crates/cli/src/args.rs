@@ -6,6 +6,8 @@
 
 use std::path::Path;
 
+use bmk_engine::bounded_file;
+
 use thiserror::Error;
 
 /// One `--name[=value]` as the user gave it.
@@ -108,10 +110,6 @@ pub fn parse(argv: &[String], takes_value: &dyn Fn(&str) -> bool) -> Result<RawA
     Ok(out)
 }
 
-/// The largest config file read: option files are a few hundred bytes, and a path given
-/// by mistake (`/dev/zero`, a log) must not be read without end.
-pub const CONFIG_FILE_LIMIT: u64 = 1024 * 1024;
-
 /// Reads `name=value` lines (blank lines and `#` comments ignored).
 ///
 /// A config file may be given by mistake (`--config-file=/etc/shadow`), so no message
@@ -160,21 +158,11 @@ pub fn parse_config(text: &str, shown: &str) -> Result<Vec<GivenOption>, ArgsErr
     Ok(out)
 }
 
-/// The file's text, at most [`CONFIG_FILE_LIMIT`] bytes of UTF-8.
+/// The file's text: UTF-8 from a regular file of at most
+/// [`bounded_file::CONFIG_FILE`] (a path given by mistake, `/dev/zero` or a log, is
+/// refused, not read without end).
 fn read_limited(path: &Path) -> Result<String, String> {
-    use std::io::Read as _;
-    let file = std::fs::File::open(path).map_err(|e| e.to_string())?;
-    let mut bytes = Vec::new();
-    file.take(CONFIG_FILE_LIMIT + 1)
-        .read_to_end(&mut bytes)
-        .map_err(|e| e.to_string())?;
-    if bytes.len() as u64 > CONFIG_FILE_LIMIT {
-        return Err(format!(
-            "larger than {} MiB, too large for an option file",
-            CONFIG_FILE_LIMIT >> 20
-        ));
-    }
-    String::from_utf8(bytes).map_err(|_| "not UTF-8 text".to_string())
+    bounded_file::read_to_string(path, bounded_file::CONFIG_FILE).map_err(|e| e.to_string())
 }
 
 #[cfg(test)]

@@ -16,6 +16,11 @@ pub struct ResultsSink {
     writer: ResultsWriter,
     /// The first write error; later writes are skipped and `finish` reports it.
     failed: Option<String>,
+    /// Whether this sink says its first write error on stderr when it happens (a
+    /// results directory's level says its own instead).
+    warn: bool,
+    /// The run identity the file records.
+    run_id: Option<String>,
 }
 
 impl ResultsSink {
@@ -42,29 +47,57 @@ impl ResultsSink {
             execution: settings.execution.clone(),
             ..info
         };
+        let run_id = info.run_id.clone();
         let writer = ResultsWriter::create(path, &info)
             .with_context(|| format!("cannot write results file '{}'", path.display()))?;
         Ok(ResultsSink {
             writer,
             failed: None,
+            warn: true,
+            run_id,
         })
+    }
+
+    /// Leaves saying a write error to the caller ([`ResultsSink::failure`]).
+    pub fn quiet(mut self) -> ResultsSink {
+        self.warn = false;
+        self
+    }
+
+    /// The run identity recorded in the file.
+    pub fn run_id(&self) -> Option<String> {
+        self.run_id.clone()
+    }
+
+    /// The first write error so far.
+    pub fn failure(&self) -> Option<&str> {
+        self.failed.as_deref()
+    }
+
+    fn note(&mut self, r: Result<(), bmk_report::Error>) {
+        if let Err(e) = r {
+            let e = e.to_string();
+            if self.warn {
+                // Said at once: the run goes on, but its results file will be missing.
+                eprintln!("WARNING: results file not written: {e}");
+            }
+            self.failed = Some(e);
+        }
     }
 
     /// Appends one interval.
     pub fn interval(&mut self, stats: &IntervalStats) {
         if self.failed.is_none() {
-            if let Err(e) = self.writer.interval(stats) {
-                self.failed = Some(e.to_string());
-            }
+            let r = self.writer.interval(stats);
+            self.note(r);
         }
     }
 
     /// Appends one checkpoint.
     pub fn checkpoint(&mut self, at: f64, stats: &CumulativeStats) {
         if self.failed.is_none() {
-            if let Err(e) = self.writer.checkpoint(at, stats) {
-                self.failed = Some(e.to_string());
-            }
+            let r = self.writer.checkpoint(at, stats);
+            self.note(r);
         }
     }
 

@@ -89,6 +89,7 @@ impl PlainRun {
             start_time: now_rfc3339(),
             end_time: None,
             status: "running".into(),
+            reason: None,
         };
         let mut run = RunDir::create_at(dir, manifest).map_err(|e| anyhow::anyhow!("{e}"))?;
         if let Some(cfg) = driver.as_ref() {
@@ -172,10 +173,11 @@ impl LevelSink {
         run: Option<RunDir>,
         sampler: Option<Sampler>,
     ) -> Result<LevelSink> {
-        let level = LevelWriter::open(dir, users, warmup, percentiles)
+        let mut level = LevelWriter::open(dir, users, warmup, percentiles)
             .map_err(|e| anyhow::anyhow!("{e}"))
             .with_context(|| format!("cannot write the level folder '{}'", dir.display()))?;
-        let results = ResultsSink::create(&level.result_path(), settings, report)?;
+        let results = ResultsSink::create(&level.result_path(), settings, report)?.quiet();
+        level.set_run_id(results.run_id());
         Ok(LevelSink {
             level,
             results,
@@ -186,8 +188,25 @@ impl LevelSink {
     }
 
     fn note(&mut self, r: Result<(), bmk_kit::KitError>) {
-        if let (Err(e), None) = (r, &self.failed) {
-            self.failed = Some(e.to_string());
+        if let Err(e) = r {
+            self.fail(e.to_string());
+        }
+    }
+
+    /// Keeps the first write failure and says it on stderr at once (the run goes on;
+    /// the level will be recorded as failed).
+    fn fail(&mut self, reason: String) {
+        if self.failed.is_none() {
+            eprintln!("WARNING: results directory not fully written: {reason}");
+            self.failed = Some(reason);
+        }
+    }
+
+    /// Takes up a failure of the results file.
+    fn note_results(&mut self) {
+        if let Some(e) = self.results.failure() {
+            let reason = format!("results file not written: {e}");
+            self.fail(reason);
         }
     }
 
@@ -204,15 +223,19 @@ impl LevelSink {
             self.note(r);
         }
         self.results.interval(stats);
+        self.note_results();
     }
 
     /// A checkpoint.
     pub fn checkpoint(&mut self, at: f64, stats: &CumulativeStats) {
         self.results.checkpoint(at, stats);
+        self.note_results();
     }
 
     /// The run ended: `result.json`, the level's end, and for a plain run the summary
-    /// and the manifest's end.
+    /// and the manifest's end. A results file that could not be written whole (here or
+    /// earlier, a capture file included) ends the level and the run as `failed`, the
+    /// reason recorded in `level.json` and `run.json`.
     /// `start`: how the run started, when it passed a start barrier.
     pub fn finish(self, outcome: &RunOutcome, start: Option<StartRecord>) -> Result<()> {
         let LevelSink {
@@ -222,35 +245,51 @@ impl LevelSink {
             sampler,
             mut failed,
         } = self;
-        if let Some(s) = sampler {
-            s.stop();
+        if let Some(reason) = sampler.and_then(Sampler::stop) {
+            // Already said on stderr by the sampler when it happened.
+            failed.get_or_insert(reason);
         }
-        let mut note = |r: Result<(), bmk_kit::KitError>| {
-            if let (Err(e), None) = (r, &failed) {
-                failed = Some(e.to_string());
-            }
-        };
         let status = crate::results::status_name(&outcome.status);
         let written = results.finish(outcome, start);
-        note(level.finish(status));
-        if let Some(mut run) = run {
-            if let Ok(result) = ResultsFile::read(level.result_path()) {
-                let name = level
-                    .dir()
-                    .file_name()
-                    .map(|n| n.to_string_lossy().into_owned())
-                    .unwrap_or_default();
-                let info = level.info();
-                note(run.push_summary(summary_row(&name, info.users, info.repeat, &result)));
+        if let Err(e) = &written {
+            if failed.is_none() {
+                let reason = format!("{e:#}");
+                eprintln!("WARNING: results directory not fully written: {reason}");
+                failed = Some(reason);
             }
-            let end = match status {
-                "completed" | "interrupted" => status,
+        }
+        let mut late = None;
+        let level_status = if failed.is_some() { "failed" } else { status };
+        if let Err(e) = level.finish(level_status, failed.as_deref()) {
+            late = Some(e.to_string());
+        }
+        if let Some(mut run) = run {
+            if failed.is_none() {
+                if let Ok(result) = ResultsFile::read(level.result_path()) {
+                    let name = level
+                        .dir()
+                        .file_name()
+                        .map(|n| n.to_string_lossy().into_owned())
+                        .unwrap_or_default();
+                    let info = level.info();
+                    if let Err(e) =
+                        run.push_summary(summary_row(&name, info.users, info.repeat, &result))
+                    {
+                        late.get_or_insert(e.to_string());
+                    }
+                }
+            }
+            let end = match (status, &failed) {
+                (_, Some(_)) => "failed",
+                ("completed" | "interrupted", None) => status,
                 _ => "failed",
             };
-            note(run.finish(end));
+            if let Err(e) = run.finish_because(end, failed.as_deref()) {
+                late.get_or_insert(e.to_string());
+            }
         }
         written?;
-        match failed {
+        match failed.or(late) {
             Some(e) => anyhow::bail!("results directory not fully written: {e}"),
             None => Ok(()),
         }

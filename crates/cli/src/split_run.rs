@@ -393,9 +393,9 @@ pub fn run(settings: &RunSettings, plan: &SplitPlan, interrupt: &Arc<AtomicUsize
     if started.is_some() && settings.report.format == ReportFormat::Text && notice {
         print_merged_lines(&mut parts, started.unwrap_or(0), settings);
     }
-    if let Some(s) = sampler {
-        s.stop();
-    }
+    // A capture file that could not be written was said on stderr when it happened;
+    // the run is recorded as failed, with the reason, below.
+    let capture_failure = sampler.and_then(|s| s.stop());
     let code = first_failure.unwrap_or(0);
     if started.is_none() {
         // Some part could not start (or the run was interrupted before the start):
@@ -454,11 +454,14 @@ pub fn run(settings: &RunSettings, plan: &SplitPlan, interrupt: &Arc<AtomicUsize
         if let Some(row) = bmk_analysis::output::summary_row(&merged) {
             p.run.push_summary(row).map_err(|e| anyhow!("{e}"))?;
         }
-        let end = match result.status.as_str() {
-            s @ ("completed" | "interrupted") => s,
+        let end = match (result.status.as_str(), &capture_failure) {
+            (_, Some(_)) => "failed",
+            (s @ ("completed" | "interrupted"), None) => s,
             _ => "failed",
         };
-        p.run.finish(end).map_err(|e| anyhow!("{e}"))?;
+        p.run
+            .finish_because(end, capture_failure.as_deref())
+            .map_err(|e| anyhow!("{e}"))?;
     }
     Ok(code)
 }

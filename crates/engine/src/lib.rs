@@ -36,6 +36,7 @@
 #![deny(missing_docs)]
 
 mod arrivals;
+pub mod bounded_file;
 mod clock;
 mod collector;
 mod config;

@@ -536,6 +536,7 @@ fn execute(
         start_time: now_rfc3339(),
         end_time: None,
         status: "running".into(),
+        reason: None,
     };
     let mut dir = match a.own.get("results-dir") {
         Some(d) => RunDir::create_at(Path::new(d), manifest)?,

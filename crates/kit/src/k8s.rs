@@ -19,7 +19,16 @@
 //! * each pod writes `--results=/results/JOB/index-K.json` on a volume: a
 //!   PersistentVolumeClaim the user creates with access mode ReadWriteMany, mounted by
 //!   every pod; `bmk merge /results/JOB/*.json` combines them.
+//! * a `--config-file=PATH` given to the kit names a file on this machine, which the
+//!   pods do not have: its text is embedded in a ConfigMap (`JOB-config`, key
+//!   [`CONFIG_KEY`]) mounted read-only at [`CONFIG_MOUNT`] in every pod, and the pods
+//!   are given that path instead. The manifest is then a `v1` `List` of the ConfigMap
+//!   and the Job. A config file that sets a password is refused, as a passed password
+//!   option is.
 
+use std::path::Path;
+
+use bmk_engine::bounded_file;
 use serde_json::{json, Value};
 
 use crate::catalog::{self, Action};
@@ -61,6 +70,12 @@ pub const RESULTS_MOUNT: &str = "/results";
 
 /// The environment variable that carries the password from the Secret.
 pub const PASSWORD_ENV: &str = "BMK_DB_PASSWORD";
+
+/// Where an embedded `--config-file` is mounted in each pod.
+pub const CONFIG_MOUNT: &str = "/etc/bmk";
+
+/// The ConfigMap key (and file name under [`CONFIG_MOUNT`]) of an embedded config file.
+pub const CONFIG_KEY: &str = "bmk.cfg";
 
 /// The label that marks the pods of one Job (for the anti-affinity).
 const RUN_LABEL: &str = "bmk.run";
@@ -126,8 +141,18 @@ pub fn manifest(job: &K8sJob) -> Result<Value, KitError> {
     check_dns_label("--secret", &job.secret)?;
     check_dns_label("--results-claim", &job.results_claim)?;
     let mut driver = "mysql".to_string();
+    let mut config: Option<String> = None;
     for a in &job.passed {
         let Some(name) = option_name(a) else { continue };
+        if name == "config-file" {
+            if config.is_some() {
+                return Err(KitError::Usage(
+                    "--config-file: give one config file for the pods".into(),
+                ));
+            }
+            config = Some(embedded_config(a, job)?);
+            continue;
+        }
         if name.contains("password") || name.contains("secret") {
             return Err(KitError::Usage(format!(
                 "--{name}: the password goes in the Secret '{}' (key '{}'), never in the manifest",
@@ -158,7 +183,15 @@ pub fn manifest(job: &K8sJob) -> Result<Value, KitError> {
             )))
         }
     };
-    let mut passed = job.passed.clone();
+    let mut passed: Vec<String> = job
+        .passed
+        .iter()
+        .map(|a| match option_name(a).as_deref() {
+            // The pods read the file from the ConfigMap's volume.
+            Some("config-file") => format!("--config-file={CONFIG_MOUNT}/{CONFIG_KEY}"),
+            _ => a.clone(),
+        })
+        .collect();
     passed.push(format!("--{password_option}=$({PASSWORD_ENV})"));
     passed.push(format!("--barrier={}", job.job));
     passed.push(format!("--clients={}", job.clients));
@@ -173,7 +206,17 @@ pub fn manifest(job: &K8sJob) -> Result<Value, KitError> {
         "app.kubernetes.io/name": "bmk",
         RUN_LABEL: job.job,
     });
-    Ok(json!({
+    let config_map = format!("{}-config", job.job);
+    let mut mounts = vec![json!({ "name": "results", "mountPath": RESULTS_MOUNT })];
+    let mut volumes = vec![json!({
+        "name": "results",
+        "persistentVolumeClaim": { "claimName": job.results_claim },
+    })];
+    if config.is_some() {
+        mounts.push(json!({ "name": "config", "mountPath": CONFIG_MOUNT, "readOnly": true }));
+        volumes.push(json!({ "name": "config", "configMap": { "name": config_map } }));
+    }
+    let job_value = json!({
         "apiVersion": "batch/v1",
         "kind": "Job",
         "metadata": {
@@ -218,16 +261,59 @@ pub fn manifest(job: &K8sJob) -> Result<Value, KitError> {
                             },
                         }],
                         "resources": { "requests": resources, "limits": resources },
-                        "volumeMounts": [{ "name": "results", "mountPath": RESULTS_MOUNT }],
+                        "volumeMounts": mounts,
                     }],
-                    "volumes": [{
-                        "name": "results",
-                        "persistentVolumeClaim": { "claimName": job.results_claim },
-                    }],
+                    "volumes": volumes,
                 },
             },
         },
-    }))
+    });
+    Ok(match config {
+        None => job_value,
+        Some(text) => json!({
+            "apiVersion": "v1",
+            "kind": "List",
+            "items": [
+                {
+                    "apiVersion": "v1",
+                    "kind": "ConfigMap",
+                    "metadata": { "name": config_map, "labels": labels },
+                    "data": { CONFIG_KEY: text },
+                },
+                job_value,
+            ],
+        }),
+    })
+}
+
+/// The text of the config file `--config-file=PATH` names, for the ConfigMap: a regular
+/// file of at most [`bounded_file::CONFIG_FILE`], and one that sets no password (which
+/// would land in the manifest).
+fn embedded_config(arg: &str, job: &K8sJob) -> Result<String, KitError> {
+    let path = arg
+        .split_once('=')
+        .map(|(_, v)| v)
+        .filter(|v| !v.is_empty())
+        .ok_or_else(|| KitError::Usage("--config-file needs a file: --config-file=PATH".into()))?;
+    let text = bounded_file::read_to_string(Path::new(path), bounded_file::CONFIG_FILE)
+        .map_err(|e| KitError::Usage(format!("--config-file: cannot read '{path}': {e}")))?;
+    for (n, line) in text.lines().enumerate() {
+        let line = line.trim();
+        if line.starts_with('#') {
+            continue;
+        }
+        let name = line.trim_start_matches("--");
+        let name = name.split('=').next().unwrap_or(name).trim().replace('_', "-");
+        if name.contains("password") || name.contains("secret") {
+            return Err(KitError::Usage(format!(
+                "--config-file '{path}', line {}: --{name}: the password goes in the Secret '{}' (key '{}'), never in the manifest",
+                n + 1,
+                job.secret,
+                job.secret_key
+            )));
+        }
+    }
+    Ok(text)
 }
 
 #[cfg(test)]

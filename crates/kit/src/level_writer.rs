@@ -1,11 +1,14 @@
 //! One level of a results directory as it runs: `level.json` (rewritten atomically
 //! when the measured part starts and when it ends) and `intervals.jsonl` (one whole line
-//! per report interval, flushed at once, so a crash loses at most the interval being
-//! written). The level's `result.json` is the `--results` document, written by the
-//! caller to [`LevelWriter::result_path`].
+//! per report interval, in one write, cut back when a write fails part-way, so the
+//! file always parses). The level's `result.json` is the `--results` document, written
+//! by the caller to [`LevelWriter::result_path`].
+//!
+//! A full disk must not leave `level.json` saying `running` or `completed`: the folder
+//! holds a small reserve file ([`RESERVE_FILE`], [`RESERVE_BYTES`]) from the start,
+//! which [`LevelWriter::finish`] deletes before it records a failure, so the last
+//! rewrite of `level.json` (and the run's `run.json`) has room.
 
-use std::fs::File;
-use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::time::{SystemTime, UNIX_EPOCH};
 
@@ -15,8 +18,17 @@ use bmk_report::results_dir::{
     LEVEL_SCHEMA_NAME, RESULT_FILE,
 };
 
+use bmk_report::append_file::AppendFile;
+
 use crate::atomic_file;
 use crate::error::KitError;
+
+/// The reserve file of a level folder: room kept for recording a failure.
+pub const RESERVE_FILE: &str = ".bmk-reserve";
+
+/// The reserve's size: room for `level.json`, `run.json` (with the server's settings)
+/// and `summary.csv` next to their old versions while they are replaced.
+pub const RESERVE_BYTES: usize = 1 << 20;
 
 /// Nanoseconds since the Unix epoch, now.
 pub fn unix_ns_now() -> u64 {
@@ -40,7 +52,7 @@ fn index_of(dir: &Path) -> u32 {
 pub struct LevelWriter {
     dir: PathBuf,
     info: LevelInfo,
-    intervals: File,
+    intervals: AppendFile,
     percentiles: Vec<f64>,
 }
 
@@ -71,12 +83,9 @@ impl LevelWriter {
         info.users = users;
         info.warmup_s = warmup_s;
         info.status = "starting".into();
+        make_reserve(dir);
         let path = dir.join(INTERVALS_FILE);
-        let intervals = File::options()
-            .create(true)
-            .append(true)
-            .open(&path)
-            .map_err(|e| KitError::io(&path, e))?;
+        let intervals = AppendFile::open(&path).map_err(|e| KitError::io(&path, e))?;
         let writer = LevelWriter {
             dir: dir.to_path_buf(),
             info,
@@ -118,23 +127,41 @@ impl LevelWriter {
         let line = IntervalLine::from_interval(stats, &self.percentiles, unix_ns_now())?;
         let mut text = line.to_line()?;
         text.push('\n');
-        // One write of the whole line: an interrupted write tears only this line.
-        let path = self.dir.join(INTERVALS_FILE);
+        // One write of the whole line, cut back if it fails part-way.
         self.intervals
-            .write_all(text.as_bytes())
-            .and_then(|_| self.intervals.flush())
-            .map_err(|e| KitError::io(path, e))
+            .append(text.as_bytes())
+            .map_err(|e| KitError::io(self.intervals.path(), e))
     }
 
-    /// The level ended with `status` (`completed`, `interrupted`, ...).
-    pub fn finish(&mut self, status: &str) -> Result<(), KitError> {
+    /// Records the run identity of the process writing the level.
+    pub fn set_run_id(&mut self, run_id: Option<String>) {
+        self.info.run_id = run_id;
+    }
+
+    /// The level ended with `status` (`completed`, `interrupted`, ...), or, with a
+    /// `reason`, `failed`: the reserve is given up first, so that a full disk still
+    /// has room for this last `level.json`.
+    pub fn finish(&mut self, status: &str, reason: Option<&str>) -> Result<(), KitError> {
         if self.info.start_unix_ns == 0 {
             self.info.start_unix_ns = unix_ns_now();
         }
         self.info.end_unix_ns = Some(unix_ns_now());
         self.info.status = status.to_string();
-        let _ = self.intervals.sync_all();
+        self.info.reason = reason.map(str::to_string);
+        let _ = self.intervals.sync();
+        let _ = std::fs::remove_file(self.dir.join(RESERVE_FILE));
         self.write_info()
+    }
+}
+
+/// Writes the level's reserve file. Best effort: without it a full disk may leave the
+/// last `level.json` unwritten (the earlier one still parses).
+fn make_reserve(dir: &Path) {
+    let path = dir.join(RESERVE_FILE);
+    if let Ok(mut f) = AppendFile::open(&path) {
+        if std::fs::metadata(&path).map_or(0, |m| m.len()) < RESERVE_BYTES as u64 {
+            let _ = f.append(&vec![0u8; RESERVE_BYTES]);
+        }
     }
 }
 
@@ -173,7 +200,8 @@ mod tests {
         };
         w.interval(&stats).unwrap();
         w.interval(&stats).unwrap();
-        w.finish("completed").unwrap();
+        w.finish("completed", None).unwrap();
+        assert!(!level.join(RESERVE_FILE).exists());
         let info: LevelInfo = results_dir::read_json(&level.join(LEVEL_FILE)).unwrap();
         assert_eq!((info.index, info.repeat, info.users), (3, 2, 8));
         assert_eq!(info.status, "completed");

@@ -172,8 +172,15 @@ impl RunDir {
 
     /// Marks the run ended with `status` (`completed`, `interrupted`, `failed`).
     pub fn finish(&mut self, status: &str) -> Result<(), KitError> {
+        self.finish_because(status, None)
+    }
+
+    /// Marks the run ended with `status` and, for a failure, its `reason` (recorded in
+    /// `run.json`).
+    pub fn finish_because(&mut self, status: &str, reason: Option<&str>) -> Result<(), KitError> {
         self.manifest.end_time = Some(now_rfc3339());
         self.manifest.status = status.to_string();
+        self.manifest.reason = reason.map(str::to_string);
         self.write_manifest()
     }
 }

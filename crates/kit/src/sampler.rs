@@ -10,13 +10,12 @@
 //! A server restart is noticed when `Uptime` (MySQL) goes back or the postmaster start
 //! time (PostgreSQL) changes. The sampler does not interpret anything else.
 
-use std::fs::File;
-use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Condvar, Mutex};
 use std::thread::JoinHandle;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
+use bmk_report::append_file::append_once;
 use bmk_report::capture::{self, sample_header, Table};
 use bmk_report::results_dir::{OS_DIR, SERVER_DIR};
 use bmk_sql::{Connection, DriverConfig, DriverKind};
@@ -57,6 +56,7 @@ type StopFlag = Arc<(Mutex<bool>, Condvar)>;
 pub struct Sampler {
     stop: StopFlag,
     handle: Option<JoinHandle<()>>,
+    failed: Failure,
 }
 
 impl Sampler {
@@ -64,16 +64,26 @@ impl Sampler {
     pub fn start(config: SamplerConfig) -> Sampler {
         let stop: StopFlag = Arc::new((Mutex::new(false), Condvar::new()));
         let flag = stop.clone();
+        let failed: Failure = Arc::default();
+        let failure = failed.clone();
         let handle = std::thread::Builder::new()
             .name("bmk-sampler".into())
-            .spawn(move || Capture::new(config).run(&flag))
+            .spawn(move || Capture::new(config, failure).run(&flag))
             .ok();
-        Sampler { stop, handle }
+        Sampler {
+            stop,
+            handle,
+            failed,
+        }
     }
 
-    /// Stops and waits for the thread (a sample under way is finished first).
-    pub fn stop(mut self) {
+    /// Stops and waits for the thread (a sample under way is finished first); returns
+    /// why a capture file could not be written, if one could not (already said on
+    /// stderr when it happened).
+    pub fn stop(mut self) -> Option<String> {
         self.signal_stop();
+        let failed = self.failed.lock().unwrap_or_else(|p| p.into_inner());
+        failed.clone()
     }
 
     fn signal_stop(&mut self) {
@@ -109,23 +119,36 @@ struct Capture {
     settings_done: bool,
     /// PostgreSQL 17+ has `pg_stat_checkpointer`.
     has_checkpointer: bool,
+    /// The first write failure.
+    failed: Failure,
 }
 
-fn append(path: &Path, at: SystemTime, body: &str) {
+/// The first capture file that could not be written, and why; shared with
+/// [`Sampler::stop`], which hands it to the caller to record.
+type Failure = Arc<Mutex<Option<String>>>;
+
+/// Appends one sample to `path`: one write of the whole sample, cut back when it fails
+/// part-way (`bmk_report::append_file`), so the file holds whole samples only. The first failure
+/// is said on stderr at once and kept in `failed`; sampling goes on (a later write may
+/// succeed), but the caller records the level as failed.
+fn append(path: &Path, at: SystemTime, body: &str, failed: &Failure) {
     let mut text = sample_header(at);
     text.push_str(body);
     if !text.ends_with('\n') {
         text.push('\n');
     }
-    // One write per sample, so a crash leaves whole samples (or a torn last one).
-    if let Ok(mut f) = File::options().create(true).append(true).open(path) {
-        let _ = f.write_all(text.as_bytes());
-        let _ = f.flush();
+    if let Err(e) = append_once(path, text.as_bytes()) {
+        let mut f = failed.lock().unwrap_or_else(|p| p.into_inner());
+        if f.is_none() {
+            let reason = format!("cannot write capture file {}: {e}", path.display());
+            eprintln!("WARNING: {reason}");
+            *f = Some(reason);
+        }
     }
 }
 
 impl Capture {
-    fn new(config: SamplerConfig) -> Capture {
+    fn new(config: SamplerConfig, failed: Failure) -> Capture {
         let server_dir = config.level_dir.join(SERVER_DIR);
         let os_dir = config.level_dir.join(OS_DIR);
         let _ = std::fs::create_dir_all(&os_dir);
@@ -146,6 +169,7 @@ impl Capture {
             last_start: None,
             settings_done: false,
             has_checkpointer: false,
+            failed,
         }
     }
 
@@ -179,7 +203,7 @@ impl Capture {
     fn os_sample(&self, at: SystemTime) {
         for (file, source) in capture::OS_FILES {
             if let Ok(text) = std::fs::read_to_string(source) {
-                append(&self.os_dir.join(file), at, &text);
+                append(&self.os_dir.join(file), at, &text, &self.failed);
             }
         }
         let mut lines = String::new();
@@ -190,12 +214,22 @@ impl Capture {
             }
         }
         if !lines.is_empty() {
-            append(&self.os_dir.join(capture::OS_CLIENT_STAT), at, &lines);
+            append(
+                &self.os_dir.join(capture::OS_CLIENT_STAT),
+                at,
+                &lines,
+                &self.failed,
+            );
         }
     }
 
     fn event(&self, at: SystemTime, what: &str) {
-        append(&self.server_dir.join(capture::SERVER_EVENTS), at, what);
+        append(
+            &self.server_dir.join(capture::SERVER_EVENTS),
+            at,
+            what,
+            &self.failed,
+        );
     }
 
     fn server_sample(&mut self, at: SystemTime, first: bool) {
@@ -254,7 +288,7 @@ impl Capture {
             DriverKind::Sqlite => return Ok(()),
         };
         let t = server::query_table(self.conn()?, sql)?;
-        append(&self.server_dir.join(file), at, &t.to_text());
+        append(&self.server_dir.join(file), at, &t.to_text(), &self.failed);
         if cfg.kind == DriverKind::Pgsql {
             let v = server::query_value(self.conn()?, "SHOW server_version_num")?;
             self.has_checkpointer = v
@@ -267,7 +301,7 @@ impl Capture {
 
     fn table(&mut self, at: SystemTime, file: &str, sql: &str) -> Result<Table, crate::KitError> {
         let t = server::query_table(self.conn()?, sql)?;
-        append(&self.server_dir.join(file), at, &t.to_text());
+        append(&self.server_dir.join(file), at, &t.to_text(), &self.failed);
         Ok(t)
     }
 
@@ -289,6 +323,7 @@ impl Capture {
                     &self.server_dir.join(capture::MYSQL_INNODB_STATUS),
                     at,
                     &text,
+                    &self.failed,
                 );
                 self.table(at, capture::MYSQL_PROCESSLIST, "SHOW FULL PROCESSLIST")?;
                 if let Some(up) = status.value("Uptime").and_then(|v| v.parse::<f64>().ok()) {

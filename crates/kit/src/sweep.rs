@@ -209,6 +209,7 @@ fn run_level(
         start_unix_ns: 0,
         end_unix_ns: None,
         status: "starting".into(),
+        ..LevelInfo::default()
     };
     atomic_file::write_json(&path.join(LEVEL_FILE), &planned)?;
     screen.begin(&pos(Duration::ZERO));
@@ -263,8 +264,18 @@ fn run_level(
             std::thread::sleep(Duration::from_millis(50));
         }
     })?;
-    if let Some(s) = sampler {
-        s.stop();
+    // A capture file that could not be written was said on stderr when it happened.
+    let capture_failure = sampler.and_then(|s| s.stop());
+    if let Some(reason) = capture_failure {
+        // The level's process wrote its level.json; the capture is the sweep's, so
+        // the sweep records that the level's files are not whole, and stops.
+        let file = path.join(LEVEL_FILE);
+        let mut info: LevelInfo =
+            bmk_report::results_dir::read_json(&file).unwrap_or_else(|_| planned.clone());
+        info.status = "failed".into();
+        info.reason = Some(reason);
+        atomic_file::write_json(&file, &info)?;
+        return Ok(if code == 0 { 1 } else { code });
     }
     let result_path = path.join(RESULT_FILE);
     if let Ok(result) = ResultsFile::read(&result_path) {

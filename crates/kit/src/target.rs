@@ -26,6 +26,8 @@ use std::path::{Path, PathBuf};
 use serde::Deserialize;
 use toml::Spanned;
 
+use bmk_engine::bounded_file;
+
 use crate::error::KitError;
 
 /// The file name looked for in `$BMK_HOME` and the current directory.
@@ -78,7 +80,7 @@ pub struct TargetDef {
     pub ssl_key: Option<String>,
     /// Any other options, `name = value`, applied as `--name=value`.
     #[serde(default)]
-    pub options: BTreeMap<String, toml::Value>,
+    pub options: BTreeMap<String, Spanned<toml::Value>>,
 }
 
 /// A value given as one item or a list.
@@ -153,10 +155,12 @@ impl Targets {
 
     /// Reads and checks `file`.
     pub fn load(file: &Path) -> Result<Targets, KitError> {
-        let text = std::fs::read_to_string(file).map_err(|e| KitError::Config {
-            file: file.to_path_buf(),
-            line: 0,
-            problem: format!("cannot read it: {e}"),
+        let text = bounded_file::read_to_string(file, bounded_file::TARGETS_FILE).map_err(|e| {
+            KitError::Config {
+                file: file.to_path_buf(),
+                line: 0,
+                problem: format!("cannot read it: {e}"),
+            }
         })?;
         Targets::parse(file, text)
     }
@@ -176,13 +180,25 @@ impl Targets {
             err(line, msg)
         })?;
         for (name, t) in &doc.targets {
-            if let Some(p) = &t.password {
-                return Err(err(
-                    line_of(&text, p.span().start),
+            let refuse = |start: usize| {
+                err(
+                    line_of(&text, start),
                     format!(
                         "target '{name}': passwords are not written in {CONFIG_FILE}; use password_env = \"VARIABLE\" or password_file = \"PATH\""
                     ),
-                ));
+                )
+            };
+            if let Some(p) = &t.password {
+                return Err(refuse(p.span().start));
+            }
+            // The same password given as an option (`mysql-password = "..."` under
+            // `[targets.NAME.options]`) would land in the file just the same.
+            if let Some((_, v)) = t
+                .options
+                .iter()
+                .find(|(k, _)| is_password_option(k))
+            {
+                return Err(refuse(v.span().start));
             }
             let driver = t.driver.get_ref().as_str();
             if !["mysql", "pgsql", "sqlite"].contains(&driver) {
@@ -298,8 +314,11 @@ impl Targets {
                         err(format!("password_env names '{var}', which is not set"))
                     })?),
                     (_, Some(path)) => {
-                        let text = std::fs::read_to_string(path)
-                            .map_err(|e| err(format!("cannot read password_file '{path}': {e}")))?;
+                        let text = bounded_file::read_to_string(
+                            Path::new(path),
+                            bounded_file::PASSWORD_FILE,
+                        )
+                        .map_err(|e| err(format!("cannot read password_file '{path}': {e}")))?;
                         Some(text.lines().next().unwrap_or("").to_string())
                     }
                     _ => None,
@@ -310,7 +329,7 @@ impl Targets {
             }
         }
         for (k, v) in &t.options {
-            let v = match v {
+            let v = match v.get_ref() {
                 toml::Value::String(s) => s.clone(),
                 toml::Value::Boolean(b) => if *b { "on" } else { "off" }.to_string(),
                 other => other.to_string(),
@@ -319,6 +338,13 @@ impl Targets {
         }
         Ok(out)
     }
+}
+
+/// Whether option `name` (of `[targets.NAME.options]`) carries a password itself:
+/// `mysql-password`, `pgsql_password`, ... (a `-file` option names a file instead).
+fn is_password_option(name: &str) -> bool {
+    let n = name.replace('_', "-");
+    matches!(n.as_str(), "mysql-password" | "pgsql-password" | "password")
 }
 
 #[cfg(test)]
@@ -388,6 +414,51 @@ database = "/tmp/x.db"
         assert_eq!(
             e,
             "bmk.toml:5: target 'b': password_env names 'NOPE', which is not set"
+        );
+    }
+
+    #[test]
+    fn a_password_given_as_an_option_is_refused_like_password() {
+        for (driver, opt) in [
+            ("mysql", "mysql-password"),
+            ("pgsql", "pgsql-password"),
+            ("mysql", "mysql_password"),
+        ] {
+            let text = format!(
+                "[targets.a]\ndriver = \"{driver}\"\n[targets.a.options]\nthreads = 4\n{opt} = \"hunter2\"\n"
+            );
+            let e = parse(&text).unwrap_err().to_string();
+            assert_eq!(
+                e,
+                "bmk.toml:5: target 'a': passwords are not written in bmk.toml; use password_env = \"VARIABLE\" or password_file = \"PATH\""
+            );
+            assert!(!e.contains("hunter2"));
+        }
+        // A file holding the password is what the file may name.
+        let ok = "[targets.a]\ndriver = \"mysql\"\n[targets.a.options]\nmysql-password-file = \"/etc/pw\"\n";
+        assert!(parse(ok).is_ok());
+    }
+
+    #[test]
+    fn files_that_never_end_are_refused_not_read() {
+        let e = Targets::load(Path::new("/dev/zero")).unwrap_err().to_string();
+        assert_eq!(
+            e,
+            "/dev/zero: cannot read it: a character device, not a regular file"
+        );
+        let dir = tempfile::tempdir().unwrap();
+        let big = dir.path().join("bmk.toml");
+        std::fs::write(&big, "#".repeat(2 << 20)).unwrap();
+        let e = Targets::load(&big).unwrap_err().to_string();
+        assert!(
+            e.ends_with("cannot read it: larger than 1 MiB, too large for a targets file"),
+            "{e}"
+        );
+        let text = "[targets.a]\ndriver = \"mysql\"\npassword_file = \"/dev/zero\"\n";
+        let e = parse(text).unwrap().options("a", &|_| None).unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "bmk.toml:2: target 'a': cannot read password_file '/dev/zero': a character device, not a regular file"
         );
     }
 

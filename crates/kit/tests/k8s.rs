@@ -2,7 +2,7 @@
 //! (`k8s-openapi`), with the properties a distributed run depends on, and is printed
 //! exactly as the golden file shows.
 
-use bmk_kit::k8s::{manifest, K8sJob, PASSWORD_ENV, RESULTS_MOUNT};
+use bmk_kit::k8s::{manifest, K8sJob, CONFIG_KEY, CONFIG_MOUNT, PASSWORD_ENV, RESULTS_MOUNT};
 use k8s_openapi::api::batch::v1::Job;
 use serde_json::Value;
 
@@ -189,4 +189,90 @@ fn a_postgresql_run_takes_the_pgsql_password() {
         .clone()
         .unwrap();
     assert!(args.contains(&format!("--pgsql-password=$({PASSWORD_ENV})")));
+}
+
+/// The committed config file the ConfigMap test embeds.
+const CONFIG: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/k8s/oltp-ro.cfg");
+
+/// A `--config-file` of this machine reaches the pods as a ConfigMap mounted in each:
+/// the manifest is a List of the ConfigMap (holding the file's text) and the Job, whose
+/// pods read the mounted copy.
+#[test]
+fn a_config_file_is_embedded_as_a_config_map_mounted_in_every_pod() {
+    use k8s_openapi::api::core::v1::ConfigMap;
+    let mut j = job();
+    j.passed.push(format!("--config-file={CONFIG}"));
+    let value = manifest(&j).unwrap();
+    assert_eq!(value["apiVersion"], "v1");
+    assert_eq!(value["kind"], "List");
+    let items = value["items"].as_array().unwrap();
+    assert_eq!(items.len(), 2);
+    let map: ConfigMap = serde_json::from_value(items[0].clone()).expect("a v1 ConfigMap");
+    assert_eq!(serde_json::to_value(&map).unwrap(), items[0]);
+    assert_eq!(map.metadata.name.as_deref(), Some("bmk-ro-64u-config"));
+    let data = map.data.unwrap();
+    assert_eq!(data[CONFIG_KEY], std::fs::read_to_string(CONFIG).unwrap());
+
+    let pod = typed(&items[1]).spec.unwrap().template.spec.unwrap();
+    let c = &pod.containers[0];
+    let args = c.args.clone().unwrap();
+    assert!(
+        args.contains(&format!("--config-file={CONFIG_MOUNT}/{CONFIG_KEY}")),
+        "{args:?}"
+    );
+    assert!(!args.iter().any(|a| a.contains(CONFIG)), "{args:?}");
+    let mount = c
+        .volume_mounts
+        .clone()
+        .unwrap()
+        .into_iter()
+        .find(|m| m.mount_path == CONFIG_MOUNT)
+        .expect("the config volume is mounted");
+    assert_eq!(mount.read_only, Some(true));
+    let volume = pod
+        .volumes
+        .unwrap()
+        .into_iter()
+        .find(|v| v.name == mount.name)
+        .unwrap();
+    assert_eq!(
+        volume.config_map.unwrap().name,
+        "bmk-ro-64u-config".to_string()
+    );
+
+    let text = serde_json::to_string_pretty(&value).unwrap() + "\n";
+    let path = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/k8s/oltp-ro-4-clients-config-file.json"
+    );
+    if std::env::var_os("BMK_BLESS").is_some() {
+        std::fs::write(path, &text).unwrap();
+    }
+    let golden = std::fs::read_to_string(path).expect("golden file (BMK_BLESS=1 writes it)");
+    assert_eq!(text, golden);
+}
+
+/// A config file that sets a password, or one that is not a regular file, is refused.
+#[test]
+fn a_config_file_with_a_password_or_no_end_is_refused() {
+    let dir = std::env::temp_dir().join(format!("bmk-k8s-cfg-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let cfg = dir.join("pw.cfg");
+    std::fs::write(&cfg, "report-interval=1\nmysql-password=hunter2\n").unwrap();
+    let mut j = job();
+    j.passed.push(format!("--config-file={}", cfg.display()));
+    let e = manifest(&j).unwrap_err().to_string();
+    assert!(
+        e.contains("line 2: --mysql-password: the password goes in the Secret 'bmk-db'"),
+        "{e}"
+    );
+    assert!(!e.contains("hunter2"), "{e}");
+    let mut j = job();
+    j.passed.push("--config-file=/dev/zero".into());
+    let e = manifest(&j).unwrap_err().to_string();
+    assert_eq!(
+        e,
+        "--config-file: cannot read '/dev/zero': a character device, not a regular file"
+    );
+    std::fs::remove_dir_all(&dir).unwrap();
 }

@@ -76,6 +76,7 @@ mod worker;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
+use bmk_engine::bounded_file;
 use bmk_engine::options::OptionSet;
 
 pub use error::{LuaError, LuaErrorKind};
@@ -160,9 +161,9 @@ impl ScriptSource {
         }
     }
 
-    /// Reads a script file.
+    /// Reads a script file: a regular file of at most [`bounded_file::SCRIPT_FILE`].
     pub fn from_file(path: &Path) -> Result<ScriptSource, LuaError> {
-        let text = std::fs::read_to_string(path).map_err(|e| {
+        let text = bounded_file::read_to_string(path, bounded_file::SCRIPT_FILE).map_err(|e| {
             LuaError::new(
                 LuaErrorKind::NotFound,
                 format!("cannot read script '{}': {e}", path.display()),
@@ -179,7 +180,18 @@ impl ScriptSource {
     pub fn from_stdin() -> Result<ScriptSource, LuaError> {
         use std::io::Read;
         let mut text = String::new();
-        std::io::stdin().read_to_string(&mut text).map_err(|e| {
+        let limit = bounded_file::SCRIPT_FILE;
+        let read = std::io::stdin()
+            .take(limit.bytes + 1)
+            .read_to_string(&mut text)
+            .and_then(|n| {
+                if n as u64 > limit.bytes {
+                    Err(bounded_file::too_large(limit))
+                } else {
+                    Ok(n)
+                }
+            });
+        read.map_err(|e| {
             LuaError::new(
                 LuaErrorKind::NotFound,
                 format!("cannot read a script from standard input: {e}"),

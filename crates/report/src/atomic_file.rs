@@ -35,8 +35,23 @@ pub fn temp_beside(path: &Path) -> std::io::Result<NamedTempFile> {
         .tempfile_in(dir)
 }
 
-/// Replaces `path` with `bytes`.
+/// Fails when `path` exists and is not a regular file: a symbolic link (the rename
+/// would replace the link, but what a results file's name links to is not bmk's to
+/// decide), a device or a directory.
+pub fn refuse_non_regular(path: &Path) -> std::io::Result<()> {
+    match std::fs::symlink_metadata(path) {
+        Ok(m) if !m.file_type().is_file() => Err(std::io::Error::new(
+            std::io::ErrorKind::InvalidInput,
+            "exists and is not a regular file (a symlink, device or directory): refusing to replace it",
+        )),
+        _ => Ok(()),
+    }
+}
+
+/// Replaces `path` with `bytes`; a symbolic link (or any non-regular file) at `path`
+/// is refused.
 pub fn write(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    refuse_non_regular(path)?;
     let mut tmp = temp_beside(path)?;
     tmp.write_all(bytes)?;
     tmp.as_file().sync_all()?;
@@ -48,6 +63,19 @@ pub fn write(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
 mod tests {
     use super::*;
     use std::os::unix::fs::PermissionsExt;
+
+    #[test]
+    fn a_symlinked_target_is_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let elsewhere = dir.path().join("elsewhere");
+        std::fs::write(&elsewhere, "theirs\n").unwrap();
+        let path = dir.path().join("level.json");
+        std::os::unix::fs::symlink(&elsewhere, &path).unwrap();
+        let e = write(&path, b"ours\n").unwrap_err();
+        assert!(e.to_string().contains("not a regular file"), "{e}");
+        assert!(std::fs::symlink_metadata(&path).unwrap().file_type().is_symlink());
+        assert_eq!(std::fs::read_to_string(&elsewhere).unwrap(), "theirs\n");
+    }
 
     #[test]
     fn a_replaced_file_has_a_plain_files_mode_and_no_temporary_is_left() {

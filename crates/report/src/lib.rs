@@ -34,6 +34,7 @@
 //! ```
 #![deny(missing_docs)]
 
+pub mod append_file;
 pub mod atomic_file;
 pub mod capture;
 pub mod codec;

@@ -69,9 +69,43 @@ pub struct RunInfo {
     pub host: HostInfo,
     /// When the run started (RFC 3339, UTC).
     pub start_time: String,
+    /// This run's identity: 128 random bits in hex, drawn when it starts. Two inputs
+    /// with one `run_id` are copies of one run (`bmk merge` refuses to add them up).
+    /// Absent in files of earlier versions.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub run_id: Option<String>,
     /// How a script's events ran (native or Lua workers, threads or event loops).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub execution: Option<Execution>,
+}
+
+/// A new run identity: 128 bits from the kernel's random source, as 32 hex digits.
+/// (`getrandom(2)` directly: the one call this needs does not warrant a crate.)
+pub fn new_run_id() -> String {
+    let mut bytes = [0u8; 16];
+    let mut filled = 0;
+    while filled < bytes.len() {
+        // SAFETY: writes at most the remaining bytes of `bytes`, which it owns.
+        let n = unsafe {
+            libc::getrandom(
+                bytes[filled..].as_mut_ptr().cast(),
+                bytes.len() - filled,
+                0,
+            )
+        };
+        if n > 0 {
+            filled += n as usize;
+        } else if std::io::Error::last_os_error().kind() != std::io::ErrorKind::Interrupted {
+            // No random source (a very old kernel): the clock and the process id
+            // still tell runs apart.
+            let t = std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map_or(0, |d| d.as_nanos());
+            bytes = (t ^ (u128::from(std::process::id()) << 96)).to_le_bytes();
+            break;
+        }
+    }
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
 }
 
 /// How the events of a script run were executed: by bmk's native workers or by Lua,
@@ -120,6 +154,7 @@ impl RunInfo {
             percentiles: Vec::new(),
             host: HostInfo::collect(),
             start_time: now_rfc3339(),
+            run_id: Some(new_run_id()),
             execution: None,
         }
     }
@@ -384,14 +419,18 @@ pub struct ResultsFile {
 }
 
 impl ResultsFile {
-    /// Reads a results file.
+    /// Reads a results file: a regular file of at most
+    /// [`bmk_engine::bounded_file::RESULTS_FILE`] (a longer one is refused: a document
+    /// cut short cannot parse).
     pub fn read(path: impl AsRef<Path>) -> Result<ResultsFile, Error> {
+        use bmk_engine::bounded_file;
         let path = path.as_ref();
-        let text = std::fs::read_to_string(path).map_err(|source| Error::Io {
-            path: path.to_path_buf(),
-            source,
-        })?;
-        serde_json::from_str(&text).map_err(|source| Error::Json {
+        let bytes =
+            bounded_file::read(path, bounded_file::RESULTS_FILE).map_err(|source| Error::Io {
+                path: path.to_path_buf(),
+                source,
+            })?;
+        serde_json::from_slice(&bytes).map_err(|source| Error::Json {
             path: path.to_path_buf(),
             source,
         })

@@ -20,9 +20,10 @@
 //! what to measure or how to render it.
 
 use std::collections::BTreeMap;
-use std::io::{BufRead, BufReader};
+use std::io::{BufRead, BufReader, Read};
 use std::path::{Path, PathBuf};
 
+use bmk_engine::bounded_file;
 use bmk_engine::IntervalStats;
 use serde::{Deserialize, Serialize};
 
@@ -139,6 +140,9 @@ pub struct RunManifest {
     pub end_time: Option<String>,
     /// `running` until the end, then `completed`, `interrupted` or `failed`.
     pub status: String,
+    /// Why the run `failed`, when bmk knows (a results file it could not write).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
 }
 
 /// `level.json`: one load level (and repeat) of the run.
@@ -167,8 +171,16 @@ pub struct LevelInfo {
     #[serde(default)]
     pub end_unix_ns: Option<u64>,
     /// `running`, then the level's `--results` status (`completed`, `interrupted`,
-    /// `fatal`, ...).
+    /// `fatal`, ...), or `failed` when its results could not be written whole.
     pub status: String,
+    /// Why the level `failed` (a results file it could not write: which, and the
+    /// system's error).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
+    /// The run identity of the process that ran the level (its results file's
+    /// `run_id`); absent in directories of earlier versions.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub run_id: Option<String>,
 }
 
 /// One line of `intervals.jsonl`: a report interval with its mergeable histogram.
@@ -320,39 +332,70 @@ pub fn summary_csv(rows: &[SummaryRow]) -> String {
     out
 }
 
-/// Reads a JSON record (`run.json`, `level.json`).
+/// Reads a JSON record (`run.json`, `level.json`): a regular file of at most
+/// [`bounded_file::RECORD_FILE`] (a longer one is refused: a document cut short
+/// cannot parse).
 pub fn read_json<T: for<'de> Deserialize<'de>>(path: &Path) -> Result<T, Error> {
-    let text = std::fs::read_to_string(path).map_err(|source| Error::Io {
+    let bytes = bounded_file::read(path, bounded_file::RECORD_FILE).map_err(|source| Error::Io {
         path: path.to_path_buf(),
         source,
     })?;
-    serde_json::from_str(&text).map_err(|source| Error::Json {
+    serde_json::from_slice(&bytes).map_err(|source| Error::Json {
         path: path.to_path_buf(),
         source,
     })
 }
 
+/// What [`read_intervals_capped`] read.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct IntervalsRead {
+    /// The whole lines, in order.
+    pub lines: Vec<IntervalLine>,
+    /// Whether the file goes on past [`bounded_file::INTERVALS_FILE`] (the lines after
+    /// it were not read).
+    pub cut: bool,
+}
+
 /// Reads `intervals.jsonl`. A last line without its newline is what a crash mid-write
 /// leaves and is skipped; any other line that does not parse is an error.
 pub fn read_intervals(path: &Path) -> Result<Vec<IntervalLine>, Error> {
+    read_intervals_capped(path).map(|r| r.lines)
+}
+
+/// [`read_intervals`], saying whether the file was longer than the cap: only a regular
+/// file is read, at most [`bounded_file::INTERVALS_FILE`] of it (the line the cap falls
+/// in is dropped like a torn one), and a line longer than
+/// [`bounded_file::INTERVAL_LINE`] is an error (no interval is that long).
+pub fn read_intervals_capped(path: &Path) -> Result<IntervalsRead, Error> {
     let io = |source| Error::Io {
         path: path.to_path_buf(),
         source,
     };
-    let file = std::fs::File::open(path).map_err(io)?;
-    let mut reader = BufReader::new(file);
+    let file = bounded_file::open_regular(path).map_err(io)?;
+    let size = file.metadata().map_err(io)?.len();
+    let cap = bounded_file::INTERVALS_FILE;
+    let mut reader = BufReader::new(file.take(cap.bytes));
+    let line_cap = bounded_file::INTERVAL_LINE;
     let mut out = Vec::new();
-    let mut line = String::new();
+    let mut line = Vec::new();
     loop {
         line.clear();
-        if reader.read_line(&mut line).map_err(io)? == 0 {
+        let n = (&mut reader)
+            .take(line_cap.bytes + 1)
+            .read_until(b'\n', &mut line)
+            .map_err(io)?;
+        if n == 0 {
             break;
         }
-        let complete = line.ends_with('\n');
-        if line.trim().is_empty() {
+        let complete = line.ends_with(b"\n");
+        if !complete && n as u64 > line_cap.bytes {
+            return Err(io(bounded_file::too_large(line_cap)));
+        }
+        let text = String::from_utf8_lossy(&line);
+        if text.trim().is_empty() {
             continue;
         }
-        match serde_json::from_str::<IntervalLine>(line.trim_end()) {
+        match serde_json::from_str::<IntervalLine>(text.trim_end()) {
             Ok(v) => out.push(v),
             Err(_) if !complete => break,
             Err(source) => {
@@ -363,7 +406,10 @@ pub fn read_intervals(path: &Path) -> Result<Vec<IntervalLine>, Error> {
             }
         }
     }
-    Ok(out)
+    Ok(IntervalsRead {
+        lines: out,
+        cut: size > cap.bytes,
+    })
 }
 
 /// The level folders of a results directory, in run order.

@@ -89,13 +89,14 @@ pub enum BarrierError {
         /// The identity.
         client: String,
     },
-    /// The run had started when this client arrived.
-    #[error("barrier '{name}' started {ago_s:.1} s ago with {clients}; client '{client}' arrived late and does not join")]
+    /// The run had started (or was complete and about to start) when this client
+    /// arrived.
+    #[error("barrier '{name}' {when} with {clients}; client '{client}' arrived late and does not join")]
     Late {
         /// Barrier name.
         name: String,
-        /// Seconds since the start (server clock).
-        ago_s: f64,
+        /// Since when, on the server's clock ([`late_when`]).
+        when: String,
         /// The clients of the run, listed.
         clients: String,
         /// This client's identity.
@@ -186,6 +187,15 @@ struct Header {
 /// A registered client's row.
 struct Member {
     client: String,
+    /// `waiting`, `done`, or `left`: it registered and its connection closed before the
+    /// start (kept, so that a time-out names it as such, not as never come).
+    state: String,
+}
+
+impl Member {
+    fn left(&self) -> bool {
+        self.state == "left"
+    }
 }
 
 /// A client registered at a barrier; holds the connection (and the session lock that
@@ -511,17 +521,31 @@ impl Barrier {
 
     fn members(&mut self) -> Result<Vec<Member>, SqlError> {
         let sql = format!(
-            "SELECT client FROM {BARRIER_TABLE} WHERE barrier = {} AND client <> '' \
+            "SELECT client, state FROM {BARRIER_TABLE} WHERE barrier = {} AND client <> '' \
              ORDER BY joined_us, client",
             self.quoted(&self.spec.name)
         );
         Ok(self
             .query_rows(&sql)?
             .into_iter()
-            .map(|r| Member {
-                client: r.into_iter().next().flatten().unwrap_or_default(),
+            .map(|r| {
+                let mut cells = r.into_iter();
+                Member {
+                    client: cells.next().flatten().unwrap_or_default(),
+                    state: cells.next().flatten().unwrap_or_default(),
+                }
             })
             .collect())
+    }
+
+    /// Marks the registration of `client`, whose connection has closed, as left.
+    fn mark_left(&mut self, client: &str) -> Result<(), SqlError> {
+        let sql = format!(
+            "UPDATE {BARRIER_TABLE} SET state = 'left' WHERE barrier = {} AND client = {}",
+            self.quoted(&self.spec.name),
+            self.quoted(client)
+        );
+        self.exec(&sql)
     }
 
     fn remove_member(&mut self, client: &str) -> Result<(), SqlError> {
@@ -580,10 +604,14 @@ impl Barrier {
         let name = self.quoted(&self.spec.name);
         match header.state.as_str() {
             "started" if any_alive => {
-                let clients: Vec<&str> = members.iter().map(|m| m.client.as_str()).collect();
+                let clients: Vec<&str> = members
+                    .iter()
+                    .filter(|m| !m.left())
+                    .map(|m| m.client.as_str())
+                    .collect();
                 return Err(BarrierError::Late {
                     name: self.spec.name.clone(),
-                    ago_s: (header.now_us - header.start_us.unwrap_or(header.now_us)) as f64 / 1e6,
+                    when: late_when(header.now_us, header.start_us.unwrap_or(header.now_us)),
                     clients: format!("{} clients ({})", clients.len(), list(&clients)),
                     client: self.spec.client.clone(),
                 });
@@ -605,18 +633,25 @@ impl Barrier {
                 return self.join_gathering(self.spec.clients, Vec::new());
             }
         }
-        // Registrations whose client has died no longer count; nor does a row of our
-        // own identity, left by a predecessor that died (we hold its lock now).
+        // Registrations whose client has died no longer count, but are kept as `left`
+        // so that a time-out says who registered and went away; a row of our own
+        // identity, left by a predecessor that died (we hold its lock now), goes.
         let mut present = Vec::new();
         for (m, a) in members.into_iter().zip(alive) {
-            if a && m.client != self.spec.client {
-                present.push(m.client);
-            } else {
+            if m.client == self.spec.client {
                 self.remove_member(&m.client)?;
+            } else if a {
+                present.push(m.client);
+            } else if !m.left() {
+                self.mark_left(&m.client)?;
             }
         }
         if present.is_empty() && header.clients != self.spec.clients {
-            // Nobody alive waits: whoever opened the round for another count is gone.
+            // Nobody alive waits: whoever opened the round for another count is gone,
+            // and so is that round.
+            self.exec(&format!(
+                "DELETE FROM {BARRIER_TABLE} WHERE barrier = {name} AND client <> ''"
+            ))?;
             self.exec(&format!(
                 "UPDATE {BARRIER_TABLE} SET clients = {} WHERE barrier = {name} AND client = ''",
                 self.spec.clients
@@ -696,7 +731,9 @@ impl Barrier {
             }
         }
         for d in &died {
-            missing.push(format!("{d} (joined, then its connection closed)"));
+            missing.push(format!(
+                "{d} (registered, then left before the start: its connection closed)"
+            ));
         }
         let missing: Vec<&str> = missing.iter().map(String::as_str).collect();
         let mut note = format!(
@@ -736,7 +773,12 @@ impl Barrier {
     fn agreed(&mut self, header: &Header) -> Result<AgreedStart, BarrierError> {
         let start_us = header.start_us.unwrap_or(header.now_us);
         let samples = self.clock_samples(CLOCK_SAMPLES)?;
-        let clients = self.members()?.into_iter().map(|m| m.client).collect();
+        let clients = self
+            .members()?
+            .into_iter()
+            .filter(|m| !m.left())
+            .map(|m| m.client)
+            .collect();
         Ok(AgreedStart {
             start_us,
             samples,
@@ -784,6 +826,17 @@ fn list(names: &[&str]) -> String {
     out
 }
 
+/// When the barrier's run starts, for a late client: `started 2.5 s ago`, or, while the
+/// start is still ahead (the barrier is complete, its lead not yet over), `starts in
+/// 0.7 s`. Never a negative time.
+pub fn late_when(now_us: i64, start_us: i64) -> String {
+    if now_us >= start_us {
+        format!("started {:.1} s ago", (now_us - start_us) as f64 / 1e6)
+    } else {
+        format!("starts in {:.1} s", (start_us - now_us) as f64 / 1e6)
+    }
+}
+
 fn trim_secs(s: f64) -> String {
     if s.fract() == 0.0 {
         format!("{}", s as u64)
@@ -810,6 +863,25 @@ mod tests {
             let e = check_name("name", bad, MAX_NAME).unwrap_err();
             assert!(e.to_string().starts_with("invalid barrier name"), "{e}");
         }
+    }
+
+    #[test]
+    fn a_late_client_is_told_a_time_that_is_never_negative() {
+        let start = 1_000_000_000_000;
+        assert_eq!(late_when(start + 2_500_000, start), "started 2.5 s ago");
+        assert_eq!(late_when(start, start), "started 0.0 s ago");
+        // Complete 0.3 s ago: its start is 0.7 s ahead (the lead is 1 s).
+        assert_eq!(late_when(start - 700_000, start), "starts in 0.7 s");
+        let e = BarrierError::Late {
+            name: "b".into(),
+            when: late_when(start - 1_000_000, start),
+            clients: "2 clients (index-0, index-1)".into(),
+            client: "index-2".into(),
+        };
+        assert_eq!(
+            e.to_string(),
+            "barrier 'b' starts in 1.0 s with 2 clients (index-0, index-1); client 'index-2' arrived late and does not join"
+        );
     }
 
     #[test]

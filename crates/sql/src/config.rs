@@ -7,6 +7,7 @@ use std::path::PathBuf;
 use std::str::FromStr;
 use std::time::Duration;
 
+use bmk_engine::bounded_file;
 use bmk_engine::options::{OptKind, OptSpec, OptValue};
 
 use crate::driver_kind::DriverKind;
@@ -396,27 +397,24 @@ pub struct DriverConfig {
     pub sqlite: SqliteOptions,
 }
 
-/// The longest password file read: a password is a line, and a path given by mistake
-/// (a log, `/dev/zero`) must not be read without end.
-const PASSWORD_FILE_LIMIT: u64 = 64 * 1024;
-
-/// The first line of the password file at `path`, without its line end. The message of
-/// an error names the file and the problem, never the file's content.
+/// The first line of the password file at `path`, without its line end: a regular
+/// file of at most [`bounded_file::PASSWORD_FILE`] (a path given by mistake, a log or
+/// `/dev/zero`, is refused, not read without end). The message of an error names the
+/// file and the problem, never the file's content.
 fn read_password_file(path: &std::path::Path) -> Result<String, String> {
-    use std::io::Read as _;
     let shown = path.display();
-    let file = std::fs::File::open(path).map_err(|e| format!("cannot read '{shown}': {e}"))?;
-    let mut bytes = Vec::new();
-    file.take(PASSWORD_FILE_LIMIT + 1)
-        .read_to_end(&mut bytes)
-        .map_err(|e| format!("cannot read '{shown}': {e}"))?;
-    if bytes.len() as u64 > PASSWORD_FILE_LIMIT {
-        return Err(format!(
-            "'{shown}' is larger than {} KiB; a password file holds one line",
-            PASSWORD_FILE_LIMIT / 1024
-        ));
-    }
-    let text = String::from_utf8(bytes).map_err(|_| format!("'{shown}' is not UTF-8 text"))?;
+    let text = bounded_file::read_to_string(path, bounded_file::PASSWORD_FILE).map_err(|e| {
+        if e.kind() == std::io::ErrorKind::FileTooLarge {
+            format!(
+                "'{shown}' is larger than {}; a password file holds one line",
+                bounded_file::PASSWORD_FILE.shown()
+            )
+        } else if e.kind() == std::io::ErrorKind::InvalidData {
+            format!("'{shown}' is not UTF-8 text")
+        } else {
+            format!("cannot read '{shown}': {e}")
+        }
+    })?;
     let line = text.lines().next().unwrap_or("");
     Ok(line.trim_end_matches('\r').to_string())
 }

@@ -199,6 +199,7 @@ pub fn write_level(dir: &Path, index: u32, repeat: u32, warmup_s: f64, p: &Proce
         start_unix_ns: p.start_ns,
         end_unix_ns: Some(p.start_ns + p.seconds * 1_000_000_000),
         status: "completed".into(),
+        ..LevelInfo::default()
     };
     std::fs::write(
         dir.join(results_dir::LEVEL_FILE),
@@ -276,6 +277,7 @@ pub fn write_run(
         start_time: "2026-11-25T20:00:00.000Z".into(),
         end_time: Some("2026-11-25T20:05:00.000Z".into()),
         status: "completed".into(),
+        reason: None,
     };
     std::fs::write(
         dir.join(results_dir::RUN_FILE),

@@ -188,6 +188,55 @@ fn a_late_client_refuses(kind: DriverKind) {
     }
 }
 
+/// A client that registered and was killed before the start is named as such when
+/// the barrier times out, not as one that never came.
+fn a_client_killed_while_waiting_is_named(kind: DriverKind) {
+    let Some(db) = ServerDb::new(kind) else {
+        return;
+    };
+    let dir = Dir::new();
+    let killed = db.client(&dir, "gone", 3, 1, "--time=1 --barrier-timeout=60");
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while !db.has_barrier_table() || !registered(&db, "gone", "index-1") {
+        assert!(Instant::now() < deadline, "client index-1 never registered");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    signal(&killed, libc::SIGKILL);
+    let _ = finish(killed, "killed client");
+    let run = finish(
+        db.client(&dir, "gone", 3, 0, "--time=1 --barrier-timeout=1"),
+        "client 0",
+    );
+    assert_eq!(run.code, Some(1), "{}", run.context());
+    assert_eq!(
+        run.stderr.trim_end(),
+        "FATAL: barrier 'gone' timed out after 1 s with 1 of 3 clients: missing index-2 (never joined), index-1 (registered, then left before the start: its connection closed); present index-0",
+        "{}",
+        run.context()
+    );
+}
+
+/// Whether `client` has a row at barrier `barrier`.
+fn registered(db: &ServerDb, barrier: &str, client: &str) -> bool {
+    let sql = format!(
+        "SELECT COUNT(*) FROM bmk_barrier WHERE barrier = '{barrier}' AND client = '{client}'"
+    );
+    match db.conn().query(&sql) {
+        Ok(Some(rs)) => rs.get_str(0, 0).as_deref() == Some("1"),
+        _ => false,
+    }
+}
+
+#[test]
+fn a_client_killed_while_waiting_is_named_on_mariadb() {
+    a_client_killed_while_waiting_is_named(DriverKind::Mysql);
+}
+
+#[test]
+fn a_client_killed_while_waiting_is_named_on_postgresql() {
+    a_client_killed_while_waiting_is_named(DriverKind::Pgsql);
+}
+
 #[test]
 fn three_clients_start_together_on_mariadb() {
     three_clients_start_together(DriverKind::Mysql);
