@@ -143,7 +143,8 @@ impl Level {
         let limit = bounded_file::CAPTURE_FILE;
         match bounded_file::read_capped(&path, limit) {
             Ok(read) => {
-                let mut text = String::from_utf8_lossy(&read.bytes).into_owned();
+                let mut text = String::from_utf8(read.bytes)
+                    .unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned());
                 if read.cut {
                     warn_cut(&path, limit);
                     text.truncate(last_whole_sample_end(&text));

@@ -196,3 +196,88 @@ fn plain_results_files_merge_too() {
         o.final_stats.latency.percentiles
     );
 }
+
+/// Copies directory `from` to `to`, file by file.
+fn copy_tree(from: &std::path::Path, to: &std::path::Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for e in std::fs::read_dir(from).unwrap().flatten() {
+        let target = to.join(e.file_name());
+        if e.file_type().unwrap().is_dir() {
+            copy_tree(&e.path(), &target);
+        } else {
+            std::fs::copy(e.path(), target).unwrap();
+        }
+    }
+}
+
+/// One results file given twice, or two copies of one directory, would count every
+/// event twice: refused with one line naming both inputs, unless allowed.
+#[test]
+fn the_same_run_twice_is_refused() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (_, a, b) = split_runs(tmp.path(), 0);
+    copy_tree(&tmp.path().join("a"), &tmp.path().join("copy"));
+    let copy = RunData::read(&tmp.path().join("copy")).unwrap();
+    let e = merge_runs(&[a.clone(), b.clone(), copy.clone()], MergeOptions::default())
+        .unwrap_err()
+        .to_string();
+    let id = a.levels[0].result.as_ref().unwrap().run.run_id.clone().unwrap();
+    assert_eq!(id.len(), 32, "{id}");
+    assert_eq!(
+        e,
+        format!(
+            "cannot merge: {} and {} are the same run (run_id {id}); merging them would count every event twice (use --allow-duplicates to merge anyway)",
+            a.path.display(),
+            copy.path.display()
+        )
+    );
+    let file = tmp.path().join("a/level-0001/result.json");
+    let once = RunData::read(&file).unwrap();
+    let e = merge_runs(&[once.clone(), once.clone()], MergeOptions::default()).unwrap_err();
+    assert!(e.to_string().contains("are the same run"), "{e}");
+
+    // Allowed: every event counts twice, as asked.
+    let allow = MergeOptions {
+        allow_duplicates: true,
+        ..MergeOptions::default()
+    };
+    let twice = merge_runs(&[a.clone(), copy], allow).unwrap();
+    let events = |r: &RunData| r.levels[0].result.as_ref().unwrap().final_stats.events;
+    assert_eq!(events(&twice), 2 * events(&a));
+
+    // A merge is a run of its own, with an identity derived from its inputs'.
+    let m1 = merge_runs(&[a.clone(), b.clone()], MergeOptions::default()).unwrap();
+    let m2 = merge_runs(&[b.clone(), a.clone()], MergeOptions::default()).unwrap();
+    let id_of = |r: &RunData| r.levels[0].result.as_ref().unwrap().run.run_id.clone();
+    assert_eq!(id_of(&m1), id_of(&m2));
+    assert_ne!(id_of(&m1), Some(id));
+}
+
+/// Files written before runs had an identity: the same host, start time and totals
+/// are one run.
+#[test]
+fn old_files_without_an_identity_are_matched_by_host_start_and_totals() {
+    let tmp = tempfile::tempdir().unwrap();
+    // B started 3 ms after A (the fixture gives both one start_time text).
+    let (_, a, b) = split_runs(tmp.path(), 3_000_000);
+    let strip = |r: &RunData| {
+        let mut r = r.clone();
+        for l in &mut r.levels {
+            l.info.run_id = None;
+            if let Some(f) = l.result.as_mut() {
+                f.run.run_id = None;
+            }
+        }
+        r
+    };
+    let (old_a, old_b) = (strip(&a), strip(&b));
+    // Two processes of one run: distinct totals, so merged as before.
+    assert!(merge_runs(&[old_a.clone(), old_b], MergeOptions::default()).is_ok());
+    let e = merge_runs(&[old_a.clone(), old_a], MergeOptions::default())
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.contains("are the same run (host ") && e.contains(", same totals)"),
+        "{e}"
+    );
+}

@@ -107,6 +107,30 @@ impl Cmd {
         self
     }
 
+    /// Runs the command under a file-size limit (`RLIMIT_FSIZE`, bytes), with `SIGXFSZ`
+    /// ignored so that a write past it fails with `EFBIG` instead of killing bmk: a
+    /// full disk without a file system to fill.
+    pub fn file_size_limit(mut self, bytes: u64) -> Cmd {
+        use std::os::unix::process::CommandExt;
+        // SAFETY: between fork and exec only async-signal-safe calls (setrlimit,
+        // signal), on values copied in.
+        unsafe {
+            self.cmd.pre_exec(move || {
+                let lim = libc::rlimit {
+                    rlim_cur: bytes,
+                    rlim_max: bytes,
+                };
+                if libc::setrlimit(libc::RLIMIT_FSIZE, &lim) != 0 {
+                    return Err(std::io::Error::last_os_error());
+                }
+                libc::signal(libc::SIGXFSZ, libc::SIG_IGN);
+                Ok(())
+            });
+        }
+        self.line = format!("(ulimit -f {}) {}", bytes / 512, self.line);
+        self
+    }
+
     /// Feeds the file `path` to the command's standard input.
     pub fn stdin_file(mut self, path: &Path) -> Cmd {
         let file = std::fs::File::open(path).expect("open the stdin file");
