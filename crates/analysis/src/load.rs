@@ -281,12 +281,12 @@ fn present(path: &Path) -> bool {
 /// Says once per file on stderr that `path` was skipped and why. A results directory
 /// comes from anywhere; what of it was not read must not go unsaid, and the captures
 /// are read by several checks, so once is enough.
-fn warn_skipped(path: &Path, why: &std::io::Error) {
+pub(crate) fn warn_skipped(path: &Path, why: &std::io::Error) {
     warn_once(path, format!("WARNING: skipping {}: {why}", path.display()));
 }
 
 /// Says once per file on stderr that only the first `limit` of `path` was read.
-fn warn_cut(path: &Path, limit: bounded_file::Limit) {
+pub(crate) fn warn_cut(path: &Path, limit: bounded_file::Limit) {
     warn_once(
         path,
         format!(

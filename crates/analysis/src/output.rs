@@ -3,7 +3,10 @@
 //! directory and renamed into place, and an existing non-regular file (a symlink, a
 //! device) at the target name is refused, as bmk's other writers do.
 
+use std::io::Read;
 use std::path::Path;
+
+use bmk_engine::bounded_file;
 
 use bmk_report::results_dir::{
     self, summary_csv, SummaryRow, INTERVALS_FILE, LEVEL_FILE, RESULT_FILE, RUN_FILE, SERVER_DIR,
@@ -126,15 +129,32 @@ pub fn write_results_dir(
     write_atomic(&dir.join(SUMMARY_FILE), summary_csv(&rows).as_bytes())
 }
 
+/// Copies the capture files of `from` into `to`: regular files only, each up to the
+/// capture cap, as [`crate::load`] reads them; a file skipped or cut is said on stderr.
 fn copy_dir(from: &Path, to: &Path) -> Result<(), Error> {
     let Ok(entries) = std::fs::read_dir(from) else {
         return Ok(());
     };
     std::fs::create_dir_all(to).map_err(|e| Error::io(to, e))?;
+    let limit = bounded_file::CAPTURE_FILE;
     for e in entries.flatten() {
-        if e.file_type().map(|t| t.is_file()).unwrap_or(false) {
-            std::fs::copy(e.path(), to.join(e.file_name()))
-                .map_err(|err| Error::io(e.path(), err))?;
+        if e.file_type().is_ok_and(|t| t.is_dir()) {
+            continue;
+        }
+        let src = e.path();
+        let file = match bounded_file::open_regular(&src) {
+            Ok(f) => f,
+            Err(err) => {
+                crate::load::warn_skipped(&src, &err);
+                continue;
+            }
+        };
+        let dst = to.join(e.file_name());
+        let mut out = std::fs::File::create(&dst).map_err(|err| Error::io(&dst, err))?;
+        let copied = std::io::copy(&mut file.take(limit.bytes), &mut out)
+            .map_err(|err| Error::io(&src, err))?;
+        if copied == limit.bytes && e.metadata().is_ok_and(|m| m.len() > limit.bytes) {
+            crate::load::warn_cut(&src, limit);
         }
     }
     Ok(())

@@ -218,10 +218,20 @@ fn the_same_run_twice_is_refused() {
     let (_, a, b) = split_runs(tmp.path(), 0);
     copy_tree(&tmp.path().join("a"), &tmp.path().join("copy"));
     let copy = RunData::read(&tmp.path().join("copy")).unwrap();
-    let e = merge_runs(&[a.clone(), b.clone(), copy.clone()], MergeOptions::default())
-        .unwrap_err()
-        .to_string();
-    let id = a.levels[0].result.as_ref().unwrap().run.run_id.clone().unwrap();
+    let e = merge_runs(
+        &[a.clone(), b.clone(), copy.clone()],
+        MergeOptions::default(),
+    )
+    .unwrap_err()
+    .to_string();
+    let id = a.levels[0]
+        .result
+        .as_ref()
+        .unwrap()
+        .run
+        .run_id
+        .clone()
+        .unwrap();
     assert_eq!(id.len(), 32, "{id}");
     assert_eq!(
         e,

@@ -19,7 +19,10 @@ fn one_level_sweep(root: &Path) -> (PathBuf, PathBuf) {
 }
 
 fn mkfifo(path: &Path) {
-    let made = std::process::Command::new("mkfifo").arg(path).status().unwrap();
+    let made = std::process::Command::new("mkfifo")
+        .arg(path)
+        .status()
+        .unwrap();
     assert!(made.success());
 }
 
@@ -76,7 +79,10 @@ fn a_fifo_as_result_json_or_the_input_itself_is_refused_at_once() {
     std::fs::remove_file(&result).unwrap();
     mkfifo(&result);
     let (run, _) = report_within(&dir).unwrap();
-    assert!(run.levels[0].result.is_none(), "skipped as if the level had not finished");
+    assert!(
+        run.levels[0].result.is_none(),
+        "skipped as if the level had not finished"
+    );
 
     let input = tmp.path().join("results.json");
     mkfifo(&input);
@@ -107,7 +113,10 @@ fn a_capture_file_over_its_cap_is_read_up_to_it() {
     let samples = bmk_report::capture::samples(&whole).len();
     assert!(samples > 2);
     // The real samples, then a hole of zeros up to 300 MiB, then one more sample.
-    let f = std::fs::OpenOptions::new().append(true).open(&path).unwrap();
+    let f = std::fs::OpenOptions::new()
+        .append(true)
+        .open(&path)
+        .unwrap();
     f.set_len(300 << 20).unwrap();
     drop(f);
     let run = RunData::read(level.parent().unwrap()).unwrap();

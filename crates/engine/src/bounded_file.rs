@@ -188,7 +188,11 @@ pub fn read_to_string(path: &Path, limit: Limit) -> io::Result<String> {
 pub fn too_large(limit: Limit) -> io::Error {
     io::Error::new(
         io::ErrorKind::FileTooLarge,
-        format!("larger than {}, too large for {}", limit.shown(), limit.what),
+        format!(
+            "larger than {}, too large for {}",
+            limit.shown(),
+            limit.what
+        ),
     )
 }
 
@@ -244,7 +248,10 @@ mod tests {
         let c = read_capped(&long, TINY).unwrap();
         assert_eq!((c.bytes.as_slice(), c.cut), (&b"12345678"[..], true));
         let e = read_to_string(&long, TINY).unwrap_err();
-        assert_eq!(e.to_string(), "larger than 8 bytes, too large for a test file");
+        assert_eq!(
+            e.to_string(),
+            "larger than 8 bytes, too large for a test file"
+        );
         assert_eq!(
             too_large(CONFIG_FILE).to_string(),
             "larger than 1 MiB, too large for an option file"

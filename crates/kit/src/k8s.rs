@@ -303,7 +303,12 @@ fn embedded_config(arg: &str, job: &K8sJob) -> Result<String, KitError> {
             continue;
         }
         let name = line.trim_start_matches("--");
-        let name = name.split('=').next().unwrap_or(name).trim().replace('_', "-");
+        let name = name
+            .split('=')
+            .next()
+            .unwrap_or(name)
+            .trim()
+            .replace('_', "-");
         if name.contains("password") || name.contains("secret") {
             return Err(KitError::Usage(format!(
                 "--config-file '{path}', line {}: --{name}: the password goes in the Secret '{}' (key '{}'), never in the manifest",

@@ -193,11 +193,7 @@ impl Targets {
             }
             // The same password given as an option (`mysql-password = "..."` under
             // `[targets.NAME.options]`) would land in the file just the same.
-            if let Some((_, v)) = t
-                .options
-                .iter()
-                .find(|(k, _)| is_password_option(k))
-            {
+            if let Some((_, v)) = t.options.iter().find(|(k, _)| is_password_option(k)) {
                 return Err(refuse(v.span().start));
             }
             let driver = t.driver.get_ref().as_str();
@@ -441,7 +437,9 @@ database = "/tmp/x.db"
 
     #[test]
     fn files_that_never_end_are_refused_not_read() {
-        let e = Targets::load(Path::new("/dev/zero")).unwrap_err().to_string();
+        let e = Targets::load(Path::new("/dev/zero"))
+            .unwrap_err()
+            .to_string();
         assert_eq!(
             e,
             "/dev/zero: cannot read it: a character device, not a regular file"

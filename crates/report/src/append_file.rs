@@ -101,7 +101,10 @@ mod tests {
         let link = dir.path().join("intervals.jsonl");
         std::os::unix::fs::symlink(&target, &link).unwrap();
         let e = AppendFile::open(&link).unwrap_err();
-        assert_eq!(e.to_string(), "a symbolic link: refusing to write through it");
+        assert_eq!(
+            e.to_string(),
+            "a symbolic link: refusing to write through it"
+        );
         assert_eq!(std::fs::read_to_string(&target).unwrap(), "x\n");
 
         let fifo = dir.path().join("fifo");

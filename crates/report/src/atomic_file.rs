@@ -73,7 +73,10 @@ mod tests {
         std::os::unix::fs::symlink(&elsewhere, &path).unwrap();
         let e = write(&path, b"ours\n").unwrap_err();
         assert!(e.to_string().contains("not a regular file"), "{e}");
-        assert!(std::fs::symlink_metadata(&path).unwrap().file_type().is_symlink());
+        assert!(std::fs::symlink_metadata(&path)
+            .unwrap()
+            .file_type()
+            .is_symlink());
         assert_eq!(std::fs::read_to_string(&elsewhere).unwrap(), "theirs\n");
     }
 

@@ -87,11 +87,7 @@ pub fn new_run_id() -> String {
     while filled < bytes.len() {
         // SAFETY: writes at most the remaining bytes of `bytes`, which it owns.
         let n = unsafe {
-            libc::getrandom(
-                bytes[filled..].as_mut_ptr().cast(),
-                bytes.len() - filled,
-                0,
-            )
+            libc::getrandom(bytes[filled..].as_mut_ptr().cast(), bytes.len() - filled, 0)
         };
         if n > 0 {
             filled += n as usize;

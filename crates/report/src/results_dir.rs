@@ -336,10 +336,11 @@ pub fn summary_csv(rows: &[SummaryRow]) -> String {
 /// [`bounded_file::RECORD_FILE`] (a longer one is refused: a document cut short
 /// cannot parse).
 pub fn read_json<T: for<'de> Deserialize<'de>>(path: &Path) -> Result<T, Error> {
-    let bytes = bounded_file::read(path, bounded_file::RECORD_FILE).map_err(|source| Error::Io {
-        path: path.to_path_buf(),
-        source,
-    })?;
+    let bytes =
+        bounded_file::read(path, bounded_file::RECORD_FILE).map_err(|source| Error::Io {
+            path: path.to_path_buf(),
+            source,
+        })?;
     serde_json::from_slice(&bytes).map_err(|source| Error::Json {
         path: path.to_path_buf(),
         source,

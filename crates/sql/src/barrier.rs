@@ -91,7 +91,9 @@ pub enum BarrierError {
     },
     /// The run had started (or was complete and about to start) when this client
     /// arrived.
-    #[error("barrier '{name}' {when} with {clients}; client '{client}' arrived late and does not join")]
+    #[error(
+        "barrier '{name}' {when} with {clients}; client '{client}' arrived late and does not join"
+    )]
     Late {
         /// Barrier name.
         name: String,

@@ -52,7 +52,11 @@ fn wait_for_lines(path: &Path, n: usize) {
         if lines >= n {
             return;
         }
-        assert!(Instant::now() < deadline, "{} never got {n} lines", path.display());
+        assert!(
+            Instant::now() < deadline,
+            "{} never got {n} lines",
+            path.display()
+        );
         std::thread::sleep(Duration::from_millis(20));
     }
 }
@@ -81,7 +85,10 @@ fn assert_every_file_parses(dir: &Path) {
         if name.ends_with(".json") && !name.starts_with('.') {
             serde_json::from_str::<Value>(&text).unwrap_or_else(|e| panic!("{shown}: {e}"));
         } else if name.ends_with(".jsonl") {
-            assert!(text.is_empty() || text.ends_with('\n'), "{shown}: a torn last line");
+            assert!(
+                text.is_empty() || text.ends_with('\n'),
+                "{shown}: a torn last line"
+            );
             for line in text.lines() {
                 serde_json::from_str::<Value>(line).unwrap_or_else(|e| panic!("{shown}: {e}"));
             }

@@ -13,14 +13,19 @@ use support::*;
 use crate::util::Dir;
 
 fn mkfifo(path: &Path) {
-    let made = std::process::Command::new("mkfifo").arg(path).status().unwrap();
+    let made = std::process::Command::new("mkfifo")
+        .arg(path)
+        .status()
+        .unwrap();
     assert!(made.success());
 }
 
 #[test]
 fn report_skips_a_fifo_and_links_to_a_device_saying_which() {
     let dir = Dir::new();
-    sweep(dir.path(), "sweep", &[1, 2], &[], false, |u, _| 400 * u as u64);
+    sweep(dir.path(), "sweep", &[1, 2], &[], false, |u, _| {
+        400 * u as u64
+    });
     let level = dir.join("sweep/level-0002");
     let fifo = level.join("server/global_status.txt");
     std::fs::remove_file(&fifo).unwrap();
@@ -68,8 +73,11 @@ fn merge_refuses_one_run_given_twice_unless_allowed() {
     write_level(&dir.join("a/level-0001"), 1, 1, 0.0, &p);
     std::fs::create_dir_all(dir.join("copy/level-0001")).unwrap();
     for f in ["level.json", "intervals.jsonl", "result.json"] {
-        std::fs::copy(dir.join("a/level-0001").join(f), dir.join("copy/level-0001").join(f))
-            .unwrap();
+        std::fs::copy(
+            dir.join("a/level-0001").join(f),
+            dir.join("copy/level-0001").join(f),
+        )
+        .unwrap();
     }
     let run = dir.bmk().args("merge a copy").run().code(1);
     let line = run.stderr.trim_end();
@@ -86,11 +94,7 @@ fn merge_refuses_one_run_given_twice_unless_allowed() {
         .args("merge a/level-0001/result.json a/level-0001/result.json")
         .run()
         .fails_mentioning(&["are the same run"]);
-    let run = dir
-        .bmk()
-        .args("merge --allow-duplicates a copy")
-        .run()
-        .ok();
+    let run = dir.bmk().args("merge --allow-duplicates a copy").run().ok();
     let events = all.len() as u64;
     assert_eq!(run.total_events(), 2 * events, "{}", run.context());
 }
