@@ -69,10 +69,11 @@ fn read_packet(s: &mut impl Read) -> Option<(u8, Vec<u8>)> {
     Some((h[3], p))
 }
 
+/// Writes a packet; a client that hung up already is no failure of the server.
 fn write_packet(s: &mut impl Write, seq: u8, p: &[u8]) {
     let len = (p.len() as u32).to_le_bytes();
-    s.write_all(&[len[0], len[1], len[2], seq]).unwrap();
-    s.write_all(p).unwrap();
+    let _ = s.write_all(&[len[0], len[1], len[2], seq]);
+    let _ = s.write_all(p);
 }
 
 /// The client's next packet after a request for the password; `None` when it hung
@@ -333,7 +334,13 @@ fn clear_text_and_dialog_plugins_are_refused_plainly() {
             let e = connect(DriverKind::Mysql, &opts)
                 .err()
                 .expect("the login must fail");
-            assert_eq!(wait(&rx), Answer::HungUp, "{plugin}, fast path {fast_path}");
+            // The client library answers a plugin it does not know with an empty
+            // packet before it gives up: nothing of the password either.
+            let answer = wait(&rx);
+            assert!(
+                answer == Answer::HungUp || answer == Answer::Cleartext(Vec::new()),
+                "{plugin}, fast path {fast_path}: {answer:?}"
+            );
             no_more_connections(&rx);
             assert_eq!(e.errno, 2059, "{}", e.message);
             assert!(
