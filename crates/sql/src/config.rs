@@ -12,6 +12,7 @@ use bmk_engine::options::{OptKind, OptSpec, OptValue};
 
 use crate::driver_kind::DriverKind;
 use crate::error::SqlError;
+use crate::mysql_rsa::ServerPublicKey;
 
 /// `--db-ps-mode`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -68,6 +69,8 @@ pub fn option_specs() -> Vec<OptSpec> {
     opt("mysql-debug", Some("off"), "trace every client call to standard error", OptKind::Bool),
     opt("mysql-ignore-errors", Some("1213,1020,1205"), "server error numbers that restart the event instead of stopping the run, or \"all\"", OptKind::List),
     opt("mysql-dry-run", Some("off"), "skip the server: every client call succeeds at once (measures client overhead)", OptKind::Bool),
+    opt("mysql-server-public-key", None, "PEM file with the server's RSA public key: caching_sha2_password's full authentication over plain TCP sends the password encrypted with it (without TLS, this or --mysql-get-server-public-key is needed)", OptKind::File),
+    opt("mysql-get-server-public-key", Some("off"), "over plain TCP, encrypt the password for caching_sha2_password with the RSA key the server sends, unchecked (trusts whoever answers at the address)", OptKind::Bool),
     opt("mysql-fast-path", Some("on"), "execute prepared statements through bmk's own protocol code on plain (no TLS, no compression) connections; off leaves everything to the client library (default: $BMK_MYSQL_FASTPATH, else on)", OptKind::Bool),
     opt("pgsql-host", Some("localhost"), "PostgreSQL host name (or socket directory)", OptKind::String),
     opt("pgsql-port", Some("5432"), "PostgreSQL TCP port", OptKind::Int).with_range(PORT_RANGE.0, PORT_RANGE.1),
@@ -259,6 +262,11 @@ pub struct MysqlOptions {
     /// `--mysql-fast-path` (else `BMK_MYSQL_FASTPATH`): whether executes may take
     /// bmk's own protocol path where the connection allows it.
     pub fast_path: bool,
+    /// `--mysql-server-public-key`, read and parsed: the key the password may be
+    /// encrypted with for `caching_sha2_password`'s full authentication over plain TCP.
+    pub server_public_key: Option<ServerPublicKey>,
+    /// `--mysql-get-server-public-key`: encrypt it with the key the server sends.
+    pub get_server_public_key: bool,
 }
 
 impl fmt::Debug for MysqlOptions {
@@ -275,6 +283,8 @@ impl fmt::Debug for MysqlOptions {
             .field("ignore_errors", &self.ignore_errors)
             .field("dry_run", &self.dry_run)
             .field("fast_path", &self.fast_path)
+            .field("server_public_key", &self.server_public_key)
+            .field("get_server_public_key", &self.get_server_public_key)
             .finish_non_exhaustive()
     }
 }
@@ -300,6 +310,8 @@ impl Default for MysqlOptions {
             ignore_errors: IgnoreList::Some(vec![1213, 1020, 1205]),
             dry_run: false,
             fast_path: true,
+            server_public_key: None,
+            get_server_public_key: false,
         }
     }
 }
@@ -647,6 +659,13 @@ impl DriverConfig {
                     )?,
                     dry_run: l.bool("mysql-dry-run")?,
                     fast_path: l.bool_or_env("mysql-fast-path", "BMK_MYSQL_FASTPATH")?,
+                    server_public_key: match l.opt_path("mysql-server-public-key")? {
+                        Some(path) => Some(ServerPublicKey::from_file(&path).map_err(|e| {
+                            SqlError::config(kind, format!("--mysql-server-public-key: {e}"))
+                        })?),
+                        None => None,
+                    },
+                    get_server_public_key: l.bool("mysql-get-server-public-key")?,
                 };
             }
             DriverKind::Pgsql => {

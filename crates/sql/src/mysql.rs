@@ -5,7 +5,7 @@ use std::io::ErrorKind;
 use std::os::fd::{AsRawFd, OwnedFd, RawFd};
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Duration;
 
 use mysql::consts::ColumnType;
@@ -15,12 +15,15 @@ use mysql::{ClientIdentity, Conn, LocalInfileHandler, OptsBuilder, SslOpts};
 use crate::config::{DriverConfig, MysqlSslMode, PsMode};
 use crate::connection::{Connection, StatementId};
 use crate::connection_state::{keeps_state_in_field, ConnectionState};
+use crate::deadline::watch;
 use crate::driver_kind::DriverKind;
 use crate::emulate::{Dialect, Template};
 use crate::error::{Endpoint, SqlError, SqlErrorKind, SqlOp};
 use crate::last_segment::{hold_until_close, send_last};
 use crate::mysql_fast::{BulkOutcome, FastIo, StmtMeta};
-use crate::mysql_handshake::{log_in, HandshakeError, Login};
+use crate::mysql_handshake::{
+    log_in, plugin_refusal, refusal, HandshakeError, Login, CR_AUTH_PLUGIN_ERR,
+};
 use crate::resultset::ResultSet;
 use crate::row_source::{Replay, RowSource};
 use crate::socket_timeouts::{set_socket_timeouts, timed_out};
@@ -267,6 +270,7 @@ fn base_opts(cfg: &DriverConfig, ep: &Endpoint) -> Result<OptsBuilder, SqlError>
         // either). 1 GiB is the largest the server accepts, so the client never refuses
         // what the server would take; the server enforces its own limit.
         .max_allowed_packet(Some(1 << 30))
+        .server_key_path(Some(no_key_path()))
         .tcp_connect_timeout(Some(cfg.common.connect_timeout))
         // The fast path reads and writes the same socket, so the timeouts (socket
         // options) bound its blocking calls too.
@@ -298,6 +302,52 @@ fn base_opts(cfg: &DriverConfig, ep: &Endpoint) -> Result<OptsBuilder, SqlError>
         }
     }
     Ok(b.ssl_opts(ssl_opts(cfg)?))
+}
+
+/// The key file the crate is given: a path no file can have. The crate encrypts the
+/// password for `caching_sha2_password`'s full authentication over plain TCP with
+/// whatever key the server sends, and has no option to refuse; but given a key file,
+/// it reads it at that moment instead of asking, and gives up when the read fails,
+/// before it sends anything. A path with a NUL byte fails that read before any file
+/// system access. Its full authentication over plain TCP therefore always fails (see
+/// [`crate_refused_full_auth`]): only bmk's own login does the RSA exchange, with a
+/// key the user trusts. Over TLS or a UNIX socket the crate never reads the file.
+fn no_key_path() -> std::path::PathBuf {
+    use std::os::unix::ffi::OsStringExt as _;
+    std::ffi::OsString::from_vec(b"bmk: no key for the client library\0".to_vec()).into()
+}
+
+/// Whether `e` is the crate's failure to read [`no_key_path`].
+fn crate_refused_full_auth(e: &std::io::Error) -> bool {
+    static READ_ERROR: OnceLock<String> = OnceLock::new();
+    let expected = READ_ERROR.get_or_init(|| match std::fs::read(no_key_path()) {
+        Err(e) => e.to_string(),
+        Ok(_) => String::new(),
+    });
+    e.kind() == ErrorKind::InvalidInput && !expected.is_empty() && e.to_string() == *expected
+}
+
+/// The refusal of full authentication over plain TCP on the crate's login.
+fn crate_full_auth_refusal() -> mysql::Error {
+    refusal(
+        CR_AUTH_PLUGIN_ERR,
+        "caching_sha2_password: the server asks for the password over plain TCP, which \
+         bmk sends only over TLS (--mysql-ssl=REQUIRED or stricter), a UNIX socket, or \
+         through its own login (--mysql-fast-path=on, no --mysql-compression) with \
+         --mysql-server-public-key=FILE or --mysql-get-server-public-key"
+            .into(),
+    )
+}
+
+/// `call` on the crate's session `conn`, which must end within `io_timeout` as a
+/// whole (see [`watch`]); the watch ends before the caller can drop the connection.
+fn watched<T>(
+    conn: &mut Conn,
+    io_timeout: Option<Duration>,
+    call: impl FnOnce(&mut Conn) -> Result<T, mysql::Error>,
+) -> Result<T, mysql::Error> {
+    let _watch = watch(conn.as_raw_fd(), io_timeout);
+    call(conn)
 }
 
 /// Map a client error to (errno, sqlstate, message, connection lost).
@@ -473,7 +523,7 @@ impl MysqlConnection {
     pub(crate) fn connect(cfg: Arc<DriverConfig>, index: usize) -> Result<Self, SqlError> {
         let endpoint = pick_endpoint(&cfg, index);
         let debug = cfg.common.debug || cfg.mysql.debug;
-        let fast = fast_path_allowed(&cfg).then(FastIo::default);
+        let fast = fast_path_allowed(&cfg).then(|| FastIo::new(cfg.common.io_timeout));
         let opts = match fast {
             Some(_) => None,
             None => Some(base_opts(&cfg, &endpoint)?),
@@ -555,15 +605,15 @@ impl MysqlConnection {
         }
     }
 
-    /// Connects and authenticates on the calling thread, each blocking step bounded by
-    /// the connect timeout (every read and write by socket timeouts no longer than
-    /// it); the queries then get the I/O timeout. Plain sockets log in with bmk's own
-    /// handshake unless it declined before; the rest through the crate.
+    /// Connects and authenticates within the connect timeout (every read and write by
+    /// socket timeouts no longer than it); the queries then get the I/O timeout. Plain
+    /// sockets log in with bmk's own handshake, on the calling thread, unless it
+    /// declined before; the rest through the crate (see [`Self::crate_log_in`]).
     ///
-    /// Handing the handshake to a helper thread bounded the whole of it instead, but
+    /// Handing the own handshake to a helper thread bounded the whole of it too, but
     /// cost a thread start and two cross-CPU wake-ups per connect: 147 us of client CPU
-    /// per connect against 54 us without it on a 2-core VM. A server that answers each
-    /// step just before the limit can now hold a connect for a few times the limit.
+    /// per connect against 54 us without it on a 2-core VM. It bounds the whole instead
+    /// by lowering its socket timeouts to what is left of the connect timeout.
     fn log_in(&self) -> Result<Session, mysql::Error> {
         let limit = self.cfg.common.connect_timeout;
         let step = self.cfg.common.io_timeout.map_or(limit, |io| io.min(limit));
@@ -574,6 +624,8 @@ impl MysqlConnection {
                 user: &m.user,
                 password: &m.password,
                 db: &m.db,
+                server_key: m.server_public_key.as_ref(),
+                get_server_key: m.get_server_public_key,
             };
             match log_in(&login, limit, step, self.cfg.common.io_timeout) {
                 Ok(fd) => return Ok(Session::Own(fd)),
@@ -589,10 +641,16 @@ impl MysqlConnection {
         self.crate_log_in(step).map(Session::Crate)
     }
 
-    /// The crate's login (with `PREFERRED` falling back to plain text): the TCP
-    /// connect bounded by the crate's connect timeout, every handshake read and write
-    /// by `step`.
+    /// The crate's login (with `PREFERRED` falling back to plain text) on a helper
+    /// thread, given up after the connect timeout: the crate bounds its TCP connect and
+    /// each read and write (by `step`), but not the handshake as a whole, so a server
+    /// that trickles its answers could hold it for ever; and its socket is not ours
+    /// until it returns, so nothing can shut it down sooner. A thread start per connect
+    /// costs little next to what this path does anyway (TLS, compression, or a plugin
+    /// bmk's own login declines). A login given up on goes on in its thread until the
+    /// server ends it or a read reaches `step`; its connection is then dropped.
     fn crate_log_in(&self, step: Duration) -> Result<Conn, mysql::Error> {
+        let limit = self.cfg.common.connect_timeout;
         let base = match &self.opts {
             Some(o) => o.clone(),
             // Without TLS and compression (a fast-path connection) nothing in them can
@@ -601,10 +659,22 @@ impl MysqlConnection {
                 .map_err(|e| mysql::Error::IoError(std::io::Error::other(e.message)))?,
         };
         let opts = base.read_timeout(Some(step)).write_timeout(Some(step));
-        let conn = match Conn::new(opts.clone()) {
-            Err(mysql::Error::DriverError(mysql::DriverError::TlsNotSupported))
-                if self.cfg.mysql.ssl == MysqlSslMode::Preferred =>
-            {
+        let fall_back = self.cfg.mysql.ssl == MysqlSslMode::Preferred;
+        let conn = crate::deadline::run_with_deadline(limit, move || {
+            Self::crate_connect(opts, fall_back)
+        })
+        .unwrap_or(Err(mysql::Error::DriverError(
+            mysql::DriverError::ConnectTimeout,
+        )))?;
+        set_socket_timeouts(conn.as_raw_fd(), self.cfg.common.io_timeout)?;
+        Ok(conn)
+    }
+
+    /// The crate's connect with `opts` (plain text again if the server has no TLS and
+    /// `fall_back`), its errors as bmk reports them.
+    fn crate_connect(opts: OptsBuilder, fall_back: bool) -> Result<Conn, mysql::Error> {
+        match Conn::new(opts.clone()) {
+            Err(mysql::Error::DriverError(mysql::DriverError::TlsNotSupported)) if fall_back => {
                 Conn::new(opts.ssl_opts(None::<SslOpts>))
             }
             other => other,
@@ -619,14 +689,27 @@ impl MysqlConnection {
                 }
                 _ => None,
             };
+            match &e {
+                mysql::Error::IoError(io) if crate_refused_full_auth(io) => {
+                    return crate_full_auth_refusal();
+                }
+                mysql::Error::DriverError(mysql::DriverError::UnknownAuthPlugin(name)) => {
+                    return plugin_refusal(name.as_bytes());
+                }
+                mysql::Error::DriverError(mysql::DriverError::CleartextPluginDisabled) => {
+                    return plugin_refusal(b"mysql_clear_password");
+                }
+                mysql::Error::DriverError(mysql::DriverError::OldMysqlPasswordDisabled) => {
+                    return plugin_refusal(b"mysql_old_password");
+                }
+                _ => {}
+            }
             if io.is_some_and(timed_out) {
                 mysql::Error::DriverError(mysql::DriverError::ConnectTimeout)
             } else {
                 e
             }
-        })?;
-        set_socket_timeouts(conn.as_raw_fd(), self.cfg.common.io_timeout)?;
-        Ok(conn)
+        })
     }
 
     /// Turn a client error into an [`SqlError`], reconnecting after a listed
@@ -717,8 +800,9 @@ impl MysqlConnection {
         }
         self.trace("query", sql);
         self.state.pending.clear();
+        let io_timeout = self.cfg.common.io_timeout;
         let conn = self.live_crate(op, sql)?;
-        let res = conn.query_iter(sql).and_then(collect);
+        let res = watched(conn, io_timeout, |c| c.query_iter(sql).and_then(collect));
         match res {
             Ok((mut sets, affected)) => {
                 self.state.affected = affected;
@@ -1010,10 +1094,11 @@ impl MysqlConnection {
             self.trace("execute", &stmt.template.render(params, Dialect::Mysql));
         }
         self.state.pending.clear();
+        let io_timeout = self.cfg.common.io_timeout;
         let conn = self.live_crate(SqlOp::Execute, &sql)?;
         let server = match server {
             Some(Prepared::Crate(s)) => s,
-            _ => match conn.prep(&*sql) {
+            _ => match watched(conn, io_timeout, |c| c.prep(&*sql)) {
                 Ok(s) => {
                     if let Some(Some(st)) = self.stmts.get_mut(id.0 as usize) {
                         st.meta = Some(StmtMeta::from_statement(&s));
@@ -1042,7 +1127,10 @@ impl MysqlConnection {
         } else {
             mysql::Params::Positional(values)
         };
-        match conn.exec_iter(&server, params).and_then(collect) {
+        let res = watched(conn, io_timeout, |c| {
+            c.exec_iter(&server, params).and_then(collect)
+        });
+        match res {
             Ok((mut sets, affected)) => {
                 self.state.affected = affected;
                 let first = sets.pop_front().flatten();
@@ -1081,12 +1169,13 @@ impl Connection for MysqlConnection {
         };
         if !stmt.emulate {
             self.live(SqlOp::Prepare, sql)?;
+            let io_timeout = self.cfg.common.io_timeout;
             let session = self.conn.as_mut().expect("live connection");
             let prepared = match (self.fast.as_mut(), session) {
                 (Some(fast), session) => fast
                     .prepare(session.fd(), sql.as_bytes())
                     .map(|(id, meta)| (Prepared::Own(id), meta)),
-                (None, Session::Crate(conn)) => conn.prep(sql).map(|s| {
+                (None, Session::Crate(conn)) => watched(conn, io_timeout, |c| c.prep(sql)).map(|s| {
                     let meta = StmtMeta::from_statement(&s);
                     (Prepared::Crate(s), meta)
                 }),
@@ -1136,9 +1225,10 @@ impl Connection for MysqlConnection {
             if let Some(stmt) = slot.take() {
                 // A failed close means a broken connection, which the next command
                 // reports.
+                let io_timeout = self.cfg.common.io_timeout;
                 match (stmt.server, self.conn.as_mut(), self.fast.as_mut()) {
                     (Some(Prepared::Crate(s)), Some(Session::Crate(conn)), _) => {
-                        let _ = conn.close(s);
+                        let _ = watched(conn, io_timeout, |c| c.close(s));
                     }
                     (Some(Prepared::Own(id)), Some(session), Some(fast)) => {
                         let _ = fast.close_statement(session.fd(), id);

@@ -40,10 +40,12 @@ use std::io::{self, Write};
 use std::mem::ManuallyDrop;
 use std::os::fd::{AsRawFd, FromRawFd, RawFd};
 use std::sync::Arc;
+use std::time::{Duration, Instant};
 
 use mysql::consts::{ColumnFlags, ColumnType};
 
 use crate::coop_read::read_some;
+use crate::socket_timeouts::ReadDeadline;
 use crate::resultset::ResultSet;
 use crate::row_source::RowSource;
 use crate::value::Value;
@@ -149,6 +151,9 @@ pub(crate) struct FastIo {
     /// A request was sent and nothing read since: on an event loop the answer is
     /// waited for before the first read rather than after a read that finds nothing.
     awaiting: bool,
+    /// `--db-timeout`, the socket's receive timeout: the longest one packet may take to
+    /// arrive, as a whole, when the read blocks (see [`Self::read_packet_slow`]).
+    read_limit: Option<Duration>,
 }
 
 /// What an execute produced.
@@ -231,6 +236,14 @@ pub(crate) fn server_error(p: &[u8]) -> mysql::Error {
 }
 
 impl FastIo {
+    /// Buffers for a connection whose socket has `read_limit` as its receive timeout.
+    pub(crate) fn new(read_limit: Option<Duration>) -> FastIo {
+        FastIo {
+            read_limit,
+            ..FastIo::default()
+        }
+    }
+
     /// Forget any buffered input (after a reconnect).
     pub(crate) fn reset(&mut self) {
         self.start = 0;
@@ -247,8 +260,14 @@ impl FastIo {
     }
 
     /// Make at least `n` bytes available from `start` (an empty or released buffer
-    /// grows to [`INITIAL_BUF`] here, so callers need not prepare it).
-    fn need(&mut self, sock: &mut File, n: usize) -> Result<(), mysql::Error> {
+    /// grows to [`INITIAL_BUF`] here, so callers need not prepare it), by `deadline`
+    /// if there is one.
+    fn need(
+        &mut self,
+        sock: &mut File,
+        n: usize,
+        deadline: &mut Option<ReadDeadline>,
+    ) -> Result<(), mysql::Error> {
         while self.end - self.start < n {
             if self.start + n > self.inbuf.len() {
                 self.inbuf.copy_within(self.start..self.end, 0);
@@ -258,6 +277,10 @@ impl FastIo {
                     let size = n.max(self.inbuf.len() * 2).max(INITIAL_BUF);
                     self.inbuf.resize(size, 0);
                 }
+            }
+            if let Some(d) = deadline {
+                d.before_recv(sock.as_raw_fd())
+                    .map_err(mysql::Error::IoError)?;
             }
             let got = read_some(
                 sock.as_raw_fd(),
@@ -298,15 +321,29 @@ impl FastIo {
         self.read_packet_slow(sock)
     }
 
+    /// A packet not (wholly) buffered yet. A read that blocks gets the packet within
+    /// the read limit as a whole: the socket's receive timeout bounds each `recv`
+    /// alone, and a server sending one byte at a time just within it could hold the
+    /// connection for ever. On an event loop the worker waits in `epoll`, where the
+    /// run's stop grace bounds it.
     #[cold]
     fn read_packet_slow(&mut self, sock: &mut File) -> Result<(), mysql::Error> {
         self.in_big = false;
         loop {
-            self.need(sock, 4)?;
+            let mut deadline = match self.read_limit {
+                Some(limit) if !bmk_engine::coop::active() => {
+                    Some(ReadDeadline::new(Instant::now() + limit, Some(limit)))
+                }
+                _ => None,
+            };
+            self.need(sock, 4, &mut deadline)?;
             let h = &self.inbuf[self.start..self.start + 4];
             let len = usize::from(h[0]) | usize::from(h[1]) << 8 | usize::from(h[2]) << 16;
             self.seq = h[3];
-            self.need(sock, 4 + len)?;
+            self.need(sock, 4 + len, &mut deadline)?;
+            if let Some(d) = deadline.as_mut() {
+                d.restore(sock.as_raw_fd()).map_err(mysql::Error::IoError)?;
+            }
             let s = self.start + 4;
             self.start += 4 + len;
             if !self.in_big && len < MAX_PAYLOAD {

@@ -12,30 +12,45 @@
 //! bounded by them, `TCP_NODELAY`, the greeting, one response, the answer, and the
 //! query timeouts.
 //!
-//! # What is left to the crate
-//! Everything this module declines with [`HandshakeError::Unsupported`] — another
-//! authentication plugin, the RSA key exchange of `caching_sha2_password`'s full
-//! authentication over TCP — is done by connecting again through the crate (the caller
-//! does so, and remembers it). The session then negotiated is the crate's: the same
-//! capability flags, collation and packet limit as here, so the fast path reads the
-//! same responses either way.
+//! # The password
+//! `caching_sha2_password`'s full authentication wants the password itself: it goes
+//! in clear over a UNIX socket (as MySQL's clients send it), and over plain TCP only
+//! encrypted with an RSA key the user vouched for ([`crate::mysql_rsa`]): the key of
+//! `--mysql-server-public-key`, or the one the server sends under
+//! `--mysql-get-server-public-key`. Without either the login fails, naming the ways
+//! out, and nothing of the password was sent. A server asking for the password in
+//! clear (`mysql_clear_password`), for `dialog` or another plugin nobody here speaks is
+//! refused the same way.
 //!
-//! Every blocking step is bounded as the crate's handshake was, by socket timeouts
-//! (blocking even on an event loop): the TCP connect by the connect timeout, every
-//! read and write by `step`, the smaller of it and the I/O timeout.
+//! # What is left to the crate
+//! The MariaDB plugins this module declines with [`HandshakeError::Unsupported`]
+//! (`client_ed25519`, `parsec`) are done by connecting again through the crate (the
+//! caller does so, and remembers it). The session then negotiated is the crate's: the
+//! same capability flags, collation and packet limit as here, so the fast path reads
+//! the same responses either way.
+//!
+//! # Time
+//! The whole connect (TCP connect, every read and write of the handshake) ends by the
+//! connect timeout, blocking even on an event loop: each read and write is bounded by
+//! a socket timeout (`step`, the smaller of the connect and the I/O timeouts), lowered
+//! to what is left before the deadline when it would reach past it
+//! ([`ReadDeadline`]), so a server that trickles its answers cannot stretch it.
 
 use std::io::{self, ErrorKind};
 use std::os::fd::{AsRawFd, OwnedFd, RawFd};
 use std::os::unix::net::UnixStream;
 use std::sync::OnceLock;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use sha1::Sha1;
 use sha2::{Digest, Sha256};
 
 use crate::coop_read::read_blocking;
 use crate::error::Endpoint;
-use crate::socket_timeouts::{connect_tcp, set_socket_timeouts, timed_out, ConnectFailure};
+use crate::mysql_rsa::ServerPublicKey;
+use crate::socket_timeouts::{
+    connect_tcp, set_socket_timeouts, timed_out, ConnectFailure, ReadDeadline,
+};
 
 const LONG_PASSWORD: u32 = 1;
 const LONG_FLAG: u32 = 1 << 2;
@@ -80,13 +95,69 @@ const MAX_PACKET: u32 = 1 << 30;
 
 const NATIVE: &[u8] = b"mysql_native_password";
 const CACHING_SHA2: &[u8] = b"caching_sha2_password";
+/// The MariaDB plugins the crate speaks and this module does not.
+const LEFT_TO_THE_CRATE: [&[u8]; 2] = [b"client_ed25519", b"parsec"];
 
-/// Who logs in, and where.
+/// MySQL's client error numbers for a login refused by the client: an authentication
+/// plugin reported an error, or one cannot be used.
+pub(crate) const CR_AUTH_PLUGIN_ERR: u16 = 2061;
+pub(crate) const CR_AUTH_PLUGIN_CANNOT_LOAD: u16 = 2059;
+
+/// Who logs in, and where, and which RSA key the password may be encrypted with.
 pub(crate) struct Login<'a> {
     pub endpoint: &'a Endpoint,
     pub user: &'a str,
     pub password: &'a str,
     pub db: &'a str,
+    /// `--mysql-server-public-key`.
+    pub server_key: Option<&'a ServerPublicKey>,
+    /// `--mysql-get-server-public-key`.
+    pub get_server_key: bool,
+}
+
+/// The client's refusal of a login, as an error the caller reports like a server's.
+pub(crate) fn refusal(code: u16, message: String) -> mysql::Error {
+    mysql::Error::MySqlError(mysql::MySqlError {
+        state: "HY000".into(),
+        message,
+        code,
+    })
+}
+
+/// The refusal of full authentication over plain TCP without a trusted key.
+fn full_auth_refused() -> HandshakeError {
+    HandshakeError::Failed(refusal(
+        CR_AUTH_PLUGIN_ERR,
+        "caching_sha2_password: the server asks for the password over plain TCP, which \
+         bmk sends only over TLS (--mysql-ssl=REQUIRED or stricter), encrypted with a \
+         public key you trust (--mysql-server-public-key=FILE), or with the key the \
+         server sends if you opt in (--mysql-get-server-public-key)"
+            .into(),
+    ))
+}
+
+/// The refusal of authentication plugin `name`, which bmk does not speak.
+fn plugin_refused(name: &[u8]) -> HandshakeError {
+    HandshakeError::Failed(plugin_refusal(name))
+}
+
+/// The refusal of authentication plugin `name` (also for the crate's login).
+pub(crate) fn plugin_refusal(name: &[u8]) -> mysql::Error {
+    let name = String::from_utf8_lossy(name);
+    let why = match &*name {
+        "mysql_clear_password" => "it sends the password in clear text",
+        "dialog" => "it asks interactive questions (PAM)",
+        "mysql_old_password" => "its password hash is broken",
+        _ => "bmk does not speak it",
+    };
+    refusal(
+        CR_AUTH_PLUGIN_CANNOT_LOAD,
+        format!(
+            "the server asks for authentication plugin '{name}', which bmk refuses: {why} \
+             (bmk logs in with mysql_native_password, caching_sha2_password, \
+             client_ed25519 or parsec)"
+        ),
+    )
 }
 
 /// Why a login did not end in an authenticated socket.
@@ -125,16 +196,17 @@ fn io_failure(e: io::Error) -> HandshakeError {
     })
 }
 
-/// Opens a connection to `login.endpoint` and logs in: the TCP connect bounded by
-/// `connect_timeout`, every later blocking step by `step`. Returns the socket, with
-/// `io_timeout` as its read and write timeouts.
+/// Opens a connection to `login.endpoint` and logs in, all of it within
+/// `connect_timeout`, every read and write within `step` too. Returns the socket,
+/// with `io_timeout` as its read and write timeouts.
 pub(crate) fn log_in(
     login: &Login<'_>,
     connect_timeout: Duration,
     step: Duration,
     io_timeout: Option<Duration>,
 ) -> Result<OwnedFd, HandshakeError> {
-    let fd = open(login.endpoint, connect_timeout)?;
+    let deadline = Instant::now() + connect_timeout;
+    let fd = open(login.endpoint, connect_timeout, deadline)?;
     if step != connect_timeout {
         set_socket_timeouts(fd.as_raw_fd(), Some(step)).map_err(mysql::Error::IoError)?;
     }
@@ -142,24 +214,26 @@ pub(crate) fn log_in(
         fd: fd.as_raw_fd(),
         buf: Vec::new(),
         seq: 0,
+        deadline: ReadDeadline::new(deadline, Some(step)),
     };
     let unix = login.endpoint.socket.is_some();
     authenticate(&mut wire, login, unix)?;
-    if io_timeout != Some(step) {
+    if io_timeout != Some(step) || wire.deadline.lowered() {
         set_socket_timeouts(fd.as_raw_fd(), io_timeout).map_err(mysql::Error::IoError)?;
     }
     Ok(fd)
 }
 
-/// The socket, connected, with `limit` as its read and write timeouts.
-fn open(ep: &Endpoint, limit: Duration) -> Result<OwnedFd, HandshakeError> {
+/// The socket, connected by `deadline`, with at most `limit` as its read and write
+/// timeouts.
+fn open(ep: &Endpoint, limit: Duration, deadline: Instant) -> Result<OwnedFd, HandshakeError> {
     if let Some(path) = &ep.socket {
         let s = UnixStream::connect(path).map_err(mysql::Error::IoError)?;
         set_socket_timeouts(s.as_raw_fd(), Some(limit)).map_err(mysql::Error::IoError)?;
         return Ok(s.into());
     }
     let host = ep.host.as_deref().unwrap_or("localhost");
-    match connect_tcp(host, ep.port.unwrap_or(3306), limit) {
+    match connect_tcp(host, ep.port.unwrap_or(3306), limit, deadline) {
         Ok(s) => Ok(s.into()),
         Err(ConnectFailure::TimedOut) => Err(HandshakeError::Failed(timeout())),
         Err(ConnectFailure::Io(e)) => Err(HandshakeError::Failed(mysql::Error::IoError(e))),
@@ -172,6 +246,8 @@ struct Wire {
     buf: Vec<u8>,
     /// Sequence id of the last packet read.
     seq: u8,
+    /// The end of the connect timeout.
+    deadline: ReadDeadline,
 }
 
 impl Wire {
@@ -198,6 +274,7 @@ impl Wire {
     fn fill(&mut self, n: usize) -> Result<(), HandshakeError> {
         let mut chunk = [0u8; 1024];
         while self.buf.len() < n {
+            self.deadline.before_recv(self.fd).map_err(io_failure)?;
             let got = read_blocking(self.fd, &mut chunk).map_err(io_failure)?;
             if got == 0 {
                 return Err(io_failure(io::Error::new(
@@ -470,7 +547,7 @@ fn authenticate(wire: &mut Wire, login: &Login<'_>, unix: bool) -> Result<(), Ha
             0xff => return Err(HandshakeError::Failed(crate::mysql_fast::server_error(&p))),
             0xfe if !switched => {
                 if p.len() == 1 {
-                    return Err(HandshakeError::Unsupported("mysql_old_password".into()));
+                    return Err(plugin_refused(b"mysql_old_password"));
                 }
                 let mut r = Fields(&p[1..]);
                 switched_plugin = r.cstr().to_vec();
@@ -480,9 +557,12 @@ fn authenticate(wire: &mut Wire, login: &Login<'_>, unix: bool) -> Result<(), Ha
                 }
                 nonce = data.to_vec();
                 let Some(answer) = proof(&switched_plugin, login.password, &nonce) else {
-                    return Err(HandshakeError::Unsupported(
-                        String::from_utf8_lossy(&switched_plugin).into_owned(),
-                    ));
+                    if LEFT_TO_THE_CRATE.contains(&switched_plugin.as_slice()) {
+                        return Err(HandshakeError::Unsupported(
+                            String::from_utf8_lossy(&switched_plugin).into_owned(),
+                        ));
+                    }
+                    return Err(plugin_refused(&switched_plugin));
                 };
                 plugin = &switched_plugin;
                 switched = true;
@@ -491,17 +571,18 @@ fn authenticate(wire: &mut Wire, login: &Login<'_>, unix: bool) -> Result<(), Ha
             // caching_sha2_password: the server had the proof in its cache; OK follows.
             0x01 if plugin == CACHING_SHA2 && p.get(1) == Some(&0x03) => {}
             // caching_sha2_password wants the password itself: in clear over a UNIX
-            // socket (as the crate does); over TCP only RSA-encrypted, which the crate
-            // does.
+            // socket (as MySQL's clients send it); over TCP only encrypted with a key
+            // the user trusts.
             0x01 if plugin == CACHING_SHA2 && p.get(1) == Some(&0x04) => {
-                if !unix {
-                    return Err(HandshakeError::Unsupported(
-                        "caching_sha2_password full authentication over TCP".into(),
-                    ));
+                if unix {
+                    let mut pw = login.password.as_bytes().to_vec();
+                    pw.push(0);
+                    wire.write(&pw)?;
+                    pw.fill(0);
+                } else {
+                    let encrypted = encrypted_password(wire, login, &nonce)?;
+                    wire.write(&encrypted)?;
                 }
-                let mut pw = login.password.as_bytes().to_vec();
-                pw.push(0);
-                wire.write(&pw)?;
             }
             _ => {
                 return Err(HandshakeError::Failed(mysql::Error::DriverError(
@@ -510,6 +591,39 @@ fn authenticate(wire: &mut Wire, login: &Login<'_>, unix: bool) -> Result<(), Ha
             }
         }
     }
+}
+
+/// The password for full authentication over plain TCP, encrypted with the key the
+/// user gave, or with the one the server sends when the user trusts it; refused
+/// otherwise, before anything is sent.
+fn encrypted_password(
+    wire: &mut Wire,
+    login: &Login<'_>,
+    nonce: &[u8],
+) -> Result<Vec<u8>, HandshakeError> {
+    let sent;
+    let key = match login.server_key {
+        Some(key) => key,
+        None if login.get_server_key => {
+            wire.write(&[0x02])?;
+            let p = wire.read()?;
+            if p[0] != 0x01 {
+                return Err(HandshakeError::Failed(mysql::Error::DriverError(
+                    mysql::DriverError::UnexpectedPacket,
+                )));
+            }
+            sent = ServerPublicKey::from_pem(&p[1..]).map_err(|e| {
+                HandshakeError::Failed(refusal(
+                    CR_AUTH_PLUGIN_ERR,
+                    format!("caching_sha2_password: the public key the server sent is {e}"),
+                ))
+            })?;
+            &sent
+        }
+        None => return Err(full_auth_refused()),
+    };
+    key.encrypt_password(login.password, nonce)
+        .map_err(|e| HandshakeError::Failed(refusal(CR_AUTH_PLUGIN_ERR, format!("caching_sha2_password: {e}"))))
 }
 
 #[cfg(test)]
@@ -610,6 +724,8 @@ mod tests {
             user: "sbtest",
             password: "pw",
             db: "sbtest",
+            server_key: None,
+            get_server_key: false,
         };
         let r = response(&g, &login, CACHING_SHA2, &[9; 32]);
         let caps = u32::from_le_bytes(r[..4].try_into().unwrap());

@@ -1,40 +1,63 @@
 //! The MySQL driver's login against scripted servers: what bmk's own handshake does
-//! itself, what it leaves to the `mysql` crate, and how long a connect may wait.
+//! itself, what it leaves to the `mysql` crate, where the password may go, and how
+//! long a connect may wait.
 
 mod support;
 
 use std::io::{Read, Write};
-use std::net::TcpListener;
+use std::net::{TcpListener, TcpStream};
 use std::os::unix::net::UnixListener;
-use std::sync::mpsc;
+use std::sync::{mpsc, OnceLock};
 use std::time::Duration;
 
-use bmk_sql::DriverKind;
+use bmk_sql::{DriverConfig, DriverKind, SqlErrorKind};
+use rsa::pkcs8::{EncodePublicKey, LineEnding};
+use rsa::{Oaep, RsaPrivateKey};
+use sha1::Sha1;
 use support::{connect, mysql_connect_timing_out};
 
-/// A public key the scripted server hands out for `caching_sha2_password`'s RSA
-/// exchange (the client encrypts with it; nothing here decrypts).
-const PUBLIC_KEY: &str = "-----BEGIN PUBLIC KEY-----
-MIIBIjANBgkqhkiG9w0BAQEFAAOCAQ8AMIIBCgKCAQEAzvBGDqFaZInucDwsWlxp
-YCPYmpFvI7dEHmgAganTMeE2QKGTKDM8BpXjpVWH8XytS9tmsthFXlQgGdJo3BTG
-EIK6y0Vyn4f8talqvduqofL7j0fmCYa4xXzHQ7evMP52syaLQOgx+WzBfMF2laSf
-gjFsZgz5IH9gIGJfEAKcIV8ndiu/ZOyTU4WAnwHYYMmC0PauqOKmm+Pi12G80mSs
-no9+LwSKJnKVKSPNgztHVQtal3uFf7HvkQRS6EaLOTVnufmgkCmDO6+zyiW37hDT
-5PQjMXUuHSqvQY6/cNztu2cgvt3fneFQNPOVjEc3bQhCuq2EkYqVHpR76QUZLZ6n
-AwIDAQAB
------END PUBLIC KEY-----
-";
+/// The scripted server's nonce (the greeting's two parts).
+const NONCE: &[u8; 20] = b"0123456789abcdefghij";
 
-/// What one connection to the scripted server did after being asked for full
-/// authentication.
+/// The scripted server's RSA key pair, made per test process (1024 bits: quick to
+/// make; the size does not matter to what is tested).
+fn key_pair() -> &'static (RsaPrivateKey, String) {
+    static KEYS: OnceLock<(RsaPrivateKey, String)> = OnceLock::new();
+    KEYS.get_or_init(|| {
+        let private = RsaPrivateKey::new(&mut rand_core::OsRng, 1024).unwrap();
+        let public = private
+            .to_public_key()
+            .to_public_key_pem(LineEnding::LF)
+            .unwrap();
+        (private, public)
+    })
+}
+
+/// What the scripted server sends when the client asks for its public key.
+#[derive(Clone, Copy)]
+enum KeySent {
+    /// Its own public key.
+    Valid,
+    /// Bytes that are no key.
+    Malformed,
+}
+
+/// What one connection to the scripted server did after being asked for the
+/// password (full authentication, or a switch to another plugin).
 #[derive(Debug, PartialEq)]
 enum Answer {
-    /// The client hung up.
+    /// The client hung up, having sent nothing more.
     HungUp,
-    /// It sent the password in clear (with its NUL).
+    /// It asked for the public key, then hung up.
+    AskedKeyThenHungUp,
+    /// It sent these bytes in clear (the password with its NUL, over a UNIX socket).
     Cleartext(Vec<u8>),
-    /// It asked for the public key, then sent this many encrypted bytes.
-    Encrypted(usize),
+    /// It sent the password encrypted with the server's key: what the server
+    /// decrypted (XORed with the nonce back, without the NUL), and whether the client
+    /// had asked for the key first.
+    Encrypted { asked_key: bool, password: Vec<u8> },
+    /// It sent something the server could not decrypt (this many bytes).
+    Undecryptable(usize),
 }
 
 fn read_packet(s: &mut impl Read) -> Option<(u8, Vec<u8>)> {
@@ -46,10 +69,17 @@ fn read_packet(s: &mut impl Read) -> Option<(u8, Vec<u8>)> {
     Some((h[3], p))
 }
 
+/// Writes a packet; a client that hung up already is no failure of the server.
 fn write_packet(s: &mut impl Write, seq: u8, p: &[u8]) {
     let len = (p.len() as u32).to_le_bytes();
-    s.write_all(&[len[0], len[1], len[2], seq]).unwrap();
-    s.write_all(p).unwrap();
+    let _ = s.write_all(&[len[0], len[1], len[2], seq]);
+    let _ = s.write_all(p);
+}
+
+/// The client's next packet after a request for the password; `None` when it hung
+/// up, or said goodbye (`COM_QUIT`, which the client library sends when it gives up).
+fn read_answer(s: &mut impl Read) -> Option<(u8, Vec<u8>)> {
+    read_packet(s).filter(|(_, p)| p != &[0x01])
 }
 
 /// A MySQL 8 greeting naming `caching_sha2_password`.
@@ -60,7 +90,7 @@ fn greeting() -> Vec<u8> {
     let mut p = vec![10];
     p.extend_from_slice(b"8.0.36-scripted\0");
     p.extend_from_slice(&1u32.to_le_bytes());
-    p.extend_from_slice(b"01234567");
+    p.extend_from_slice(&NONCE[..8]);
     p.push(0);
     p.extend_from_slice(&(caps as u16).to_le_bytes());
     p.push(255);
@@ -68,68 +98,261 @@ fn greeting() -> Vec<u8> {
     p.extend_from_slice(&((caps >> 16) as u16).to_le_bytes());
     p.push(21);
     p.extend_from_slice(&[0; 10]);
-    p.extend_from_slice(b"89abcdefghij\0");
+    p.extend_from_slice(&NONCE[8..]);
+    p.push(0);
     p.extend_from_slice(b"caching_sha2_password\0");
     p
 }
 
+/// The password the server decrypts from `blob`, if it can.
+fn decrypt(blob: &[u8]) -> Option<Vec<u8>> {
+    let plain = key_pair().0.decrypt(Oaep::new::<Sha1>(), blob).ok()?;
+    let mut pw: Vec<u8> = plain
+        .iter()
+        .enumerate()
+        .map(|(i, b)| b ^ NONCE[i % NONCE.len()])
+        .collect();
+    assert_eq!(pw.pop(), Some(0), "the password ends with a NUL");
+    Some(pw)
+}
+
+/// The client's goodbye, then the end of the stream.
+fn drain(mut s: impl Read) {
+    let mut rest = Vec::new();
+    let _ = s.read_to_end(&mut rest);
+}
+
 /// One login that always asks for full authentication (the server's password cache
 /// empty): greeting, response, `0x01 0x04`, then whatever the client does, then OK.
-fn serve_full_authentication(mut s: impl Read + Write) -> Answer {
+fn serve_full_authentication(mut s: impl Read + Write, key: KeySent) -> Answer {
     write_packet(&mut s, 0, &greeting());
     let Some((seq, _response)) = read_packet(&mut s) else {
         return Answer::HungUp;
     };
     write_packet(&mut s, seq + 1, &[0x01, 0x04]);
-    let Some((seq, p)) = read_packet(&mut s) else {
+    let Some((seq, p)) = read_answer(&mut s) else {
         return Answer::HungUp;
     };
     let answer = if p == [0x02] {
-        let mut key = vec![0x01];
-        key.extend_from_slice(PUBLIC_KEY.as_bytes());
-        write_packet(&mut s, seq + 1, &key);
-        let Some((seq, encrypted)) = read_packet(&mut s) else {
-            return Answer::HungUp;
+        let mut packet = vec![0x01];
+        match key {
+            KeySent::Valid => packet.extend_from_slice(key_pair().1.as_bytes()),
+            KeySent::Malformed => packet.extend_from_slice(
+                b"-----BEGIN PUBLIC KEY-----\nMIIBIjANBgkqhkiG9w0BAQEFAAOC\n-----END PUBLIC KEY-----\n",
+            ),
+        }
+        write_packet(&mut s, seq + 1, &packet);
+        let Some((seq, blob)) = read_answer(&mut s) else {
+            return Answer::AskedKeyThenHungUp;
         };
         write_packet(&mut s, seq + 1, &[0, 0, 0, 2, 0, 0, 0]);
-        Answer::Encrypted(encrypted.len())
+        match decrypt(&blob) {
+            Some(password) => Answer::Encrypted {
+                asked_key: true,
+                password,
+            },
+            None => Answer::Undecryptable(blob.len()),
+        }
     } else {
         write_packet(&mut s, seq + 1, &[0, 0, 0, 2, 0, 0, 0]);
-        Answer::Cleartext(p)
+        match decrypt(&p) {
+            Some(password) => Answer::Encrypted {
+                asked_key: false,
+                password,
+            },
+            None => Answer::Cleartext(p),
+        }
     };
-    // The client's goodbye, then the end of the stream.
-    let mut rest = Vec::new();
-    let _ = s.read_to_end(&mut rest);
+    drain(s);
     answer
 }
 
-/// Over TCP, `caching_sha2_password`'s full authentication needs the RSA exchange,
-/// which bmk's own handshake leaves to the crate: the first attempt hangs up at the
-/// request, the crate's login then completes it, and later connects of the process go
-/// to the crate straight away.
-#[test]
-fn full_authentication_over_tcp_is_left_to_the_crate() {
+/// One login that switches the client to authentication plugin `plugin`.
+fn serve_plugin_switch(mut s: impl Read + Write, plugin: &str) -> Answer {
+    write_packet(&mut s, 0, &greeting());
+    let Some((seq, _response)) = read_packet(&mut s) else {
+        return Answer::HungUp;
+    };
+    let mut switch = vec![0xfe];
+    switch.extend_from_slice(plugin.as_bytes());
+    switch.push(0);
+    switch.extend_from_slice(NONCE);
+    switch.push(0);
+    write_packet(&mut s, seq + 1, &switch);
+    let Some((seq, p)) = read_answer(&mut s) else {
+        return Answer::HungUp;
+    };
+    write_packet(&mut s, seq + 1, &[0, 0, 0, 2, 0, 0, 0]);
+    drain(s);
+    Answer::Cleartext(p)
+}
+
+/// A scripted server on 127.0.0.1 serving every connection with `serve`; what each
+/// did arrives on the receiver. Returns the port.
+fn scripted_server(
+    serve: impl Fn(TcpStream) -> Answer + Send + 'static,
+) -> (String, mpsc::Receiver<Answer>) {
     let l = TcpListener::bind("127.0.0.1:0").unwrap();
     let port = l.local_addr().unwrap().port().to_string();
     let (tx, rx) = mpsc::channel();
     std::thread::spawn(move || {
         for s in l.incoming() {
-            let _ = tx.send(serve_full_authentication(s.unwrap()));
+            let _ = tx.send(serve(s.unwrap()));
         }
     });
-    let opts = [
+    (port, rx)
+}
+
+fn wait(rx: &mpsc::Receiver<Answer>) -> Answer {
+    rx.recv_timeout(Duration::from_secs(10)).unwrap()
+}
+
+/// No further connection reached the server (no second attempt through the client
+/// library).
+fn no_more_connections(rx: &mpsc::Receiver<Answer>) {
+    assert!(rx.recv_timeout(Duration::from_millis(300)).is_err());
+}
+
+/// The options of a login as `sbtest`/`pw` to the scripted server on `port`.
+fn tcp_login<'a>(port: &'a str, more: &[(&'a str, &'a str)]) -> Vec<(&'a str, &'a str)> {
+    let mut opts = vec![
         ("mysql-host", "127.0.0.1"),
-        ("mysql-port", port.as_str()),
+        ("mysql-port", port),
         ("mysql-user", "sbtest"),
         ("mysql-password", "pw"),
         ("db-connect-timeout", "5"),
     ];
-    let wait = || rx.recv_timeout(Duration::from_secs(10)).unwrap();
-    drop(connect(DriverKind::Mysql, &opts).expect("logged in through the crate"));
-    assert_eq!(wait(), Answer::HungUp);
-    assert_eq!(wait(), Answer::Encrypted(256));
-    drop(connect(DriverKind::Mysql, &opts).expect("second login"));
-    assert_eq!(wait(), Answer::Encrypted(256));
+    opts.extend_from_slice(more);
+    opts
+}
+
+/// Over plain TCP, full authentication would send the password to whoever answers:
+/// without a trusted key (or the opt-in) the login fails with a line naming the ways
+/// out, and the server got nothing of the password, neither from bmk's own login nor
+/// from the client library's (`--mysql-fast-path=off`).
+#[test]
+fn full_authentication_over_tcp_without_a_trusted_key_sends_nothing() {
+    for (more, own) in [(None, true), (Some(("mysql-fast-path", "off")), false)] {
+        let (port, rx) = scripted_server(|s| serve_full_authentication(s, KeySent::Valid));
+        let e = connect(DriverKind::Mysql, &tcp_login(&port, &more.into_iter().collect::<Vec<_>>()))
+            .err()
+            .expect("the login must fail");
+        assert_eq!(wait(&rx), Answer::HungUp, "own login: {own}");
+        no_more_connections(&rx);
+        assert_eq!(e.kind, SqlErrorKind::Connect);
+        assert_eq!(e.errno, 2061);
+        assert!(!e.message.contains('\n'), "{}", e.message);
+        for way in ["--mysql-ssl", "--mysql-server-public-key", "--mysql-get-server-public-key"] {
+            assert!(e.message.contains(way), "{}", e.message);
+        }
+        assert!(!e.message.contains("DriverError"), "{}", e.message);
+    }
+}
+
+/// With `--mysql-server-public-key=FILE` the password goes encrypted with that key,
+/// without asking the server for one; the server decrypts it and lets the client in.
+#[test]
+fn a_trusted_key_file_encrypts_the_password() {
+    let dir = tempfile::tempdir().unwrap();
+    let key = dir.path().join("server.pem");
+    std::fs::write(&key, &key_pair().1).unwrap();
+    let (port, rx) = scripted_server(|s| serve_full_authentication(s, KeySent::Malformed));
+    let opts = tcp_login(&port, &[("mysql-server-public-key", key.to_str().unwrap())]);
+    drop(connect(DriverKind::Mysql, &opts).expect("logged in"));
+    assert_eq!(
+        wait(&rx),
+        Answer::Encrypted {
+            asked_key: false,
+            password: b"pw".to_vec()
+        }
+    );
+    no_more_connections(&rx);
+}
+
+/// With `--mysql-get-server-public-key` the client asks for the server's key and
+/// encrypts the password with it.
+#[test]
+fn the_opt_in_takes_the_key_the_server_sends() {
+    let (port, rx) = scripted_server(|s| serve_full_authentication(s, KeySent::Valid));
+    let opts = tcp_login(&port, &[("mysql-get-server-public-key", "on")]);
+    drop(connect(DriverKind::Mysql, &opts).expect("logged in"));
+    assert_eq!(
+        wait(&rx),
+        Answer::Encrypted {
+            asked_key: true,
+            password: b"pw".to_vec()
+        }
+    );
+}
+
+/// A malformed key from the server is a connect error (no panic), and nothing was
+/// sent after it.
+#[test]
+fn a_malformed_key_from_the_server_is_a_clean_connect_error() {
+    let (port, rx) = scripted_server(|s| serve_full_authentication(s, KeySent::Malformed));
+    let opts = tcp_login(&port, &[("mysql-get-server-public-key", "on")]);
+    let e = connect(DriverKind::Mysql, &opts)
+        .err()
+        .expect("the login must fail");
+    assert_eq!(wait(&rx), Answer::AskedKeyThenHungUp);
+    no_more_connections(&rx);
+    assert_eq!(e.kind, SqlErrorKind::Connect);
+    assert!(
+        e.message.contains("the public key the server sent is not"),
+        "{}",
+        e.message
+    );
+}
+
+/// A key file that holds no key, or is missing, is a configuration error naming it.
+#[test]
+fn a_malformed_key_file_is_a_configuration_error() {
+    let dir = tempfile::tempdir().unwrap();
+    let bad = dir.path().join("bad.pem");
+    std::fs::write(&bad, "-----BEGIN PUBLIC KEY-----\nAAAA\n-----END PUBLIC KEY-----\n").unwrap();
+    let missing = dir.path().join("missing.pem");
+    for path in [&bad, &missing] {
+        let path = path.to_str().unwrap().to_string();
+        let e = DriverConfig::from_options(DriverKind::Mysql, &|k| {
+            (k == "mysql-server-public-key").then(|| path.clone())
+        })
+        .unwrap_err();
+        assert!(e.message.starts_with("--mysql-server-public-key: "), "{}", e.message);
+        assert!(e.message.contains(&path), "{}", e.message);
+        assert!(!e.message.contains('\n'), "{}", e.message);
+    }
+}
+
+/// A server asking for the password in clear text, or for `dialog`, is refused with
+/// a plain message, by bmk's own login and by the client library's; nothing is sent.
+#[test]
+fn clear_text_and_dialog_plugins_are_refused_plainly() {
+    for plugin in ["mysql_clear_password", "dialog"] {
+        for fast_path in ["on", "off"] {
+            let (port, rx) = scripted_server(move |s| serve_plugin_switch(s, plugin));
+            let opts = tcp_login(&port, &[("mysql-fast-path", fast_path)]);
+            let e = connect(DriverKind::Mysql, &opts)
+                .err()
+                .expect("the login must fail");
+            // The client library answers a plugin it does not know with an empty
+            // packet before it gives up: nothing of the password either.
+            let answer = wait(&rx);
+            assert!(
+                answer == Answer::HungUp || answer == Answer::Cleartext(Vec::new()),
+                "{plugin}, fast path {fast_path}: {answer:?}"
+            );
+            no_more_connections(&rx);
+            assert_eq!(e.errno, 2059, "{}", e.message);
+            assert!(
+                e.message.starts_with(&format!(
+                    "the server asks for authentication plugin '{plugin}', which bmk refuses"
+                )),
+                "{}",
+                e.message
+            );
+            assert!(!e.message.contains("DriverError"), "{}", e.message);
+        }
+    }
 }
 
 /// Over a UNIX socket full authentication sends the password itself, which bmk's own
@@ -142,7 +365,7 @@ fn full_authentication_over_a_unix_socket_sends_the_password() {
     let (tx, rx) = mpsc::channel();
     std::thread::spawn(move || {
         for s in l.incoming() {
-            let _ = tx.send(serve_full_authentication(s.unwrap()));
+            let _ = tx.send(serve_full_authentication(s.unwrap(), KeySent::Valid));
         }
     });
     let opts = [

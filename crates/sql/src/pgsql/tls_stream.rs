@@ -12,6 +12,8 @@ use std::sync::Arc;
 use rustls::pki_types::ServerName;
 use rustls::{ClientConfig, ClientConnection};
 
+use crate::socket_timeouts::ReadDeadline;
+
 /// Ciphertext read from the socket at a time: a full TLS record and its header.
 const CIPHER_BUF: usize = 16 * 1024 + 512;
 
@@ -27,19 +29,24 @@ pub(super) struct TlsStream {
 }
 
 impl TlsStream {
-    /// Runs the TLS handshake on `tcp` (blocking, bounded by the socket's timeouts),
-    /// for server `host` (a name that is no DNS name or IP address, such as a UNIX
-    /// socket directory, is checked as `localhost`).
+    /// Runs the TLS handshake on `tcp` (blocking, bounded by the socket's timeouts
+    /// and, as a whole, by `deadline`), for server `host` (a name that is no DNS name
+    /// or IP address, such as a UNIX socket directory, is checked as `localhost`).
     pub(super) fn handshake(
         mut tcp: TcpStream,
         config: Arc<ClientConfig>,
         host: &str,
+        deadline: &mut ReadDeadline,
     ) -> io::Result<TlsStream> {
         let name = ServerName::try_from(host.to_string())
             .unwrap_or_else(|_| ServerName::try_from("localhost").expect("a valid name"));
         let mut session = ClientConnection::new(config, name).map_err(io::Error::other)?;
+        let mut bounded = Bounded {
+            tcp: &mut tcp,
+            deadline,
+        };
         while session.is_handshaking() {
-            session.complete_io(&mut tcp)?;
+            session.complete_io(&mut bounded)?;
         }
         Ok(TlsStream {
             tcp,
@@ -123,6 +130,29 @@ impl TlsStream {
             }
         }
         out
+    }
+}
+
+/// The socket during the handshake: every read within the deadline.
+struct Bounded<'a> {
+    tcp: &'a mut TcpStream,
+    deadline: &'a mut ReadDeadline,
+}
+
+impl Read for Bounded<'_> {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        self.deadline.before_recv(self.tcp.as_raw_fd())?;
+        self.tcp.read(buf)
+    }
+}
+
+impl Write for Bounded<'_> {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        self.tcp.write(buf)
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        self.tcp.flush()
     }
 }
 

@@ -30,7 +30,7 @@ use std::net::TcpStream;
 use std::os::fd::{AsRawFd, RawFd};
 use std::os::unix::net::UnixStream;
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use bytes::{BufMut, BytesMut};
 use postgres::fallible_iterator::FallibleIterator;
@@ -47,7 +47,10 @@ use crate::coop_read::{read_blocking, read_some};
 use crate::emulate::{push_literal, Dialect};
 use crate::last_segment::send_last;
 use crate::resultset::ResultSet;
-use crate::socket_timeouts::{connect_tcp, set_socket_timeouts, timed_out, ConnectFailure};
+use crate::socket_timeouts::{
+    connect_tcp, set_receive_timeout, set_send_timeout, set_socket_timeouts, timed_out,
+    ConnectFailure, ReadDeadline,
+};
 use crate::value::Value;
 
 use super::pgtext;
@@ -181,6 +184,12 @@ pub(crate) struct WireConn {
     /// calling thread (an event-loop wait has no time limit) and a socket timeout is
     /// reported as [`WireError::ConnectTimeout`].
     handshake_limit: Option<Duration>,
+    /// While the handshake runs: the end of the connect timeout, which bounds it as a
+    /// whole.
+    handshake_deadline: Option<ReadDeadline>,
+    /// `--db-timeout`, the socket's receive timeout after the handshake: the longest
+    /// one message may take to arrive, as a whole, when the read blocks.
+    read_limit: Option<Duration>,
 }
 
 impl Drop for WireConn {
@@ -230,13 +239,17 @@ fn set_tcp_timeouts(s: &TcpStream, t: Duration) {
     }
 }
 
-fn open_stream(p: &PgsqlOptions, connect_timeout: Duration) -> Result<Stream, WireError> {
+fn open_stream(
+    p: &PgsqlOptions,
+    connect_timeout: Duration,
+    deadline: Instant,
+) -> Result<Stream, WireError> {
     let fail = |e: io::Error| WireError::Client(format!("error connecting to server: {e}"));
     if p.host.starts_with('/') {
         let path = format!("{}/.s.PGSQL.{}", p.host.trim_end_matches('/'), p.port);
         return UnixStream::connect(path).map(Stream::Unix).map_err(fail);
     }
-    match connect_tcp(&p.host, p.port, connect_timeout) {
+    match connect_tcp(&p.host, p.port, connect_timeout, deadline) {
         Ok(s) => Ok(Stream::Tcp(s)),
         Err(ConnectFailure::TimedOut) => Err(WireError::ConnectTimeout(connect_timeout.as_secs())),
         Err(ConnectFailure::Io(e)) => Err(fail(e)),
@@ -260,18 +273,22 @@ fn negotiate_tls(
     p: &PgsqlOptions,
     tls: Arc<ClientConfig>,
     limit: Duration,
+    deadline: &mut ReadDeadline,
 ) -> Result<Stream, WireError> {
     let mut request = BytesMut::new();
     frontend::ssl_request(&mut request);
     tcp.write_all(&request)
         .map_err(|e| connect_io_error(e, limit))?;
     let mut answer = [0u8; 1];
-    match tcp.read(&mut answer) {
+    let read = deadline
+        .before_recv(tcp.as_raw_fd())
+        .and_then(|()| tcp.read(&mut answer));
+    match read {
         Ok(1) if answer[0] == b'N' && p.sslmode == PgSslMode::Require => Err(WireError::Client(
             "error performing TLS handshake: server does not support TLS".into(),
         )),
         Ok(1) if answer[0] == b'N' => Ok(Stream::Tcp(tcp)),
-        Ok(1) if answer[0] == b'S' => match TlsStream::handshake(tcp, tls, &p.host) {
+        Ok(1) if answer[0] == b'S' => match TlsStream::handshake(tcp, tls, &p.host, deadline) {
             Ok(t) => Ok(Stream::Tls(Box::new(t))),
             Err(e) if timed_out(&e) => Err(WireError::ConnectTimeout(limit.as_secs())),
             Err(e) => Err(WireError::Client(format!(
@@ -412,17 +429,20 @@ fn push_row(body: &[u8], cols: Option<(&[Type], &[i16])>, out: &mut ResultSet) -
 impl WireConn {
     /// Open and authenticate a connection on the calling thread. With `tls` (the modes
     /// other than `disable`) a TCP connection asks the server for TLS first, as libpq
-    /// does, and takes it when offered (`require`: fails without). Each blocking step is bounded by `connect_timeout` (the TCP connect by its own
-    /// timeout, every handshake read and write by socket timeouts, blocking even on an
-    /// event loop), so a server that answers each step just before the limit can hold a
-    /// connect for a few times it.
+    /// does, and takes it when offered (`require`: fails without). The whole connect
+    /// ends within `connect_timeout`, blocking even on an event loop: the TCP connect
+    /// and every handshake read and write are bounded by socket timeouts, lowered to
+    /// what is left of it when they would reach past it ([`ReadDeadline`]), so a server
+    /// that trickles its answers cannot stretch it. Afterwards each message read while
+    /// blocking must arrive within `io_timeout`, as a whole.
     pub(crate) fn connect(
         p: &PgsqlOptions,
         connect_timeout: Duration,
         io_timeout: Option<Duration>,
         tls: Option<Arc<ClientConfig>>,
     ) -> Result<WireConn, WireError> {
-        let mut stream = open_stream(p, connect_timeout)?;
+        let deadline = Instant::now() + connect_timeout;
+        let mut stream = open_stream(p, connect_timeout, deadline)?;
         if let (Stream::Tcp(s), Some(t)) = (&stream, io_timeout) {
             set_tcp_timeouts(s, t);
         }
@@ -432,12 +452,13 @@ impl WireConn {
             set_socket_timeouts(stream.as_raw_fd(), Some(step))
                 .map_err(|e| WireError::Client(format!("error connecting to server: {e}")))?;
         }
+        let mut handshake_deadline = ReadDeadline::new(deadline, Some(step));
         // As libpq, no TLS on a UNIX socket.
         if let (Stream::Tcp(_), Some(tls)) = (&stream, tls) {
             let Stream::Tcp(tcp) = stream else {
                 unreachable!("matched above")
             };
-            stream = negotiate_tls(tcp, p, tls, connect_timeout)?;
+            stream = negotiate_tls(tcp, p, tls, connect_timeout, &mut handshake_deadline)?;
         }
         let mut c = WireConn {
             stream,
@@ -449,11 +470,19 @@ impl WireConn {
             awaiting: false,
             broken: false,
             handshake_limit: Some(connect_timeout),
+            handshake_deadline: Some(handshake_deadline),
+            read_limit: io_timeout,
         };
         c.startup(p)?;
-        // The queries wait without a socket limit (on an event loop or blocking).
-        set_socket_timeouts(c.stream.as_raw_fd(), None).map_err(|e| c.fail_io(e))?;
+        // The queries' writes wait without a socket limit (unacknowledged data is
+        // bounded by `TCP_USER_TIMEOUT`); their reads, when they block, by the I/O
+        // timeout.
+        let fd = c.stream.as_raw_fd();
+        set_send_timeout(fd, None)
+            .and_then(|()| set_receive_timeout(fd, io_timeout))
+            .map_err(|e| c.fail_io(e))?;
         c.handshake_limit = None;
+        c.handshake_deadline = None;
         Ok(c)
     }
 
@@ -586,8 +615,10 @@ impl WireConn {
         Ok(())
     }
 
-    /// Read more, so that at least `n` bytes are buffered from `start`.
-    fn fill(&mut self, n: usize) -> Result<(), WireError> {
+    /// Read more, so that at least `n` bytes are buffered from `start`: during the
+    /// handshake by its deadline, afterwards, when the read blocks, by `deadline` (the
+    /// one of the message being read, set up here at its first read).
+    fn fill(&mut self, n: usize, deadline: &mut Option<ReadDeadline>) -> Result<(), WireError> {
         if self.start + n > self.inbuf.len() {
             self.inbuf.copy_within(self.start..self.end, 0);
             self.end -= self.start;
@@ -599,18 +630,28 @@ impl WireConn {
         }
         let fd = self.stream.as_raw_fd();
         let blocking = self.handshake_limit.is_some();
+        let mut limit = match (&mut self.handshake_deadline, self.read_limit) {
+            (Some(h), _) => Some(h),
+            (None, Some(t)) if !bmk_engine::coop::active() => Some(
+                deadline.get_or_insert_with(|| ReadDeadline::new(Instant::now() + t, Some(t))),
+            ),
+            _ => None,
+        };
         let (socket_id, awaiting) = (&mut self.socket_id, &mut self.awaiting);
+        let mut recv = |fd: RawFd, buf: &mut [u8]| {
+            if let Some(d) = limit.as_deref_mut() {
+                d.before_recv(fd)?;
+            }
+            if blocking {
+                read_blocking(fd, buf)
+            } else {
+                read_some(fd, socket_id, awaiting, buf)
+            }
+        };
         let buf = &mut self.inbuf[self.end..];
         let got = match &mut self.stream {
-            Stream::Tls(t) => t.read_plain(buf, |fd, cipher| {
-                if blocking {
-                    read_blocking(fd, cipher)
-                } else {
-                    read_some(fd, socket_id, awaiting, cipher)
-                }
-            }),
-            _ if blocking => read_blocking(fd, buf),
-            _ => read_some(fd, socket_id, awaiting, buf),
+            Stream::Tls(t) => t.read_plain(buf, recv),
+            _ => recv(fd, buf),
         };
         match got {
             Ok(0) => Err(self.fail(WireError::closed())),
@@ -640,6 +681,7 @@ impl WireConn {
     /// The next backend message: its tag and the range of its body in `inbuf`.
     #[inline]
     fn next_message(&mut self) -> Result<(u8, usize, usize), WireError> {
+        let mut deadline = None;
         loop {
             let have = self.end - self.start;
             if have >= 5 {
@@ -650,13 +692,17 @@ impl WireConn {
                 };
                 let total = 1 + header.len() as usize;
                 if have >= total {
+                    if let Some(d) = deadline.as_mut() {
+                        let restored = ReadDeadline::restore(d, self.stream.as_raw_fd());
+                        restored.map_err(|e| self.fail_io(e))?;
+                    }
                     let s = self.start + 5;
                     self.start += total;
                     return Ok((header.tag(), s, self.start));
                 }
-                self.fill(total)?;
+                self.fill(total, &mut deadline)?;
             } else {
-                self.fill(5)?;
+                self.fill(5, &mut deadline)?;
             }
         }
     }
