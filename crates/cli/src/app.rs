@@ -92,12 +92,16 @@ pub fn run(mut inv: Invocation) -> Result<i32> {
     let takes_value = |name: &str| -> bool {
         !inv.strict && statics.spec(name).is_some_and(|s| s.kind != OptKind::Bool)
     };
-    // sysbench rejects a third positional word before it prints anything.
-    let raw = args::parse(&inv.args, &takes_value).map_err(|e| user_error(e.to_string()))?;
-    let raw = crate::target_options::expand(raw).map_err(|e| user_error(e.to_string()))?;
     // Invoked as `sysbench`, only the environment picks the level: sysbench itself
     // takes no option of bmk's.
     let env_level = std::env::var(compat::ENV_VAR).ok();
+    // sysbench 1.1 has no `--test=NAME`; 1.0 and bmk keep it.
+    let test_option =
+        !inv.strict || Compat::select(&[], env_level.as_deref()).is_ok_and(|level| level.is_1_0());
+    // sysbench rejects a third positional word before it prints anything.
+    let raw = args::parse_with(&inv.args, &takes_value, test_option)
+        .map_err(|e| user_error(e.to_string()))?;
+    let raw = crate::target_options::expand(raw).map_err(|e| user_error(e.to_string()))?;
     let level_options: &[GivenOption] = if inv.strict { &[] } else { &raw.options };
     inv.compat = Compat::select(level_options, env_level.as_deref()).map_err(user_error)?;
     // As in sysbench, --help wins over --version, and neither prints the banner.
@@ -150,6 +154,7 @@ pub fn run(mut inv: Invocation) -> Result<i32> {
         };
         user_error(strict.unwrap_or_else(|| e.to_string()))
     })?;
+    option_pipeline::keep_old_names(&mut opts, &raw.options, inv.strict);
 
     if opts.string("db-driver").as_deref() == Some("help") {
         print_drivers();

@@ -62,6 +62,17 @@ fn resolve_alias(name: &str) -> &str {
 /// `--name value` can be accepted; in strict mode pass a function returning false,
 /// since sysbench only understands `--name=value`.
 pub fn parse(argv: &[String], takes_value: &dyn Fn(&str) -> bool) -> Result<RawArgs, ArgsError> {
+    parse_with(argv, takes_value, true)
+}
+
+/// [`parse`]; `test_option` says whether `--test=NAME` names the test, as in sysbench
+/// 1.0 (deprecated there). sysbench 1.1 has no such option: without it `--test` is
+/// an option like any other, which nothing declares.
+pub fn parse_with(
+    argv: &[String],
+    takes_value: &dyn Fn(&str) -> bool,
+    test_option: bool,
+) -> Result<RawArgs, ArgsError> {
     let mut out = RawArgs::default();
     let mut positional = Vec::new();
     let mut i = 0;
@@ -79,7 +90,7 @@ pub fn parse(argv: &[String], takes_value: &dyn Fn(&str) -> bool) -> Result<RawA
                     i += 1;
                 }
             }
-            if name == "test" {
+            if name == "test" && test_option {
                 out.warnings.push(
                     "WARNING: the --test option is deprecated. You can pass a script name or \
                      path on the command line without any options."

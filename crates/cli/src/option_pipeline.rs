@@ -134,6 +134,42 @@ pub fn apply_given(
     Ok(())
 }
 
+/// sysbench 1.0's old option names, which stay options of their own beside the new
+/// ones they set: `--num-threads=4` runs 4 threads and also gives `num-threads` the
+/// value 4, which a script reads as `sysbench.opt.num_threads` (and, declaring no
+/// options, as the global `num_threads`). `--threads=4` leaves `num-threads` at its
+/// default of 1, as in sysbench 1.0.20; invoked as `bmk` (not `as_sysbench`),
+/// `num-threads` follows the thread count whichever name gave it, so that an old
+/// script that sizes its work by `num_threads` runs as its author meant.
+pub fn keep_old_names(opts: &mut OptionSet, given: &[GivenOption], as_sysbench: bool) {
+    let mut num_threads_given = false;
+    for g in given {
+        // `--max-time=5`, or `--max-time (line 2 of config file '...')`.
+        let typed = g.original.trim_start_matches('-');
+        let end = typed.find(['=', ' ']).unwrap_or(typed.len());
+        let old = typed[..end].replace('_', "-");
+        if old == g.name
+            || !matches!(
+                old.as_str(),
+                "num-threads" | "max-time" | "max-requests" | "tx-rate"
+            )
+        {
+            continue;
+        }
+        if let (Some(value), Some(_)) = (&g.value, opts.spec(&old)) {
+            // Already checked under the new name, whose range is the same.
+            if opts.set(&old, value).is_ok() && old == "num-threads" {
+                num_threads_given = true;
+            }
+        }
+    }
+    if !as_sysbench && !num_threads_given && opts.spec("num-threads").is_some() {
+        if let Some(threads) = opts.get("threads").and_then(|v| v.as_i64()) {
+            let _ = opts.set("num-threads", &threads.to_string());
+        }
+    }
+}
+
 /// Every check of the options that a run of a system test makes before it starts:
 /// the grammar, each value against its declaration, the engine's, the reports' and
 /// the random generator's settings, and each driver's configuration. `strict` is

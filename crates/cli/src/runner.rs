@@ -28,7 +28,9 @@ struct PrintingObserver<'a> {
     results: Option<&'a mut ResultsSink>,
     level: Option<&'a mut LevelSink>,
     warmup_time: std::time::Duration,
-    error: Option<anyhow::Error>,
+    /// A report hook raised (the run goes on, as in sysbench).
+    hook_failed: bool,
+    as_sysbench: bool,
     verbosity: Verbosity,
     threads: u32,
     time_limit_reached: bool,
@@ -108,7 +110,8 @@ impl Observer for PrintingObserver<'_> {
                 let _ = out.flush();
             }
             Err(e) => {
-                self.error.get_or_insert(e);
+                self.hook_failed = true;
+                log_hook_failure(&e, self.as_sysbench);
             }
         }
     }
@@ -175,6 +178,20 @@ fn print_fatal(out: &mut impl Write, message: &str) -> std::io::Result<()> {
     }
 }
 
+/// A report hook that raised: ``FATAL: `report_cumulative' function failed: ...`` on
+/// stdout through sysbench's log, so that a hook failing at every report is told once
+/// with its repeats counted.
+fn log_hook_failure(error: &anyhow::Error, as_sysbench: bool) {
+    let _ = std::io::stdout().flush();
+    let text = format!("{error:#}");
+    let text = failure_text(&text, as_sysbench).trim_end();
+    if text.starts_with("FATAL:") {
+        bmk_lua::log_fatal(text);
+    } else {
+        bmk_lua::log_fatal(&format!("FATAL: {text}"));
+    }
+}
+
 /// A failure of the script's `init()` or `done()`, on stdout like the workers'.
 fn print_fatal_now(error: &anyhow::Error, as_sysbench: bool) -> std::io::Result<()> {
     let mut out = std::io::stdout().lock();
@@ -238,12 +255,16 @@ pub fn run(
         reporter: {
             let mut reporter = Reporter::new(&report_config);
             reporter.set_sysbench_1_0(settings.compat.is_1_0());
+            if settings.as_sysbench {
+                reporter.hide_schedule_lag();
+            }
             reporter
         },
         results: results.as_mut(),
         level: level.as_mut(),
         warmup_time: settings.config.warmup,
-        error: None,
+        hook_failed: false,
+        as_sysbench: settings.as_sysbench,
         verbosity,
         threads: settings.config.threads,
         time_limit_reached: false,
@@ -276,7 +297,7 @@ pub fn run(
     let PrintingObserver {
         bench,
         mut reporter,
-        error: report_error,
+        hook_failed,
         time_limit_reached,
         released,
         ..
@@ -304,6 +325,10 @@ pub fn run(
         RunStatus::Fatal(messages) => {
             print_failures(&mut out, messages, settings.as_sysbench)?;
             code = 1;
+            // sysbench ends a run a worker failed in with its FATAL line: no
+            // statistics, no histogram, no report hook (the script's done() still
+            // runs). bmk reports what was measured up to the failure.
+            failed_without_report = settings.as_sysbench;
         }
         RunStatus::ForcedShutdown if settings.config.forced_shutdown.is_some() => {
             writeln!(out, "The --max-time limit has expired, forcing shutdown...")?;
@@ -375,8 +400,8 @@ pub fn run(
             outcome.abandoned
         )?;
     }
-    if let Some(e) = report_error {
-        eprintln!("FATAL: {e:#}");
+    // A hook that failed fails the run as bmk; sysbench's exit code stays 0.
+    if hook_failed && !settings.as_sysbench {
         code = 1;
     }
     if let Some(e) = barrier_error {
@@ -392,14 +417,18 @@ pub fn run(
     } else {
         match bench.report_cumulative(&outcome.stats) {
             Ok(replaced) => replaced,
+            // The hook replaced the default report even though it failed.
             Err(e) => {
-                eprintln!("{e:#}");
-                code = 1;
-                false
+                log_hook_failure(&e, settings.as_sysbench);
+                if !settings.as_sysbench {
+                    code = 1;
+                }
+                true
             }
         }
     };
     if !replaced && notice {
+        bmk_lua::end_repeats();
         reporter.set_layout(bench.layout());
         reporter.final_report(&mut out, &outcome.stats)?;
     }
@@ -464,7 +493,16 @@ fn print_header(bench: &dyn Benchmark, settings: &RunSettings) {
         )),
         None => h.push_str("Initializing random number generator from current time\n"),
     }
-    h.push_str("\n\n");
+    h.push('\n');
+    // The moment the run is cut short, in whole seconds after the start (sysbench
+    // keeps both figures as unsigned integers); only a run with a time limit has one.
+    if let (Some(time), Some(grace)) = (c.time, c.forced_shutdown) {
+        h.push_str(&format!(
+            "Forcing shutdown in {} seconds\n",
+            time.as_secs() + grace.as_secs()
+        ));
+    }
+    h.push('\n');
     let info = if settings.verbosity.shows(Level::Info) {
         bench.info_lines()
     } else {

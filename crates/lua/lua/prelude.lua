@@ -62,11 +62,22 @@ local core = { host = host, sb = sb, RESTART_EVENT = RESTART_EVENT }
 local G_meta
 local open_lib
 
--- sysbench 1.0's compatibility globals (sb_rand, db_query, DB_ERROR_NONE, ...), which
--- scripts written for sysbench 0.5 and 1.0 call: made, all at once, by the chunk
--- <bmk>/legacy.lua when a state first reads one. A global the script set itself stays.
--- Recognised by name pattern, so that no per-state table lists them.
-local legacy_pending = true
+-- sysbench 1.0's compatibility globals (sb_rand, db_query, DB_ERROR_NONE, thread_id,
+-- test, ...), which scripts written for sysbench 0.5 and 1.0 call: made, all at once,
+-- by the chunk <bmk>/legacy.lua when a state first reads one. A global the script set
+-- itself stays. Recognised by name pattern, so that no per-state table lists them.
+-- `host.legacy` says whether they exist: "on" at the 1.0 level, "off" invoked as
+-- sysbench 1.1 (which removed them), "notice" as bmk, where the first use in the run
+-- prints a one-line deprecation notice.
+local legacy_mode = host.legacy
+local legacy_pending = legacy_mode ~= "off"
+local legacy_noticed = legacy_mode ~= "notice"
+local function legacy_notice()
+  if not legacy_noticed then
+    legacy_noticed = true
+    host.legacy_notice()
+  end
+end
 local byte, sub = string.byte, string.sub
 -- A script may read an unset global in every event, so this stays cheap and free of
 -- pattern matching, which LuaJIT does not compile (a trace through it would abort
@@ -82,6 +93,8 @@ local function is_legacy(name)
     return sub(name, 1, 3) == "db_"
   elseif first == 68 then -- D
     return sub(name, 1, 9) == "DB_ERROR_"
+  elseif first == 116 then -- t
+    return name == "thread_id" or name == "test"
   end
   return false
 end
@@ -89,6 +102,9 @@ end
 -- defaults.
 local table_option_defaults = { mysql_table_engine = "innodb", myisam_max_rows = 1000000 }
 local function legacy_table_option(name)
+  if legacy_mode == "off" then
+    return nil
+  end
   local default = table_option_defaults[name]
   if default ~= nil then
     local value = opt[name]
@@ -107,6 +123,14 @@ local function define_legacy()
     if rawget(_G, name) == nil then
       rawset(_G, name, value)
     end
+  end
+  -- The worker's thread id (0 in the main state) and the script as named on the
+  -- command line.
+  if rawget(_G, "thread_id") == nil then
+    rawset(_G, "thread_id", host.tid)
+  end
+  if rawget(_G, "test") == nil then
+    rawset(_G, "test", host.script_path)
   end
 end
 
@@ -178,11 +202,16 @@ G_meta = {
       local value = opt[name]
       if value ~= nil then
         rawset(g, name, value)
+        -- db_driver: the old API's name for the driver in use.
+        if not legacy_noticed and is_legacy(name) then
+          legacy_notice()
+        end
         return value
       end
     end
     if legacy_pending and is_legacy(name) then
       define_legacy()
+      legacy_notice()
       return rawget(g, name)
     end
     return legacy_table_option(name)
@@ -210,10 +239,12 @@ for _, name in ipairs({ "jit.util", "jit.opt" }) do
 end
 raw_setmetatable(_G, G_meta)
 
--- Two more of sysbench 1.0's globals, set in every state: the worker's thread id (0 in
--- the main state) and the script as named on the command line.
-thread_id = host.tid
-test = host.script_path
+-- At the 1.0 level two of them are set in every state from the start, as sysbench
+-- 1.0 sets them.
+if legacy_mode == "on" then
+  thread_id = host.tid
+  test = host.script_path
+end
 
 raw_setmetatable(opt, {
   __index = function(t, name)

@@ -280,7 +280,10 @@ impl ScriptHost {
             return Ok(());
         };
         let stat = report::interval_table(&self.main.lua, s, self.percentile())?;
-        self.main.pcall(hook, stat).map(|_| ())
+        self.main
+            .pcall(hook, stat)
+            .map(|_| ())
+            .map_err(|e| e.in_function(hook_name(true)))
     }
 
     /// Calls `sysbench.hooks.report_cumulative(stat)` (no-op without the hook), then
@@ -290,7 +293,11 @@ impl ScriptHost {
             return Ok(());
         };
         let stat = report::cumulative_table(&self.main.lua, s, self.percentile())?;
-        let r = self.main.pcall(hook, stat).map(|_| ());
+        let r = self
+            .main
+            .pcall(hook, stat)
+            .map(|_| ())
+            .map_err(|e| e.in_function(hook_name(false)));
         self.close_reports();
         r
     }

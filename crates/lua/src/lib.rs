@@ -88,6 +88,7 @@ pub use ffi::{
     sb_rand_zipfian,
 };
 pub use host::{CommandOutcome, ScriptHost};
+pub use log::{end_repeats, log_fatal};
 pub use options::format_options_help;
 pub use sql::driver_made;
 

@@ -20,6 +20,35 @@ pub(crate) fn set_verbosity(v: i64) {
     VERBOSITY.store(v, Ordering::Relaxed);
 }
 
+/// A script's failure that does not end the run (a report hook that raised): its
+/// `FATAL:` line through the same log, so that a hook failing at every report prints
+/// once and then `(last message repeated N times)`.
+pub fn log_fatal(line: &str) {
+    log_line(0, line);
+}
+
+/// Tells the repeats of the last message, if any, before output that does not go
+/// through this log (the final report), as sysbench's next log line would.
+pub fn end_repeats() {
+    let mut last = LAST.lock().unwrap_or_else(|p| p.into_inner());
+    if last.1 == 0 {
+        return;
+    }
+    let text = format!("(last message repeated {} times)\n", last.1);
+    last.0.clear();
+    last.1 = 0;
+    // SAFETY: as in `log_line`.
+    unsafe {
+        libc::fwrite(
+            text.as_ptr().cast(),
+            1,
+            text.len(),
+            crate::report::c_stdout(),
+        );
+        libc::fflush(crate::report::c_stdout());
+    }
+}
+
 /// Prints `line` (its prefix included) at `level`, as sysbench's log would.
 pub(crate) fn log_line(level: i64, line: &str) {
     if level > VERBOSITY.load(Ordering::Relaxed) {

@@ -30,7 +30,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 
 use bmk_engine::{with_current, Counter};
 use bmk_sql::{
-    classify, Connection, Driver, DriverConfig, DriverKind, QueryKind, ResultSet, SqlError,
+    counted_as, Connection, Driver, DriverConfig, DriverKind, QueryKind, ResultSet, SqlError,
     SqlErrorKind, SqlOp, SqlType, StatementId, Value as SqlValue,
 };
 use mlua::{LightUserData, Lua, Table, UserData, UserDataMethods, Value};
@@ -397,7 +397,6 @@ pub struct BmkStmt {
     conn: SharedConn,
     kind: DriverKind,
     id: Option<StatementId>,
-    query_kind: QueryKind,
     types: Vec<ParamType>,
     values: Vec<SqlValue>,
 }
@@ -453,8 +452,8 @@ pub unsafe extern "C" fn bmk_conn_query(c: *mut BmkConn, sql: *const c_char, len
     let (c, sql) = unsafe { (&mut *c, text(sql, len)) };
     let status = c.with(|conn, rs| {
         let r = conn.query(&sql);
-        if r.is_ok() {
-            count(classify(&sql));
+        if let Ok(set) = &r {
+            count(counted_as(set.is_some(), conn.affected_rows()));
         }
         rs.take(r)
     });
@@ -491,7 +490,6 @@ pub unsafe extern "C" fn bmk_conn_prepare(
         conn: c.shared.clone(),
         kind: c.kind,
         id,
-        query_kind: classify(&sql),
         types: Vec::new(),
         values: Vec::new(),
     }))
@@ -853,7 +851,7 @@ pub unsafe extern "C" fn bmk_stmt_execute(s: *mut BmkStmt) -> c_int {
     };
     let status = match conn.execute_into(id, &s.values, &mut s.rs.rs) {
         Ok(has_rows) => {
-            count(s.query_kind);
+            count(counted_as(has_rows, conn.affected_rows()));
             s.rs.sync(has_rows)
         }
         Err(e) => {

@@ -210,6 +210,18 @@ pub(crate) struct ScriptEnv {
 }
 
 impl ScriptEnv {
+    /// Whether states have sysbench 1.0's legacy API (`sb_rand`, `db_query`,
+    /// `thread_id`, options as globals, ...): `"on"` at the 1.0 level, `"off"` invoked
+    /// as sysbench 1.1, which has none of it, and `"notice"` as bmk at 1.1, where an
+    /// old script still runs and is told once that it uses a removed API.
+    pub(crate) fn legacy_api(&self) -> &'static str {
+        match (self.api, self.opt_view.is_some()) {
+            (crate::ApiLevel::V1_0, _) => "on",
+            (crate::ApiLevel::V1_1, true) => "off",
+            (crate::ApiLevel::V1_1, false) => "notice",
+        }
+    }
+
     pub(crate) fn report_settings(&self) -> ReportSettings {
         let rate = self
             .options
@@ -255,7 +267,7 @@ impl ScriptState {
             raw,
         };
         state.load_script(env)?;
-        if env.legacy_options {
+        if env.legacy_options && env.legacy_api() != "off" {
             state.export_options()?;
         }
         Ok(state)
@@ -384,7 +396,7 @@ impl ScriptState {
         }
         let reset: Function = self.internal.get("reset_opt")?;
         reset.call::<()>(())?;
-        if env.legacy_options {
+        if env.legacy_options && env.legacy_api() != "off" {
             self.export_options()?;
         }
         Ok(())
@@ -466,6 +478,14 @@ fn install(lua: &Lua, env: &ScriptEnv, tid: u32) -> Result<Table, LuaError> {
         host.set("command", env.command.as_str())?;
     }
     host.set("script_path", env.src.display_name())?;
+    host.set("legacy", env.legacy_api())?;
+    host.set(
+        "legacy_notice",
+        lua.create_function(|_, ()| {
+            legacy_notice();
+            Ok(())
+        })?,
+    )?;
     // `sysbench.opt` holds a value once a script reads it (the prelude's __index asks
     // `opt_source`): every option of the command line as a Lua value in every worker
     // state would be a tenth of the state, and scripts read a handful.
@@ -611,4 +631,15 @@ fn install_searcher(
         loaders.raw_set(i + 1, loaders.raw_get::<Value>(i)?)?;
     }
     loaders.raw_set(at, searcher)
+}
+
+/// Prints, once per process however many states ask, that the script uses sysbench
+/// 1.0's legacy API.
+fn legacy_notice() {
+    static PRINTED: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+    if !PRINTED.swap(true, std::sync::atomic::Ordering::Relaxed) {
+        eprintln!(
+            "NOTE: this script uses sysbench 1.0's legacy API (sb_rand, db_query, thread_id, ...), which sysbench 1.1 removed; sysbench.rand, sysbench.sql and sysbench.tid replace it"
+        );
+    }
 }

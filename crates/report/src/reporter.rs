@@ -65,6 +65,8 @@ pub struct Reporter {
     line: LineOptions,
     fin: FinalOptions,
     format: Box<dyn Format + Send>,
+    /// Whether cumulative reports keep the `--rate` schedule lag (bmk's own section).
+    schedule_lag: bool,
 }
 
 impl Reporter {
@@ -84,7 +86,14 @@ impl Reporter {
                 sysbench_1_0: false,
             },
             format: config.format.printer(),
+            schedule_lag: true,
         }
+    }
+
+    /// Leaves the `--rate` schedule lag out of final and checkpoint reports, as
+    /// sysbench's reports have no such section.
+    pub fn hide_schedule_lag(&mut self) {
+        self.schedule_lag = false;
     }
 
     /// Changes the layout of the reports still to come: a script's is known only once
@@ -169,6 +178,16 @@ impl Reporter {
         stats: &FinalStats,
     ) -> io::Result<()> {
         self.end_intervals(out)?;
+        let without_lag;
+        let stats = if self.schedule_lag || stats.lag.is_none() {
+            stats
+        } else {
+            without_lag = FinalStats {
+                lag: None,
+                ..stats.clone()
+            };
+            &without_lag
+        };
         out.write_all(self.format.cumulative(kind, stats, &self.fin).as_bytes())
     }
 }

@@ -1,8 +1,10 @@
 //! Read/write/other classification of SQL statements (the `reads`, `writes` and
 //! `other` counters of the reports).
 //!
-//! This runs for every executed statement, so it looks only at the first keyword and
-//! never allocates.
+//! Two rules live here. [`counted_as`] is how a statement that ran is counted: by what
+//! the server answered, as sysbench's drivers count it. [`classify`] reads a
+//! statement's text before it runs (the SQLite driver's transaction tracking); it
+//! looks only at the first keyword and never allocates.
 
 /// What kind of statement a query is, for the read/write/other counters.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -13,6 +15,24 @@ pub enum QueryKind {
     Write,
     /// Everything else (`BEGIN`, `COMMIT`, DDL, `SET`, ...).
     Other,
+}
+
+/// The counter a statement that ran adds to, from what the server answered: a result
+/// set (even an empty one) is a read; no result set but rows affected is a write;
+/// anything else (`BEGIN`, DDL, `SET`, and a DML statement that changed nothing: an
+/// `UPDATE`/`DELETE` matching no row, an `INSERT IGNORE` that hit a duplicate, an
+/// `UPDATE` writing the values a row already has) is `other`. sysbench 1.1 and 1.0.20
+/// count this way on both MySQL and PostgreSQL, for text queries and prepared
+/// statements alike, so a statement's text does not decide its counter.
+#[inline]
+pub fn counted_as(has_result_set: bool, affected_rows: u64) -> QueryKind {
+    if has_result_set {
+        QueryKind::Read
+    } else if affected_rows > 0 {
+        QueryKind::Write
+    } else {
+        QueryKind::Other
+    }
 }
 
 /// Classify `sql` by its first keyword, skipping leading whitespace, `-- ` / `#` line
@@ -66,6 +86,14 @@ fn first_keyword(s: &[u8]) -> &[u8] {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn counts_by_the_answer() {
+        assert_eq!(counted_as(true, 0), QueryKind::Read);
+        assert_eq!(counted_as(true, 3), QueryKind::Read);
+        assert_eq!(counted_as(false, 1), QueryKind::Write);
+        assert_eq!(counted_as(false, 0), QueryKind::Other);
+    }
 
     #[test]
     fn classifies_first_keyword() {

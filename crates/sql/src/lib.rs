@@ -8,7 +8,7 @@
 //!   execute with bound [`Value`]s, result sets as text, bulk insert, reconnect;
 //! * sysbench's database options (`--db-driver`, `--mysql-*`, `--pgsql-*`, ...) and
 //!   bmk's additions ([`option_specs`], [`DriverConfig`]);
-//! * statement classification into read/write/other ([`classify`]);
+//! * how a statement counts as read, write or other ([`counted_as`]);
 //! * the start barrier that several processes pass together, held in a table of the
 //!   target database ([`Barrier`]);
 //! * error classification into ignorable (restart the event, maybe after a reconnect)
@@ -108,7 +108,7 @@ pub mod fuzz_entry {
         crate::pgsql::fuzz_value(data);
     }
 }
-pub use classify::{classify, QueryKind};
+pub use classify::{classify, counted_as, QueryKind};
 pub use config::{
     option_specs, CommonOptions, DriverConfig, IgnoreList, MysqlOptions, MysqlSslMode, PgSslMode,
     PgsqlOptions, PsMode, SqliteOptions,

@@ -112,6 +112,18 @@ impl ToSql for Param<'_> {
     }
 }
 
+/// The rows a statement that reported `changes` affected itself. SQLite's change count
+/// is that of the last INSERT/UPDATE/DELETE, so after `COMMIT` or DDL it still holds
+/// the previous write's; only a statement that moved the connection's total changed
+/// rows (the rule that counts it as a write).
+fn own_changes(db: &rusqlite::Connection, total_before: u64, changes: u64) -> u64 {
+    if db.total_changes() > total_before {
+        changes
+    } else {
+        0
+    }
+}
+
 /// Bind, run and collect one statement.
 fn run_stmt(
     stmt: &mut Statement<'_>,
@@ -302,6 +314,7 @@ impl SqliteConnection {
         }
         let sql = self.track(TrxRole::of(sql)).unwrap_or(sql);
         let db = self.db.as_ref().expect("checked above");
+        let changes_before = db.total_changes();
         self.state.pending.clear();
         let res = if cached {
             db.prepare_cached(sql)
@@ -340,7 +353,7 @@ impl SqliteConnection {
         };
         match res {
             Ok((rs, n)) => {
-                self.state.affected = n;
+                self.state.affected = own_changes(db, changes_before, n);
                 Ok(rs)
             }
             Err(e) => {
@@ -421,12 +434,13 @@ impl Connection for SqliteConnection {
         let db = self.db.as_ref().expect("checked above");
         self.state.pending.clear();
         let st = self.stmts[id.0 as usize].as_mut().expect("checked above");
+        let changes_before = db.total_changes();
         let res = db
             .prepare_cached(instead.unwrap_or(&st.sql))
             .and_then(|mut s| run_stmt_into(&mut s, params, &mut st.names, out));
         match res {
             Ok((has_rows, n)) => {
-                self.state.affected = n;
+                self.state.affected = own_changes(db, changes_before, n);
                 Ok(has_rows)
             }
             Err(e) => {

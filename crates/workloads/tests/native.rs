@@ -90,7 +90,15 @@ fn check_native_mix(kind: Kind) {
         let s = stats(&stdout);
         assert_eq!(s.transactions, events, "{workload} {kind:?}: {stdout}");
         // A restarted event re-runs its statements: only error-free runs are exact.
-        if s.ignored_errors == 0 {
+        if s.ignored_errors == 0 && *workload == "oltp_delete" {
+            // Two events may draw the same id: the second DELETE then finds no row
+            // and counts as `other`, as sysbench counts a write that changed nothing.
+            assert_eq!(
+                (s.read, s.write + s.other),
+                (0, events),
+                "{workload} {kind:?}: {stdout}"
+            );
+        } else if s.ignored_errors == 0 {
             assert_eq!(
                 (s.read, s.write, s.other),
                 (events * mix.0, events * mix.1, events * mix.2),

@@ -31,6 +31,7 @@ mod server_db;
 mod signals;
 mod split;
 mod sql_api;
+mod sysbench_edges;
 mod sysbench_env;
 mod sysbench_words;
 mod test_network;

@@ -178,3 +178,84 @@ fn queries_of_thread_init_count_in_the_totals() {
         run.context()
     );
 }
+
+/// Statements whose counter depends on the server's answer, not on their text: each
+/// event runs them once; `prepare` makes the table and its one row.
+const COUNTED: &str = r#"
+function prepare()
+  local con = sysbench.sql.driver():connect()
+  con:query("CREATE TABLE counted (id INT PRIMARY KEY, v INT)")
+  con:query("INSERT INTO counted VALUES (1, 1)")
+end
+function thread_init()
+  con = sysbench.sql.driver():connect()
+  upd = con:prepare("UPDATE counted SET v = v + 1 WHERE id = ?")
+  id = upd:bind_create(sysbench.sql.type.INT)
+  upd:bind_param(id)
+end
+function event()
+  con:query("UPDATE counted SET v = v WHERE id = 1")      -- the row, unchanged
+  con:query("UPDATE counted SET v = v + 1 WHERE id = -1") -- no row
+  con:query("DELETE FROM counted WHERE id = -1")          -- no row
+  con:query("SELECT v FROM counted WHERE id = -1")        -- an empty result set
+  id:set(-1) upd:execute()                                -- prepared, no row
+  id:set(1) upd:execute()                                 -- prepared, one row
+  con:query("BEGIN") con:query("COMMIT")
+  if sysbench.opt.db_driver == "mysql" then
+    con:query("INSERT IGNORE INTO counted VALUES (1, 5)") -- a duplicate, ignored
+  else
+    con:query("INSERT INTO counted VALUES (1, 5) ON CONFLICT DO NOTHING")
+    con:query("INSERT INTO counted VALUES (2, 5) ON CONFLICT DO NOTHING RETURNING id")
+    con:query("DELETE FROM counted WHERE id = 2")
+  end
+end
+"#;
+
+/// read, write and other as sysbench 1.1 and 1.0.20 count the `COUNTED` events: a
+/// result set is a read, rows affected a write, anything else (also a write that
+/// changed nothing) other. MySQL's unchanged row is not affected, PostgreSQL's is.
+fn writes_that_change_nothing_count_as_other(kind: DriverKind, per_event: (u64, u64, u64)) {
+    let db = bmk_testkit::require!(ServerDb::new(kind));
+    let dir = Dir::new();
+    let mut args = db.args.clone();
+    args.push("prepare".into());
+    run_script(&dir, COUNTED, &args).ok();
+    for ps in ["--db-ps-mode=auto", "--db-ps-mode=disable"] {
+        for level in ["1.1", "1.0"] {
+            let mut cmd = dir
+                .sysbench()
+                .env("BMK_SYSBENCH_COMPAT", level)
+                .arg("t.lua");
+            for a in db
+                .args
+                .iter()
+                .map(String::as_str)
+                .chain([ps, "--events=5", "run"])
+            {
+                cmd = cmd.arg(a);
+            }
+            let run = cmd.run().ok();
+            let count = |what: &str| -> u64 {
+                run.line_matching(&format!(r"^\s+{what}:\s+(\d+)$"))[1]
+                    .parse()
+                    .unwrap()
+            };
+            assert_eq!(
+                (count("read"), count("write"), count("other")),
+                (5 * per_event.0, 5 * per_event.1, 5 * per_event.2),
+                "{level} {ps}\n{}",
+                run.context()
+            );
+        }
+    }
+}
+
+#[test]
+fn writes_that_change_nothing_count_as_other_on_mysql() {
+    writes_that_change_nothing_count_as_other(DriverKind::Mysql, (1, 1, 7));
+}
+
+#[test]
+fn writes_that_change_nothing_count_as_other_on_pgsql() {
+    writes_that_change_nothing_count_as_other(DriverKind::Pgsql, (2, 3, 6));
+}

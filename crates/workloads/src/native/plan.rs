@@ -8,7 +8,6 @@
 //! makes the workload run in Lua, where all of it lives, and the reason is recorded.
 
 use bmk_engine::options::OptionSet;
-use bmk_sql::{classify, QueryKind};
 
 /// The workloads the native worker can run.
 const NATIVE: &[&str] = &[
@@ -205,11 +204,9 @@ impl OltpPlan {
         })
     }
 
-    /// SQL and read/write/other kind of statement `kind` on table number `n`.
-    pub(crate) fn statement(&self, kind: StmtKind, n: u32) -> (String, QueryKind) {
-        let sql = kind.sql(&format!("{}{n}", self.table_name));
-        let class = classify(&sql);
-        (sql, class)
+    /// SQL of statement `kind` on table number `n`.
+    pub(crate) fn statement(&self, kind: StmtKind, n: u32) -> String {
+        kind.sql(&format!("{}{n}", self.table_name))
     }
 }
 
@@ -352,12 +349,10 @@ mod tests {
             ]
         );
         assert_eq!(p.prepared.len(), 9);
-        let (sql, kind) = p.statement(StmtKind::Insert, 3);
         assert_eq!(
-            sql,
+            p.statement(StmtKind::Insert, 3),
             "INSERT INTO sbtest3 (id, k, c, pad) VALUES (?, ?, ?, ?)"
         );
-        assert_eq!(kind, QueryKind::Write);
     }
 
     #[test]

@@ -8,7 +8,8 @@ use std::sync::Arc;
 
 use bmk_engine::{rand, Counter, EventFlow, Worker, WorkerContext, WorkerError, Workload};
 use bmk_sql::{
-    Connection, Driver, QueryKind, ResultSet, SqlError, SqlErrorKind, StatementId, Value,
+    counted_as, Connection, Driver, QueryKind, ResultSet, SqlError, SqlErrorKind, StatementId,
+    Value,
 };
 
 use super::plan::{Group, OltpPlan, StmtKind};
@@ -98,15 +99,17 @@ impl Workload for NativeOltp {
     }
 }
 
-/// A prepared statement and how its executions are counted.
+/// A prepared statement.
 #[derive(Clone, Copy)]
 struct Prepared {
     id: StatementId,
-    counter: Counter,
 }
 
-fn counter(kind: QueryKind) -> Counter {
-    match kind {
+/// The counter an execution adds to: by the server's answer, as the Lua SQL bridge
+/// counts (a DELETE or UPDATE that matched no row is `other`).
+#[inline]
+fn counter(has_result_set: bool, affected_rows: u64) -> Counter {
+    match counted_as(has_result_set, affected_rows) {
         QueryKind::Read => Counter::Read,
         QueryKind::Write => Counter::Write,
         QueryKind::Other => Counter::Other,
@@ -175,21 +178,17 @@ impl OltpWorker {
     /// every table, in the order of the Lua workload.
     fn prepare(&mut self) -> Result<(), SqlError> {
         let plan = self.plan.clone();
-        let prepare = |conn: &mut dyn Connection, sql: &str, kind: QueryKind| {
-            conn.prepare(sql).map(|id| Prepared {
-                id,
-                counter: counter(kind),
-            })
-        };
+        let prepare =
+            |conn: &mut dyn Connection, sql: &str| conn.prepare(sql).map(|id| Prepared { id });
         if plan.transaction {
-            self.begin = Some(prepare(self.conn.as_mut(), "BEGIN", QueryKind::Other)?);
-            self.commit = Some(prepare(self.conn.as_mut(), "COMMIT", QueryKind::Other)?);
+            self.begin = Some(prepare(self.conn.as_mut(), "BEGIN")?);
+            self.commit = Some(prepare(self.conn.as_mut(), "COMMIT")?);
         }
         self.stmts = vec![None; plan.tables as usize * KINDS];
         for &kind in &plan.prepared {
             for n in 1..=plan.tables {
-                let (sql, class) = plan.statement(kind, n);
-                let p = prepare(self.conn.as_mut(), &sql, class)?;
+                let sql = plan.statement(kind, n);
+                let p = prepare(self.conn.as_mut(), &sql)?;
                 self.stmts[(n as usize - 1) * KINDS + slot(kind)] = Some(p);
             }
         }
@@ -220,8 +219,8 @@ impl OltpWorker {
             Some(k) => &self.params[slot(k)],
             None => &[],
         };
-        self.conn.execute_into(p.id, params, &mut self.rs)?;
-        ctx.count(p.counter);
+        let has_rows = self.conn.execute_into(p.id, params, &mut self.rs)?;
+        ctx.count(counter(has_rows, self.conn.affected_rows()));
         Ok(())
     }
 
