@@ -127,7 +127,7 @@ pub fn busy_host_warning(i: usize, run: &RunData) -> Option<String> {
     let worst = busy
         .iter()
         .max_by(|a, b| a.1.other_pct.total_cmp(&b.1.other_pct))?;
-    let server = if local {
+    let server = if worst.1.server_local {
         " (the database server runs on this host and is counted in it)"
     } else {
         ""

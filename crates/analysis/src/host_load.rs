@@ -2,6 +2,9 @@
 //! every level already has: the host's CPU use from `/proc/stat` (`os/stat.txt`) minus
 //! the bmk processes' share from their `/proc/<pid>/stat` (`os/client_stat.txt`).
 //!
+//! When the run recorded where its host's CPU went (`cpu` in `level.json`, with the
+//! database server's processes told apart), that figure is used instead.
+//!
 //! Two runs measured while something else competed for the host's CPU (a build, a
 //! backup, another benchmark) can differ by tens of percent with nothing changed in
 //! the database; `bmk compare` warns about such runs. The capture does not tell the
@@ -30,7 +33,7 @@ pub struct HostLoad {
     pub bmk_pct: f64,
     /// The rest: `busy_pct - bmk_pct`, never below 0.
     pub other_pct: f64,
-    /// Whether the database server ran on this host (its work is in `other_pct`).
+    /// Whether the database server ran on this host and its work is in `other_pct`.
     pub server_local: bool,
 }
 
@@ -72,13 +75,43 @@ pub fn host_cores(run: &RunData) -> u32 {
         .max(1)
 }
 
-/// The host load of `level`; `None` without both captures (or fewer than two samples).
+/// The split of the host's CPU that the run recorded in `level.json` (`cpu`: bmk's own
+/// rusage, the local database server's processes, the rest), when it did: exact where
+/// the captures can only estimate, and the server's work is already taken out.
+fn recorded(level: &Level) -> Option<HostLoad> {
+    let path = level
+        .dir
+        .as_ref()?
+        .join(bmk_report::results_dir::LEVEL_FILE);
+    let v: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(path).ok()?).ok()?;
+    let cpu = v.get("cpu")?;
+    let num = |k: &str| cpu.get(k).and_then(serde_json::Value::as_f64);
+    let (wall, cpus) = (num("wall_s")?, num("host_cpus")?);
+    let bmk_s = num("bmk_user_s")? + num("bmk_system_s")?;
+    let bmk_pct = if wall > 0.0 && cpus > 0.0 {
+        bmk_s / wall / cpus * 100.0
+    } else {
+        0.0
+    };
+    Some(HostLoad {
+        busy_pct: num("host_busy_pct")?,
+        bmk_pct,
+        other_pct: num("host_other_pct")?.max(0.0),
+        server_local: false,
+    })
+}
+
+/// The host load of `level`: as recorded in `level.json` when it is, else from the
+/// captures; `None` without either (or with fewer than two samples).
 pub fn of_level(
     level: &Level,
     clock_ticks: u64,
     cores: u32,
     server_local: bool,
 ) -> Option<HostLoad> {
+    if let Some(h) = recorded(level) {
+        return Some(h);
+    }
     let stat = level.os_capture("stat.txt")?;
     let client = level.os_capture(capture::OS_CLIENT_STAT)?;
     let busy = rates::cpu_percent(&stat, clock_ticks)

@@ -398,15 +398,20 @@ pub fn of_level(level: &Level) -> LevelSteady {
         );
         return out;
     };
-    let first = &level.intervals[d.start];
     let last = level.intervals.last().expect("detect needs intervals");
-    let start_s = first.record.time_s - first.record.interval_s;
+    // The window starts where the interval before it ended (the measured start when
+    // nothing was dropped).
+    let (start_s, start_unix_ns) = match d.start.checked_sub(1) {
+        Some(i) => (
+            level.intervals[i].record.time_s,
+            level.intervals[i].end_unix_ns,
+        ),
+        None => (0.0, level.info.start_unix_ns),
+    };
     let window = Window {
         start_s,
         end_s: last.record.time_s,
-        start_unix_ns: first
-            .end_unix_ns
-            .saturating_sub((first.record.interval_s * 1e9).round() as u64),
+        start_unix_ns,
         end_unix_ns: last.end_unix_ns,
         warmup_intervals: d.start,
         intervals: level.intervals.len() - d.start,

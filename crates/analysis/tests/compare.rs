@@ -409,3 +409,45 @@ fn a_host_busy_with_other_work_is_warned_about_in_every_verdict() {
         cmp.warnings
     );
 }
+
+#[test]
+fn the_host_load_recorded_in_level_json_is_preferred_to_the_captures() {
+    let tmp = tempfile::tempdir().unwrap();
+    let a = run(
+        tmp.path(),
+        "a",
+        "oltp_read_write",
+        "10000",
+        &[4],
+        10,
+        |_, s| 1000 + jitter(s),
+    );
+    let b = run(
+        tmp.path(),
+        "b",
+        "oltp_read_write",
+        "10000",
+        &[4],
+        10,
+        |_, s| 1000 + jitter(s + 1),
+    );
+    // The captures say the host was quiet; the level's own record says 65 % of it went
+    // to other work, the local server's share already taken out.
+    capture_host(&b, 40, 30, "127.0.0.1:3306");
+    let path = b.join("level-0001").join(results_dir::LEVEL_FILE);
+    let mut v: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+    v["cpu"] = serde_json::json!({
+        "wall_s": 10.0, "bmk_user_s": 2.0, "bmk_system_s": 1.0, "server_s": 4.0,
+        "host_cpus": 2, "host_busy_pct": 100.0, "host_other_pct": 65.0, "steal_pct": 0.0
+    });
+    std::fs::write(&path, v.to_string()).unwrap();
+    let cmp = compare(&read(&[&a, &b]), STRICT).unwrap();
+    assert!(
+        cmp.warnings.iter().any(|w| w.starts_with(
+            "B (b)'s host was busy with other work during 1 of its 1 level(s): up to 65 % of its 2 CPU(s) went to processes other than bmk, at 4 users (host 100 % busy, bmk 15 %)"
+        )),
+        "{:?}",
+        cmp.warnings
+    );
+}
