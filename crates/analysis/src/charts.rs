@@ -1,5 +1,6 @@
 //! SVG charts drawn with `plotters`' SVG backend: line charts of values against users
-//! or against time, with optional highlighted points (stalls). Text is left to the
+//! or against time, with optional highlighted points (stalls) and a shaded span of x
+//! (a level's steady window). Text is left to the
 //! browser's fonts (plotters' built-in text measurement, no system font is read), so
 //! the same chart comes out on any machine.
 
@@ -39,6 +40,8 @@ pub struct LineChart {
     pub marks: Vec<(f64, f64)>,
     /// Name of the marks in the legend.
     pub marks_label: String,
+    /// A span of x shaded behind the lines, with its name in the legend.
+    pub band: Option<(f64, f64, String)>,
 }
 
 fn chart_error(title: &str, e: impl std::fmt::Display) -> Error {
@@ -98,6 +101,7 @@ impl LineChart {
                 .flat_map(|s| s.1.iter().map(|p| p.1))
                 .chain(self.marks.iter().map(|p| p.1));
             let (x0, x1) = range(xs, false);
+            let band_style = RGBColor(0, 158, 115).mix(0.12);
             let (y0, y1) = range(ys, true);
             let mut chart = ChartBuilder::on(&root)
                 .caption(&self.title, ("sans-serif", 16))
@@ -117,6 +121,19 @@ impl LineChart {
                 .light_line_style(RGBColor(235, 235, 235))
                 .draw()
                 .map_err(|e| chart_error(&self.title, e))?;
+            if let Some((from, to, name)) = &self.band {
+                let (from, to) = (from.max(x0), to.min(x1));
+                chart
+                    .draw_series(std::iter::once(Rectangle::new(
+                        [(from, y0), (to, y1)],
+                        band_style.filled(),
+                    )))
+                    .map_err(|e| chart_error(&self.title, e))?
+                    .label(name.as_str())
+                    .legend(move |(x, y)| {
+                        Rectangle::new([(x, y - 5), (x + 16, y + 5)], band_style.filled())
+                    });
+            }
             for (i, (name, points)) in self.series.iter().enumerate() {
                 let color = PALETTE[i % PALETTE.len()];
                 let style = ShapeStyle::from(&color).stroke_width(2);
@@ -145,7 +162,7 @@ impl LineChart {
                     .label(self.marks_label.as_str())
                     .legend(|(x, y)| Cross::new((x + 8, y), 5, RED.stroke_width(2)));
             }
-            if self.series.len() > 1 || !self.marks.is_empty() {
+            if self.series.len() > 1 || !self.marks.is_empty() || self.band.is_some() {
                 chart
                     .configure_series_labels()
                     .position(SeriesLabelPosition::LowerRight)
@@ -174,12 +191,15 @@ mod tests {
             series: vec![("TPS".into(), vec![(1.0, 100.0), (2.0, 40.0), (3.0, 105.0)])],
             marks: vec![(2.0, 40.0)],
             marks_label: "stall".into(),
+            band: Some((1.5, 3.0, "steady window".into())),
         };
         let svg = chart.to_svg().unwrap();
         assert!(svg.starts_with("<svg"), "{}", &svg[..60]);
         assert!(svg.contains("<polyline"));
         assert!(svg.contains(">\nTPS\n</text>"));
         assert!(svg.contains(">\nstall\n</text>"));
+        assert!(svg.contains(">\nsteady window\n</text>"));
+        assert!(svg.contains("<rect"), "the band is a shaded rectangle");
         assert!(!svg.contains("http://") || svg.contains("xmlns=\"http://www.w3.org/2000/svg\""));
     }
 

@@ -11,7 +11,8 @@
 //! * a saturated client (its processes above 90 % of the host's cores);
 //! * a server that restarted during a level;
 //! * a level that did not finish (no `result.json`: its process was killed or failed);
-//! * a sampler that could not reach the server (its server rates are missing).
+//! * a sampler that could not reach the server (its server rates are missing);
+//! * a level that never reached a steady state (see [`crate::steady`]).
 
 use std::collections::BTreeMap;
 
@@ -20,6 +21,7 @@ use bmk_report::capture::{self, Table};
 use crate::load::{Level, RunData};
 use crate::rates;
 use crate::series::LevelSeries;
+use crate::steady::{self, SteadyVerdict};
 
 /// Which check a finding comes from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
@@ -44,6 +46,8 @@ pub enum CheckKind {
     UnfinishedLevel,
     /// The sampler lost or never had its server connection.
     CaptureFailed,
+    /// A level whose throughput never settled.
+    NeverSteady,
 }
 
 impl CheckKind {
@@ -60,6 +64,7 @@ impl CheckKind {
             CheckKind::ServerRestart => "server restart",
             CheckKind::UnfinishedLevel => "level did not finish",
             CheckKind::CaptureFailed => "capture failed",
+            CheckKind::NeverSteady => "never reached steady state",
         }
     }
 }
@@ -125,6 +130,7 @@ pub fn run_checks(run: &RunData) -> Vec<Finding> {
     out.extend(server_restarts(run));
     out.extend(unfinished_levels(run));
     out.extend(capture_failures(run));
+    out.extend(never_steady(run));
     out
 }
 
@@ -472,4 +478,25 @@ pub fn capture_failures(run: &RunData) -> Vec<Finding> {
         }
     }
     out
+}
+
+/// Completed levels whose throughput never settled: MSER-5's warm-up reached the end
+/// of the first half of the level, or the window after it still trends.
+pub fn never_steady(run: &RunData) -> Vec<Finding> {
+    run.levels
+        .iter()
+        .filter_map(|l| {
+            let s = steady::of_level(l);
+            (s.verdict == SteadyVerdict::NeverSteady).then(|| {
+                finding(
+                    CheckKind::NeverSteady,
+                    Some(l),
+                    format!(
+                        "{}: its average mixes warm-up with the result; run the level longer or warm it up first (compare uses its whole time)",
+                        s.reason
+                    ),
+                )
+            })
+        })
+        .collect()
 }

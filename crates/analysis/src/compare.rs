@@ -1,27 +1,39 @@
 //! `bmk compare`: several results directories side by side, with a plain verdict per
 //! users count on whether each later side is faster or slower than the first (A).
 //!
-//! Samples are the throughputs of a level's repeats. With one repeat a side the
-//! level's 1-second throughputs are cut into ten batches and the batch means are the
-//! samples (as latte does for correlated samples); this understates run-to-run
-//! variation, so the comparison warns whenever a side has fewer than four repeats.
-//! The tests themselves are in [`crate::stats`].
+//! Before any statistics the runs must be alike ([`crate::compare_rules`]): the same
+//! test, scenario and data size, unless `--mixed`. Levels that did not complete are
+//! left out, and a run whose host was busy with other work is warned about. At each
+//! users count the samples come from the levels' steady windows
+//! ([`crate::steady`]) when every level of every side there has one, else from the
+//! whole measured time of each; the table says which. The statistics are
+//! [`crate::compare_stats`]'s; this module gathers samples and renders.
 
 use std::collections::{BTreeMap, BTreeSet};
 
 use serde::Serialize;
 
 use crate::charts::LineChart;
-use crate::load::RunData;
+use crate::compare_rules::{self, letter};
+use crate::compare_stats::{self, Samples};
+use crate::load::{Level, RunData};
 use crate::output;
 use crate::report::Chart;
-use crate::stats::{self, ALPHA, MIN_MANN_WHITNEY};
+use crate::stats;
+use crate::steady;
 use crate::Error;
+
+pub use crate::compare_stats::BATCHES;
 
 /// Fewer repeats than this a side get a warning.
 pub const MIN_REPEATS: usize = 4;
-/// Batches of 1-second throughput used when a side has a single run.
-pub const BATCHES: usize = 10;
+
+/// How `bmk compare` is asked to compare.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct CompareOptions {
+    /// Compare runs of different workloads, scenarios or data sizes anyway.
+    pub mixed: bool,
+}
 
 /// One side of the comparison.
 #[derive(Debug, Clone, Serialize)]
@@ -49,6 +61,75 @@ pub struct Verdict {
     pub significant: bool,
 }
 
+/// One level as the comparison sees it.
+#[derive(Debug, Clone)]
+struct LevelView {
+    whole: (f64, f64, Vec<f64>),
+    /// TPS, p95 and the interval throughputs of the steady window, when it has one.
+    steady: Option<(f64, f64, Vec<f64>)>,
+}
+
+/// Per users count, the compared levels of one run.
+type Levels = BTreeMap<u32, Vec<LevelView>>;
+
+fn view(level: &Level) -> Option<LevelView> {
+    let row = output::summary_row(level)?;
+    let tps = |from: usize| -> Vec<f64> {
+        level.intervals[from.min(level.intervals.len())..]
+            .iter()
+            .map(|i| i.record.tps)
+            .collect()
+    };
+    let st = steady::of_level(level);
+    Some(LevelView {
+        whole: (row.tps, row.p95_ms, tps(0)),
+        steady: st.steady_window().map(|w| {
+            let p95 = if w.figures.p95_ms > 0.0 {
+                w.figures.p95_ms
+            } else {
+                row.p95_ms
+            };
+            (w.figures.tps, p95, tps(w.warmup_intervals))
+        }),
+    })
+}
+
+fn levels_of(run: &RunData) -> Levels {
+    let mut out: Levels = BTreeMap::new();
+    for l in run.levels.iter().filter(|l| compare_rules::comparable(l)) {
+        if let Some(v) = view(l) {
+            out.entry(l.info.users).or_default().push(v);
+        }
+    }
+    out
+}
+
+/// The samples of `levels` from their steady windows or their whole time.
+fn samples(levels: &[LevelView], use_steady: bool) -> Samples {
+    let mut s = Samples::default();
+    for l in levels {
+        let (tps, p95, series) = match (&l.steady, use_steady) {
+            (Some(st), true) => st,
+            _ => &l.whole,
+        };
+        s.tps.push(*tps);
+        s.p95_ms.push(*p95);
+        s.series.push(series.clone());
+    }
+    s
+}
+
+/// Levels of `run` that never reached steady state, for the warning.
+fn never_steady(run: &RunData) -> Vec<String> {
+    run.levels
+        .iter()
+        .filter(|l| compare_rules::comparable(l))
+        .map(steady::of_level)
+        .filter(|s| s.verdict == steady::SteadyVerdict::NeverSteady)
+        .map(|s| format!("{} ({} users: {})", s.level, s.users, s.reason))
+        .collect()
+}
+
 /// One row of the comparison table.
 #[derive(Debug, Clone, Serialize)]
 pub struct CompareRow {
@@ -72,6 +153,9 @@ pub struct CompareRow {
     pub p: String,
     /// Which test and samples.
     pub test: String,
+    /// The span of each level the numbers come from: `steady` (its steady window) or
+    /// `whole` (its whole measured time).
+    pub window: String,
 }
 
 /// A setting that differs between sides.
@@ -98,30 +182,6 @@ pub struct Comparison {
     pub charts: Vec<Chart>,
     /// Options and server variables that differ.
     pub differences: Vec<Difference>,
-}
-
-/// One level's samples: the TPS of each repeat, the p95 of each repeat, and the
-/// 1-second TPS of each repeat.
-type LevelSamples = (Vec<f64>, Vec<f64>, Vec<Vec<f64>>);
-/// Per users count, that level's samples.
-type Levels = BTreeMap<u32, LevelSamples>;
-
-fn levels_of(run: &RunData) -> Levels {
-    let mut out: Levels = BTreeMap::new();
-    for l in &run.levels {
-        let Some(row) = output::summary_row(l) else {
-            continue;
-        };
-        let e = out.entry(row.users).or_default();
-        e.0.push(row.tps);
-        e.1.push(row.p95_ms);
-        e.2.push(l.intervals.iter().map(|i| i.record.tps).collect());
-    }
-    out
-}
-
-fn letter(i: usize) -> String {
-    char::from(b'A' + (i % 26) as u8).to_string()
 }
 
 fn pct(x: f64) -> String {
@@ -176,11 +236,15 @@ fn differences(runs: &[RunData]) -> Vec<Difference> {
 }
 
 /// Compares `runs` (at least two), the first being the baseline A.
-pub fn compare(runs: &[RunData]) -> Result<Comparison, Error> {
+pub fn compare(runs: &[RunData], opts: CompareOptions) -> Result<Comparison, Error> {
     if runs.len() < 2 {
         return Err(Error::Incompatible(
             "compare needs two or more results directories".into(),
         ));
+    }
+    let mut warnings = Vec::new();
+    if let Some(d) = compare_rules::check_like(runs, opts.mixed)? {
+        warnings.push(format!("unlike runs compared anyway (--mixed): {d}"));
     }
     let diffs = differences(runs);
     let sides: Vec<Side> = runs
@@ -207,15 +271,37 @@ pub fn compare(runs: &[RunData]) -> Result<Comparison, Error> {
         })
         .collect();
     let all: Vec<Levels> = runs.iter().map(levels_of).collect();
-    let mut warnings = Vec::new();
-    let mut verdicts = Vec::new();
-    let mut rows = Vec::new();
-    let users: BTreeSet<u32> = all.iter().flat_map(|l| l.keys().copied()).collect();
+    let mut busy = Vec::new();
+    for (i, run) in runs.iter().enumerate() {
+        let out = compare_rules::left_out(run);
+        if !out.is_empty() {
+            warnings.push(format!(
+                "{} left out of the comparison (did not complete): {}",
+                letter(i),
+                out.join(", ")
+            ));
+        }
+        let never = never_steady(run);
+        if !never.is_empty() {
+            warnings.push(format!(
+                "{} never reached a steady state at {}; those users counts are compared over each level's whole measured time",
+                letter(i),
+                never.join("; ")
+            ));
+        }
+        match compare_rules::busy_host_warning(i, run) {
+            Some(w) => {
+                warnings.push(w);
+                busy.push(letter(i));
+            }
+            None => {}
+        }
+    }
     for (i, levels) in all.iter().enumerate() {
         let short: Vec<String> = levels
             .iter()
-            .filter(|(_, v)| v.0.len() < MIN_REPEATS)
-            .map(|(u, v)| format!("{u} ({})", v.0.len()))
+            .filter(|(_, v)| v.len() < MIN_REPEATS)
+            .map(|(u, v)| format!("{u} ({})", v.len()))
             .collect();
         if !short.is_empty() {
             warnings.push(format!(
@@ -225,123 +311,89 @@ pub fn compare(runs: &[RunData]) -> Result<Comparison, Error> {
             ));
         }
     }
+    let mut verdicts = Vec::new();
+    let mut rows = Vec::new();
+    let mut means: Vec<BTreeMap<u32, (f64, f64)>> = vec![BTreeMap::new(); runs.len()];
+    let users: BTreeSet<u32> = all.iter().flat_map(|l| l.keys().copied()).collect();
     for &u in &users {
-        let Some(base) = all[0].get(&u) else { continue };
-        let (bm, bsd) = stats::mean_sd(&base.0);
-        rows.push(CompareRow {
-            users: u,
-            side: "A".into(),
-            n: base.0.len(),
-            mean: bm,
-            sd: bsd,
-            p95_ms: stats::mean_sd(&base.1).0,
-            change: String::new(),
-            ci: String::new(),
-            p: String::new(),
-            test: String::new(),
-        });
-        for (i, levels) in all.iter().enumerate().skip(1) {
-            let Some(cand) = levels.get(&u) else { continue };
-            let (m, sd) = stats::mean_sd(&cand.0);
-            let (samples_a, samples_b, kind) = if base.0.len() >= 2 && cand.0.len() >= 2 {
-                (base.0.clone(), cand.0.clone(), "repeats")
-            } else {
-                let batch = |v: &Vec<Vec<f64>>| {
-                    v.iter()
-                        .flat_map(|s| stats::batch_means(s, BATCHES))
-                        .collect::<Vec<f64>>()
-                };
-                (batch(&base.2), batch(&cand.2), "batch means")
-            };
-            let side = letter(i);
-            let logs = |v: &[f64]| {
-                v.iter()
-                    .filter(|x| **x > 0.0)
-                    .map(|x| x.ln())
-                    .collect::<Vec<f64>>()
-            };
-            let welch = stats::welch(&logs(&samples_a), &logs(&samples_b));
-            let mut row = CompareRow {
+        // Steady windows only when every level of every side at this users count has
+        // one: A and B are then measured over the same kind of span.
+        let use_steady = all
+            .iter()
+            .filter_map(|l| l.get(&u))
+            .all(|ls| ls.iter().all(|v| v.steady.is_some()));
+        let window = if use_steady { "steady" } else { "whole" };
+        let row = |side: String, s: &Samples| {
+            let (mean, sd) = stats::mean_sd(&s.tps);
+            CompareRow {
                 users: u,
-                side: side.clone(),
-                n: cand.0.len(),
-                mean: m,
+                side,
+                n: s.tps.len(),
+                mean,
                 sd,
-                p95_ms: stats::mean_sd(&cand.1).0,
+                p95_ms: stats::mean_sd(&s.p95_ms).0,
                 change: String::new(),
                 ci: String::new(),
                 p: String::new(),
                 test: String::new(),
-            };
-            let Some(w) = welch else {
-                row.test = "not enough samples".into();
-                rows.push(row);
-                verdicts.push(Verdict {
-                    text: format!("{side} vs A at {u} users: not enough samples to compare"),
-                    class: "same".into(),
-                    users: u,
-                    side,
-                    change_pct: 0.0,
-                    significant: false,
-                });
-                continue;
-            };
-            let (p, test) = if samples_a.len().min(samples_b.len()) >= MIN_MANN_WHITNEY {
-                match stats::mann_whitney(&samples_a, &samples_b) {
-                    Some(mw) => (mw.p, format!("Mann-Whitney U on {kind}")),
-                    None => (w.p, format!("Welch t on log {kind}")),
+                window: window.into(),
+            }
+        };
+        let per_side: Vec<Option<Samples>> = all
+            .iter()
+            .map(|l| l.get(&u).map(|v| samples(v, use_steady)))
+            .collect();
+        for (m, s) in means.iter_mut().zip(&per_side) {
+            if let Some(s) = s {
+                m.insert(u, (stats::mean_sd(&s.tps).0, stats::mean_sd(&s.p95_ms).0));
+            }
+        }
+        let Some(a) = &per_side[0] else { continue };
+        rows.push(row("A".into(), a));
+        for (i, b) in per_side.iter().enumerate().skip(1) {
+            let Some(b) = b else { continue };
+            let side = letter(i);
+            let mut r = row(side.clone(), b);
+            let outcome = compare_stats::judge(a, b);
+            match &outcome {
+                Some(o) => {
+                    r.change = pct(o.change);
+                    r.ci = format!("[{}, {}]", pct(o.ci.0), pct(o.ci.1));
+                    r.p = format!("{:.3}", o.p);
+                    r.test = o.test.clone();
                 }
-            } else {
-                (w.p, format!("Welch t on log {kind}"))
-            };
-            let change = w.diff.exp() - 1.0;
-            let (lo, hi) = (w.ci.0.exp() - 1.0, w.ci.1.exp() - 1.0);
-            let significant = p < ALPHA;
-            row.change = pct(change);
-            row.ci = format!("[{}, {}]", pct(lo), pct(hi));
-            row.p = format!("{p:.3}");
-            row.test = test;
-            rows.push(row);
-            let ci = format!("95 % CI [{:.1} %, {:.1} %]", lo * 100.0, hi * 100.0);
-            let (text, class) = if significant && change > 0.0 {
-                (
-                    format!(
-                        "{side} is {:.1} % faster than A at {u} users, {ci}",
-                        change * 100.0
-                    ),
-                    "faster",
-                )
-            } else if significant && change < 0.0 {
-                (
-                    format!(
-                        "{side} is {:.1} % slower than A at {u} users, {ci}",
-                        -change * 100.0
-                    ),
-                    "slower",
-                )
-            } else {
-                (
-                    format!("{side} vs A at {u} users: no significant difference ({:+.1} %, {ci}, p = {p:.2})", change * 100.0),
-                    "same",
-                )
-            };
+                None => r.test = "not enough samples".into(),
+            }
+            rows.push(r);
+            let (mut text, class) = compare_stats::sentence(&side, u, outcome.as_ref());
+            let caveat: Vec<&str> = ["A", side.as_str()]
+                .into_iter()
+                .filter(|s| busy.iter().any(|b| b == s))
+                .collect();
+            if !caveat.is_empty() {
+                text.push_str(&format!(
+                    " (but {}'s host was busy with other work: see the warning)",
+                    caveat.join(" and ")
+                ));
+            }
             verdicts.push(Verdict {
                 text,
                 class: class.into(),
                 users: u,
                 side,
-                change_pct: change * 100.0,
-                significant,
+                change_pct: outcome.as_ref().map_or(0.0, |o| o.change * 100.0),
+                significant: outcome.as_ref().is_some_and(|o| o.significant),
             });
         }
     }
-    let series = |pick: &dyn Fn(&LevelSamples) -> f64| {
-        all.iter()
+    let series = |pick: &dyn Fn(&(f64, f64)) -> f64| {
+        means
+            .iter()
             .enumerate()
-            .map(|(i, l)| {
+            .map(|(i, m)| {
                 (
                     format!("{} {}", letter(i), runs[i].label()),
-                    l.iter().map(|(u, v)| (*u as f64, pick(v))).collect(),
+                    m.iter().map(|(u, v)| (*u as f64, pick(v))).collect(),
                 )
             })
             .collect::<Vec<_>>()
@@ -351,14 +403,14 @@ pub fn compare(runs: &[RunData]) -> Result<Comparison, Error> {
             title: "TPS vs users".into(),
             x_label: "users".into(),
             y_label: "TPS (mean of repeats)".into(),
-            series: series(&|v| stats::mean_sd(&v.0).0),
+            series: series(&|v| v.0),
             ..LineChart::default()
         },
         LineChart {
             title: "p95 latency vs users".into(),
             x_label: "users".into(),
             y_label: "ms".into(),
-            series: series(&|v| stats::mean_sd(&v.1).0),
+            series: series(&|v| v.1),
             ..LineChart::default()
         },
     ]
@@ -379,6 +431,10 @@ pub fn compare(runs: &[RunData]) -> Result<Comparison, Error> {
         differences: diffs,
     })
 }
+
+/// What the `window` column means, printed under the table when a steady window was
+/// used.
+const WINDOW_NOTE: &str = "window: steady = each level from the end of its warm-up (found by MSER-5) to its end; whole = each level's whole measured time\n";
 
 impl Comparison {
     /// Verdicts where a side is significantly slower than A by more than `pct` %.
@@ -403,14 +459,27 @@ impl Comparison {
             out.push('\n');
         }
         out.push_str(&format!(
-            "{:>6} {:<4} {:>4} {:>11} {:>9} {:>9} {:>8} {:>20} {:>6}  {}\n",
-            "users", "side", "n", "TPS", "stddev", "p95 ms", "change", "95 % CI", "p", "test"
+            "{:>6} {:<4} {:>4} {:<6} {:>11} {:>9} {:>9} {:>8} {:>20} {:>6}  {}\n",
+            "users",
+            "side",
+            "n",
+            "window",
+            "TPS",
+            "stddev",
+            "p95 ms",
+            "change",
+            "95 % CI",
+            "p",
+            "test"
         ));
         for r in &self.rows {
             out.push_str(&format!(
-                "{:>6} {:<4} {:>4} {:>11.2} {:>9.2} {:>9.3} {:>8} {:>20} {:>6}  {}\n",
-                r.users, r.side, r.n, r.mean, r.sd, r.p95_ms, r.change, r.ci, r.p, r.test
+                "{:>6} {:<4} {:>4} {:<6} {:>11.2} {:>9.2} {:>9.3} {:>8} {:>20} {:>6}  {}\n",
+                r.users, r.side, r.n, r.window, r.mean, r.sd, r.p95_ms, r.change, r.ci, r.p, r.test
             ));
+        }
+        if self.rows.iter().any(|r| r.window == "steady") {
+            out.push_str(WINDOW_NOTE);
         }
         out.push('\n');
         for v in &self.verdicts {

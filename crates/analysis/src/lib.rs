@@ -12,7 +12,10 @@
 pub mod charts;
 pub mod checks;
 pub mod compare;
+pub mod compare_rules;
+pub mod compare_stats;
 mod error;
+pub mod host_load;
 pub mod innodb;
 pub mod load;
 pub mod merge;
@@ -22,6 +25,7 @@ pub mod rates;
 pub mod report;
 pub mod series;
 pub mod stats;
+pub mod steady;
 
 pub use error::Error;
 pub use load::{Level, RunData};

@@ -15,7 +15,12 @@ use bmk_report::results_dir::{
 use bmk_report::ResultsFile;
 
 use crate::load::{Level, RunData};
+use crate::steady::LevelSteady;
 use crate::Error;
+
+/// The file `bmk report` writes into a results directory with each level's steady
+/// state (window, figures, verdict).
+pub const STEADY_FILE: &str = "steady.json";
 
 /// Writes `bytes` to `path` atomically.
 pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), Error> {
@@ -158,4 +163,10 @@ fn copy_dir(from: &Path, to: &Path) -> Result<(), Error> {
         }
     }
     Ok(())
+}
+
+/// Writes `steady.json` into the results directory `dir`: one object per level.
+pub fn write_steady(dir: &Path, levels: &[LevelSteady]) -> Result<(), Error> {
+    let path = dir.join(STEADY_FILE);
+    write_atomic(&path, &json(&path, &levels)?)
 }

@@ -13,6 +13,7 @@ use crate::load::{Level, RunData};
 use crate::output;
 use crate::rates;
 use crate::series::LevelSeries;
+use crate::steady::{self, LevelSteady};
 use crate::Error;
 
 /// One row of the per-level table: the level's `summary.csv` row and what only the
@@ -80,6 +81,8 @@ pub struct LevelSection {
     pub fairness: Option<FairnessView>,
     /// Per query kind.
     pub query_types: Vec<QueryTypeRow>,
+    /// Its steady state.
+    pub steady: LevelSteady,
 }
 
 /// A finding of the sanity checks, for display.
@@ -118,6 +121,8 @@ pub struct Report {
     pub rows: Vec<LevelRow>,
     /// Throughput and latency against users.
     pub scalability: Vec<Chart>,
+    /// Each level's steady state (steady window, its figures beside the whole level's).
+    pub steady: Vec<LevelSteady>,
     /// One section per level.
     pub levels: Vec<LevelSection>,
     /// Workload options.
@@ -234,9 +239,10 @@ impl Report {
             })?);
         }
 
+        let steady: Vec<LevelSteady> = run.levels.iter().map(steady::of_level).collect();
         let mut levels = Vec::new();
-        for level in &run.levels {
-            levels.push(level_section(level, clock_ticks)?);
+        for (level, st) in run.levels.iter().zip(&steady) {
+            levels.push(level_section(level, st, clock_ticks)?);
         }
         let mut options: Vec<(String, String)> = run.options().into_iter().collect();
         options.sort();
@@ -253,6 +259,7 @@ impl Report {
             findings,
             rows,
             scalability,
+            steady,
             levels,
             options,
             variables,
@@ -263,6 +270,10 @@ impl Report {
     pub fn text_summary(&self) -> String {
         let mut out = format!("{} — {}\n\n", self.name, self.title);
         out.push_str(&table_text(&self.rows));
+        if self.steady.iter().any(|s| s.window.is_some()) {
+            out.push_str("\nSteady state (MSER-5):\n");
+            out.push_str(&steady_text(&self.steady));
+        }
         out.push_str("\nSanity checks:\n");
         if self.findings.is_empty() {
             out.push_str("  none triggered\n");
@@ -315,6 +326,54 @@ pub fn table_text(rows: &[LevelRow]) -> String {
     out
 }
 
+/// The steady-state table as aligned text: each judged level's window and its
+/// throughput and latency beside the whole level's.
+pub fn steady_text(levels: &[LevelSteady]) -> String {
+    let mut out = format!(
+        "{:<11} {:>6} {:>6} {:<12} {:>15} {:>11} {:>11} {:>9} {:>9} {:>9} {:>9}\n",
+        "level",
+        "users",
+        "repeat",
+        "verdict",
+        "window s",
+        "TPS",
+        "whole TPS",
+        "p95 ms",
+        "whole p95",
+        "p99 ms",
+        "whole p99"
+    );
+    for s in levels {
+        let Some(w) = &s.window else { continue };
+        let whole = s.whole.unwrap_or(steady::Figures {
+            tps: 0.0,
+            qps: 0.0,
+            p95_ms: 0.0,
+            p99_ms: 0.0,
+        });
+        let verdict = match s.verdict {
+            steady::SteadyVerdict::Steady => "steady",
+            steady::SteadyVerdict::NeverSteady => "never steady",
+            steady::SteadyVerdict::NotJudged => "not judged",
+        };
+        out.push_str(&format!(
+            "{:<11} {:>6} {:>6} {:<12} {:>15} {:>11.2} {:>11.2} {:>9.3} {:>9.3} {:>9.3} {:>9.3}\n",
+            s.level,
+            s.users,
+            s.repeat,
+            verdict,
+            format!("{:.0}-{:.0}", w.start_s, w.end_s),
+            w.figures.tps,
+            whole.tps,
+            w.figures.p95_ms,
+            whole.p95_ms,
+            w.figures.p99_ms,
+            whole.p99_ms
+        ));
+    }
+    out
+}
+
 fn chart(c: LineChart) -> Result<Chart, Error> {
     Ok(Chart {
         title: c.title.clone(),
@@ -322,9 +381,18 @@ fn chart(c: LineChart) -> Result<Chart, Error> {
     })
 }
 
-fn level_section(level: &Level, clock_ticks: u64) -> Result<LevelSection, Error> {
+fn level_section(level: &Level, st: &LevelSteady, clock_ticks: u64) -> Result<LevelSection, Error> {
     let s = LevelSeries::of(level);
     let label = checks::level_label(level);
+    // The steady window shaded on the throughput and latency charts (and the
+    // candidate window of a level that never settled, named so).
+    let band = st.window.as_ref().map(|w| {
+        let name = match st.verdict {
+            steady::SteadyVerdict::Steady => "steady window",
+            _ => "not steady",
+        };
+        (w.start_s, w.end_s, name.to_string())
+    });
     let mut charts = Vec::new();
     if !s.time_s.is_empty() {
         let pts = |v: &[f64]| {
@@ -341,6 +409,7 @@ fn level_section(level: &Level, clock_ticks: u64) -> Result<LevelSection, Error>
             series: vec![("TPS".into(), pts(&s.tps))],
             marks: s.stalls.iter().map(|&i| (s.time_s[i], s.tps[i])).collect(),
             marks_label: "stall".into(),
+            band: band.clone(),
         })?);
         charts.push(chart(LineChart {
             title: format!("{label}: queries per second"),
@@ -361,6 +430,7 @@ fn level_section(level: &Level, clock_ticks: u64) -> Result<LevelSection, Error>
                     .map(|&i| (s.time_s[i], s.p95_ms[i]))
                     .collect(),
                 marks_label: "stall".into(),
+                band: band.clone(),
             })?);
         }
     }
@@ -444,5 +514,6 @@ fn level_section(level: &Level, clock_ticks: u64) -> Result<LevelSection, Error>
         metric_charts,
         fairness,
         query_types,
+        steady: st.clone(),
     })
 }

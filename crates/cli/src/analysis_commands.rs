@@ -188,19 +188,27 @@ fn report(args: &[String]) -> Result<i32> {
         None => path.with_extension("html"),
     };
     bmk_analysis::output::write_atomic(&out, html.as_bytes()).map_err(analysis_error)?;
+    if path.is_dir() {
+        bmk_analysis::output::write_steady(path, &report.steady).map_err(analysis_error)?;
+    }
     print!("{}", report.text_summary());
     println!("\nreport written to {}", out.display());
     Ok(0)
 }
 
 const COMPARE_USAGE: &str =
-    "usage: bmk compare [--output=FILE.html] [--fail-if-slower=PCT] DIR_A DIR_B...";
+    "usage: bmk compare [--mixed] [--output=FILE.html] [--fail-if-slower=PCT] DIR_A DIR_B...";
 
 /// Exit code of `bmk compare --fail-if-slower` when a side is slower.
 const SLOWER_EXIT: i32 = 2;
 
 fn compare(args: &[String]) -> Result<i32> {
-    let a = Args::parse("compare", args, &["output", "fail-if-slower"], &["help"])?;
+    let a = Args::parse(
+        "compare",
+        args,
+        &["output", "fail-if-slower"],
+        &["help", "mixed"],
+    )?;
     if a.flag("help") {
         println!("{COMPARE_USAGE}");
         return Ok(0);
@@ -225,7 +233,10 @@ fn compare(args: &[String]) -> Result<i32> {
         )));
     }
     let runs = read_inputs("compare", &a.paths)?;
-    let cmp = bmk_analysis::compare::compare(&runs).map_err(analysis_error)?;
+    let opts = bmk_analysis::compare::CompareOptions {
+        mixed: a.flag("mixed"),
+    };
+    let cmp = bmk_analysis::compare::compare(&runs, opts).map_err(analysis_error)?;
     print!("{}", cmp.text_summary());
     if let Some(out) = a.value("output") {
         let html = bmk_analysis::page::render("compare", &cmp).map_err(analysis_error)?;

@@ -241,6 +241,78 @@ fn compare_gives_a_verdict_per_level_and_an_exit_status_for_ci() {
         .fails_mentioning(&["invalid --fail-if-slower value 'x'"]);
 }
 
+/// Runs of different workloads are refused in one line with exit status 1, and
+/// compared with `--mixed`, which the output says.
+#[test]
+fn compare_refuses_unlike_runs_unless_mixed() {
+    let dir = Dir::new();
+    side(dir.path(), "rw", 1.0, "134217728");
+    side(dir.path(), "tpcc", 0.39, "134217728");
+    for file in ["run.json", "level-0001/result.json"] {
+        let path = dir.join(&format!("tpcc/{file}"));
+        let text = std::fs::read_to_string(&path).unwrap();
+        std::fs::write(&path, text.replace("oltp_read_write", "tpcc")).unwrap();
+    }
+    dir.bmk()
+        .args("compare rw tpcc")
+        .run()
+        .fails_mentioning(&[
+            "bmk compare: cannot compare unlike runs: A (rw) ran 'oltp_read_write' but B (tpcc) ran 'tpcc' (use --mixed to compare them anyway)",
+        ]);
+    let run = dir.bmk().args("compare --mixed rw tpcc").run().ok();
+    assert!(
+        run.stdout
+            .contains("warning: unlike runs compared anyway (--mixed): A (rw) ran 'oltp_read_write' but B (tpcc) ran 'tpcc'"),
+        "{}",
+        run.stdout
+    );
+    assert!(run.stdout.contains("% slower than A at 4 users"));
+}
+
+/// `bmk report` writes each level's steady state into `steady.json`.
+#[test]
+fn report_writes_the_steady_windows() {
+    let dir = Dir::new();
+    let evs = events(
+        4,
+        30,
+        9,
+        2_000_000,
+        |s| if s < 8 { 300 } else { 900 + s % 3 },
+    );
+    let row = write_level(
+        &dir.join("warm/level-0001"),
+        1,
+        1,
+        0.0,
+        &Process {
+            seconds: 30,
+            ..process(4, T0_NS, &evs)
+        },
+    );
+    write_run(
+        &dir.join("warm"),
+        "oltp_read_write",
+        &default_options("10000"),
+        &[4],
+        &[row],
+        Default::default(),
+    );
+    let run = dir.bmk().args("report warm").run().ok();
+    assert!(
+        run.stdout.contains("Steady state (MSER-5):"),
+        "{}",
+        run.stdout
+    );
+    let v: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("warm/steady.json")).unwrap())
+            .unwrap();
+    assert_eq!(v[0]["level"], "level-0001");
+    assert_eq!(v[0]["verdict"], "steady");
+    assert_eq!(v[0]["window"]["start_s"], 8.0);
+    assert_eq!(v[0]["window"]["end_s"], 30.0);
+}
+
 /// The server and OS rates of each level, derived from the captures copied into it.
 /// (The test support once looked for the captures under this crate's `tests/data`,
 /// found none and copied nothing, so the page had no rate charts to draw.)
