@@ -22,6 +22,7 @@ pub mod rates;
 pub mod report;
 pub mod series;
 pub mod stats;
+pub mod verdicts;
 
 pub use error::Error;
 pub use load::{Level, RunData};

@@ -89,6 +89,7 @@ impl PlainRun {
             start_time: now_rfc3339(),
             end_time: None,
             status: "running".into(),
+            checks: None,
         };
         let mut run = RunDir::create_at(dir, manifest).map_err(|e| anyhow::anyhow!("{e}"))?;
         if let Some(cfg) = driver.as_ref() {

@@ -33,5 +33,6 @@ mod sql_api;
 mod sysbench_env;
 mod sysbench_words;
 mod test_network;
+mod trust;
 mod util;
 mod verbosity;

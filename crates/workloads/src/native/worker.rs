@@ -222,6 +222,15 @@ impl OltpWorker {
         };
         self.conn.execute_into(p.id, params, &mut self.rs)?;
         ctx.count(p.counter);
+        if p.counter == Counter::Read {
+            // What the read found, as the Lua bridge counts it: the rows, and the read
+            // as empty when there were none.
+            let rows = self.rs.nrows() as u64;
+            ctx.count_n(Counter::Rows, rows);
+            if rows == 0 {
+                ctx.count(Counter::EmptyReads);
+            }
+        }
         Ok(())
     }
 
