@@ -13,6 +13,15 @@
 //! * a level that did not finish (no `result.json`: its process was killed or failed);
 //! * a sampler that could not reach the server (its server rates are missing);
 //! * a level that never reached a steady state (see [`crate::steady`]).
+//! * errors above a share of the attempts;
+//! * a level that finished fatal, failed or interrupted (left off the curves);
+//! * a run that did not complete;
+//! * OLTP reads that found no row (ids beyond the data);
+//! * fewer or smaller tables on the server than the options claim.
+//!
+//! Each finding carries a severity (`fail`: do not use these numbers; `warn`: look
+//! again) and, where a number tripped it, that number and the limit it crossed: the
+//! machine-readable verdicts of [`crate::verdicts`].
 
 use std::collections::BTreeMap;
 
@@ -48,6 +57,16 @@ pub enum CheckKind {
     CaptureFailed,
     /// A level whose throughput never settled.
     NeverSteady,
+    /// Errors (ignored or not) above a share of the attempts.
+    Errors,
+    /// A level that stopped on an error, failed or was interrupted.
+    UnusableLevel,
+    /// A run that did not complete (failed, interrupted, or still marked running).
+    RunNotCompleted,
+    /// Read statements that returned no row where the workload expects rows.
+    EmptyReads,
+    /// Fewer or smaller tables on the server than the options claim.
+    DataSmallerThanClaimed,
 }
 
 impl CheckKind {
@@ -65,6 +84,71 @@ impl CheckKind {
             CheckKind::UnfinishedLevel => "level did not finish",
             CheckKind::CaptureFailed => "capture failed",
             CheckKind::NeverSteady => "never reached steady state",
+            CheckKind::Errors => "errors",
+            CheckKind::UnusableLevel => "level not usable",
+            CheckKind::RunNotCompleted => "run not completed",
+            CheckKind::EmptyReads => "reads found no rows",
+            CheckKind::DataSmallerThanClaimed => "data smaller than the options claim",
+        }
+    }
+}
+
+impl CheckKind {
+    /// The check's stable machine-readable name (`checks.json`'s `check`): snake_case,
+    /// never changed once released, so scripts can match on it.
+    pub fn id(self) -> &'static str {
+        match self {
+            CheckKind::ShortLevel => "short_level",
+            CheckKind::TrendBreak => "trend_break",
+            CheckKind::Stall => "stall",
+            CheckKind::FakeIoBound => "fake_io_bound",
+            CheckKind::UnfairTableGroups => "unfair_table_groups",
+            CheckKind::ReadOnlyCountsTransactions => "read_only_counts_transactions",
+            CheckKind::SaturatedClient => "saturated_client",
+            CheckKind::ServerRestart => "server_restart",
+            CheckKind::UnfinishedLevel => "unfinished_level",
+            CheckKind::CaptureFailed => "capture_failed",
+            CheckKind::Errors => "errors",
+            CheckKind::UnusableLevel => "unusable_level",
+            CheckKind::RunNotCompleted => "run_not_completed",
+            CheckKind::EmptyReads => "empty_reads",
+            CheckKind::DataSmallerThanClaimed => "data_smaller_than_claimed",
+            CheckKind::NeverSteady => "never_steady",
+        }
+    }
+
+    /// How bad a finding of this check is unless the check says otherwise: `Fail`
+    /// when the numbers cannot be used as they are, `Warn` when they can but need a
+    /// second look.
+    pub fn default_severity(self) -> Severity {
+        match self {
+            CheckKind::ServerRestart
+            | CheckKind::UnfinishedLevel
+            | CheckKind::Errors
+            | CheckKind::UnusableLevel
+            | CheckKind::EmptyReads
+            | CheckKind::DataSmallerThanClaimed => Severity::Fail,
+            _ => Severity::Warn,
+        }
+    }
+}
+
+/// How bad a finding is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Severity {
+    /// The numbers need a second look before they are believed.
+    Warn,
+    /// The numbers do not measure what the run claims: do not use them.
+    Fail,
+}
+
+impl Severity {
+    /// `warn` or `fail`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Severity::Warn => "warn",
+            Severity::Fail => "fail",
         }
     }
 }
@@ -76,8 +160,39 @@ pub struct Finding {
     pub kind: CheckKind,
     /// The level it concerns (`level-0003 (64 users)`), if one.
     pub level: Option<String>,
+    /// The 1-based run-order index of that level (`level.json`'s `index`).
+    pub level_index: Option<u32>,
     /// What was seen and what it may mean, one sentence or two.
     pub message: String,
+    /// How bad it is.
+    pub severity: Severity,
+    /// The number that tripped the check, when there is one.
+    pub value: Option<f64>,
+    /// The limit it crossed.
+    pub threshold: Option<f64>,
+}
+
+impl Finding {
+    /// This finding with the number that tripped it and the limit it crossed.
+    pub fn tripped(mut self, value: f64, threshold: f64) -> Finding {
+        self.value = Some(value);
+        self.threshold = Some(threshold);
+        self
+    }
+
+    /// This finding with another severity.
+    pub fn with_severity(mut self, severity: Severity) -> Finding {
+        self.severity = severity;
+        self
+    }
+
+    /// The line the report and the terminal show: `check: level: message`.
+    pub fn line(&self) -> String {
+        match &self.level {
+            Some(l) => format!("{}: {l}: {}", self.kind.title(), self.message),
+            None => format!("{}: {}", self.kind.title(), self.message),
+        }
+    }
 }
 
 /// Thresholds of the checks.
@@ -94,6 +209,14 @@ pub mod limits {
     pub const UNFAIR_RATIO: f64 = 2.0;
     /// Client CPU above this % of all the host's cores is saturation.
     pub const CLIENT_CPU_PCT: f64 = 90.0;
+    /// Errors above this % of the attempts (events + errors) fail a level...
+    pub const ERRORS_FAIL_PCT: f64 = 1.0;
+    /// ... and above this % warn.
+    pub const ERRORS_WARN_PCT: f64 = 0.1;
+    /// Reads that returned no row above this % of the reads fail an OLTP level...
+    pub const EMPTY_READS_FAIL_PCT: f64 = 1.0;
+    /// ... and above this % warn.
+    pub const EMPTY_READS_WARN_PCT: f64 = 0.1;
 }
 
 /// `level-0003 (64 users)`.
@@ -131,6 +254,11 @@ pub fn run_checks(run: &RunData) -> Vec<Finding> {
     out.extend(unfinished_levels(run));
     out.extend(capture_failures(run));
     out.extend(never_steady(run));
+    out.extend(errors(run));
+    out.extend(unusable_levels(run));
+    out.extend(run_not_completed(run));
+    out.extend(empty_reads(run));
+    out.extend(data_smaller_than_claimed(run));
     out
 }
 
@@ -138,7 +266,11 @@ fn finding(kind: CheckKind, level: Option<&Level>, message: String) -> Finding {
     Finding {
         kind,
         level: level.map(level_label),
+        level_index: level.map(|l| l.info.index),
         message,
+        severity: kind.default_severity(),
+        value: None,
+        threshold: None,
     }
 }
 
@@ -161,10 +293,11 @@ pub fn short_levels(run: &RunData) -> Vec<Finding> {
         .collect()
 }
 
-/// Mean TPS per users count, ascending users (repeats averaged); finished levels only.
+/// Mean TPS per users count, ascending users (repeats averaged); usable levels only
+/// (a fatal or interrupted level's TPS is no point of the curve).
 pub fn tps_by_users(run: &RunData) -> Vec<(u32, f64, Vec<&Level>)> {
     let mut by: BTreeMap<u32, Vec<&Level>> = BTreeMap::new();
-    for l in run.levels.iter().filter(|l| l.result.is_some()) {
+    for l in run.levels.iter().filter(|l| l.usable()) {
         by.entry(l.info.users).or_default().push(l);
     }
     by.into_iter()
@@ -229,17 +362,21 @@ pub fn stalls(run: &RunData) -> Vec<Finding> {
         } else {
             String::new()
         };
-        out.push(finding(
-            CheckKind::Stall,
-            Some(l),
-            format!(
-                "{} stalled interval(s), below {:.0} % of the median {:.1} TPS: at {}{more}",
-                s.stalls.len(),
-                crate::series::STALL_FRACTION * 100.0,
-                s.median_tps,
-                shown.join(", ")
-            ),
-        ));
+        let threshold = crate::series::STALL_FRACTION * s.baseline_tps;
+        out.push(
+            finding(
+                CheckKind::Stall,
+                Some(l),
+                format!(
+                    "{} stalled interval(s), below {:.0} % of the level's usual {:.1} TPS (the 75th percentile of its intervals): at {}{more}",
+                    s.stalls.len(),
+                    crate::series::STALL_FRACTION * 100.0,
+                    s.baseline_tps,
+                    shown.join(", ")
+                ),
+            )
+            .tripped(s.stalls.iter().map(|&i| s.tps[i]).fold(f64::INFINITY, f64::min), threshold),
+        );
     }
     out
 }
@@ -499,4 +636,238 @@ pub fn never_steady(run: &RunData) -> Vec<Finding> {
             })
         })
         .collect()
+}
+/// Levels whose ignored errors exceed a share of the attempts (a fatal error ends its
+/// level, which [`unusable_levels`] flags): every error is an attempt at an event that did not count, so
+/// the share is errors / (events + errors). Above [`limits::ERRORS_FAIL_PCT`] the
+/// level measures the error path (an error returns faster than a transaction, so TPS
+/// and latency look better or worse than the workload's) and fails; above
+/// [`limits::ERRORS_WARN_PCT`] it warns.
+pub fn errors(run: &RunData) -> Vec<Finding> {
+    let mut out = Vec::new();
+    for l in &run.levels {
+        let Some(r) = &l.result else {
+            continue;
+        };
+        let f = &r.final_stats;
+        let errors = f.counters.errors;
+        if errors == 0 {
+            continue;
+        }
+        let attempts = f.events + errors;
+        let pct = errors as f64 / attempts as f64 * 100.0;
+        let (severity, threshold) = if pct > limits::ERRORS_FAIL_PCT {
+            (Severity::Fail, limits::ERRORS_FAIL_PCT)
+        } else if pct > limits::ERRORS_WARN_PCT {
+            (Severity::Warn, limits::ERRORS_WARN_PCT)
+        } else {
+            continue;
+        };
+        let per_s = |n: u64| f.per_sec(n);
+        out.push(
+            finding(
+                CheckKind::Errors,
+                Some(l),
+                format!(
+                    "{errors} errors against {} events ({pct:.2} % of attempts, above {threshold} %; {:.1} errors/s beside {:.1} TPS): {}",
+                    f.events,
+                    per_s(errors),
+                    f.events_per_sec,
+                    if severity == Severity::Fail {
+                        "the level measures the error path, not the workload; find the error in the level's output and fix its cause (missing tables, --tables or --table-size larger than the data, deadlocks from too few rows or warehouses)"
+                    } else {
+                        "some transactions were retried; check that contention is what the test means to measure"
+                    }
+                ),
+            )
+            .tripped(pct, threshold)
+            .with_severity(severity),
+        );
+    }
+    out
+}
+
+/// Finished levels whose status is not `completed` (fatal, failed, interrupted...): they
+/// are listed in the table with their status and left off the curves.
+pub fn unusable_levels(run: &RunData) -> Vec<Finding> {
+    run.levels
+        .iter()
+        .filter(|l| l.result.is_some() && !l.usable())
+        .map(|l| {
+            let tps = l
+                .result
+                .as_ref()
+                .map(|r| r.final_stats.events_per_sec)
+                .unwrap_or(0.0);
+            finding(
+                CheckKind::UnusableLevel,
+                Some(l),
+                format!(
+                    "status '{}' after {:.1} s ({tps:.2} TPS): the level did not run its course, so its numbers measure how it stopped; it is left off the scalability curves and out of comparisons",
+                    l.status(),
+                    l.seconds()
+                ),
+            )
+        })
+        .collect()
+}
+
+/// A run whose `run.json` does not say `completed`: failed or interrupted (some planned
+/// levels never ran), or still `running` (the sweep was killed, or runs now).
+pub fn run_not_completed(run: &RunData) -> Vec<Finding> {
+    let Some(m) = &run.manifest else {
+        return Vec::new();
+    };
+    if m.status == "completed" {
+        return Vec::new();
+    }
+    let planned = m
+        .sweep
+        .as_ref()
+        .map(|s| s.users.len() * s.repeat.max(1) as usize)
+        .unwrap_or(0);
+    let ran = run.levels.len();
+    let severity = if m.status == "interrupted" {
+        Severity::Warn
+    } else {
+        Severity::Fail
+    };
+    let why = match m.status.as_str() {
+        "running" => {
+            "run.json still says 'running': the sweep was killed, or still runs".to_string()
+        }
+        s => format!("the run ended '{s}'"),
+    };
+    vec![finding(
+        CheckKind::RunNotCompleted,
+        None,
+        format!(
+            "{why}; {ran} of {planned} planned level(s) have a folder: the curves miss the levels that did not run"
+        ),
+    )
+    .with_severity(severity)]
+}
+
+/// Whether test `test` reads only rows that exist when the data matches its options:
+/// the OLTP family (ids drawn in 1..=`--table-size` of tables 1..=`--tables`) and the
+/// select_random scripts. TPC-C and dbSTRESS legitimately read nothing at times (an
+/// empty new-order queue).
+pub fn expects_rows(test: &str) -> bool {
+    let base = test
+        .rsplit('/')
+        .next()
+        .unwrap_or(test)
+        .trim_end_matches(".lua");
+    base.starts_with("oltp_") || base.starts_with("OLTP_") || base.starts_with("select_random_")
+}
+
+/// OLTP levels whose read statements returned no row in more than a share of the
+/// reads. The OLTP workloads read ids that exist in the data `prepare` loads, so an
+/// empty read means the data is smaller than the options claim (or was deleted): the
+/// server answered "no such row" from its index, which is fast and measures nothing.
+/// Only a read between the DELETE and the INSERT of an autocommit delete/insert pair
+/// may legitimately miss its row, and that is rare.
+pub fn empty_reads(run: &RunData) -> Vec<Finding> {
+    if !expects_rows(&run.test()) {
+        return Vec::new();
+    }
+    let mut out = Vec::new();
+    for l in &run.levels {
+        let Some(r) = &l.result else {
+            continue;
+        };
+        let c = &r.final_stats.counters;
+        let (Some(rows), Some(empty)) = (c.rows, c.empty_reads) else {
+            continue;
+        };
+        if c.reads == 0 || empty == 0 {
+            continue;
+        }
+        let pct = empty as f64 / c.reads as f64 * 100.0;
+        let (severity, threshold) = if pct > limits::EMPTY_READS_FAIL_PCT {
+            (Severity::Fail, limits::EMPTY_READS_FAIL_PCT)
+        } else if pct > limits::EMPTY_READS_WARN_PCT {
+            (Severity::Warn, limits::EMPTY_READS_WARN_PCT)
+        } else {
+            continue;
+        };
+        out.push(
+            finding(
+                CheckKind::EmptyReads,
+                Some(l),
+                format!(
+                    "{empty} of {} reads ({pct:.2} %, above {threshold} %) returned no row ({:.2} rows per read): the workload reads ids 1..--table-size that prepare loaded, so the tables hold fewer rows than the options claim (see the data-size check) or rows were deleted; a read of a missing row is fast and proves nothing",
+                    c.reads,
+                    rows as f64 / c.reads as f64
+                ),
+            )
+            .tripped(pct, threshold)
+            .with_severity(severity),
+        );
+    }
+    out
+}
+
+/// Levels whose tables, as the kit read them before the level started, are fewer or
+/// smaller than the options claim: a missing table, or a largest id below
+/// `--table-size`.
+pub fn data_smaller_than_claimed(run: &RunData) -> Vec<Finding> {
+    let mut out = Vec::new();
+    for l in &run.levels {
+        let Some(d) = &l.info.data else {
+            continue;
+        };
+        if d.error.is_some() {
+            continue;
+        }
+        if d.tables_missing > 0 {
+            out.push(
+                finding(
+                    CheckKind::DataSmallerThanClaimed,
+                    Some(l),
+                    format!(
+                        "{} of the {} tables the options claim (--tables={}) do not exist (found {} {}N table(s)): the level's events on them fail or read nothing; prepare that many tables or lower --tables",
+                        d.tables_missing,
+                        d.tables_claimed,
+                        d.tables_claimed,
+                        d.tables.len(),
+                        d.table_prefix
+                    ),
+                )
+                .tripped(d.tables_missing as f64, 0.0),
+            );
+        }
+        let small: Vec<(&str, u64)> = d
+            .tables
+            .iter()
+            .map(|t| (t.name.as_str(), t.max_id.unwrap_or(0)))
+            .filter(|(_, m)| *m < d.table_size_claimed)
+            .collect();
+        if let Some(smallest) = small.iter().map(|s| s.1).min() {
+            let names: Vec<String> = small
+                .iter()
+                .take(3)
+                .map(|(n, m)| format!("{n} max id {m}"))
+                .collect();
+            let more = if small.len() > 3 {
+                format!(" and {} more", small.len() - 3)
+            } else {
+                String::new()
+            };
+            out.push(
+                finding(
+                    CheckKind::DataSmallerThanClaimed,
+                    Some(l),
+                    format!(
+                        "{} table(s) hold fewer rows than --table-size={} ({}{more}): reads of ids above the largest find nothing; prepare with the same --table-size or run with the real one",
+                        small.len(),
+                        d.table_size_claimed,
+                        names.join(", ")
+                    ),
+                )
+                .tripped(smallest as f64, d.table_size_claimed as f64),
+            );
+        }
+    }
+    out
 }

@@ -26,6 +26,7 @@ pub mod report;
 pub mod series;
 pub mod stats;
 pub mod steady;
+pub mod verdicts;
 
 pub use error::Error;
 pub use load::{Level, RunData};

@@ -110,6 +110,7 @@ impl Level {
                 status: file.status.clone(),
                 reason: None,
                 run_id: file.run.run_id.clone(),
+                data: None,
             },
             intervals,
             result: Some(file),
@@ -165,6 +166,22 @@ impl Level {
             .end_unix_ns
             .or_else(|| self.intervals.last().map(|i| i.end_unix_ns))
             .unwrap_or(self.info.start_unix_ns)
+    }
+
+    /// The level's final status: its results file's, else `level.json`'s.
+    pub fn status(&self) -> &str {
+        match &self.result {
+            Some(r) => &r.status,
+            None => &self.info.status,
+        }
+    }
+
+    /// Whether the level's numbers describe the load it was asked to run: it finished
+    /// (`result.json` exists) and completed. A fatal, failed, interrupted or killed
+    /// level is listed with its status but left off the scalability curves and out of
+    /// comparisons: its throughput measures how soon it stopped.
+    pub fn usable(&self) -> bool {
+        self.result.is_some() && self.status() == "completed"
     }
 
     /// Measured seconds: the final statistics' time, else the window's length.

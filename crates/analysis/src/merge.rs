@@ -14,7 +14,7 @@ use std::collections::BTreeMap;
 use bmk_engine::latency::{new_histogram, percentile_ns};
 use bmk_report::results::{IntervalLatency, IntervalRecord, QueryRates, QueryTypeStats};
 use bmk_report::results_dir::IntervalLine;
-use bmk_report::summary::{Fairness, LagSummary, LatencySummary};
+use bmk_report::summary::{add_count, Fairness, LagSummary, LatencySummary};
 use bmk_report::{codec, CounterTotals, FinalStats, PercentileValue, ResultsFile};
 use hdrhistogram::Histogram;
 
@@ -459,6 +459,8 @@ fn merge_results(
         counters.reconnects += c.reconnects;
         counters.bytes_read += c.bytes_read;
         counters.bytes_written += c.bytes_written;
+        add_count(&mut counters.rows, c.rows);
+        add_count(&mut counters.empty_reads, c.empty_reads);
     }
     let with_events: Vec<&&FinalStats> = finals.iter().filter(|f| f.events > 0).collect();
     let min_ms = with_events
@@ -777,6 +779,8 @@ fn add_lines(lines: &[&IntervalLine], earliest: u64) -> Result<IntervalLine, Err
         r.reconnects += s.reconnects;
         r.bytes_read += s.bytes_read;
         r.bytes_written += s.bytes_written;
+        add_count(&mut r.rows, s.rows);
+        add_count(&mut r.empty_reads, s.empty_reads);
         if let Some(q) = s.queue_length {
             *r.queue_length.get_or_insert(0) += q;
         }

@@ -14,6 +14,7 @@ use crate::output;
 use crate::rates;
 use crate::series::LevelSeries;
 use crate::steady::{self, LevelSteady};
+use crate::verdicts::Verdict;
 use crate::Error;
 
 /// One row of the per-level table: the level's `summary.csv` row and what only the
@@ -25,6 +26,8 @@ pub struct LevelRow {
     pub summary: SummaryRow,
     /// Stalled intervals.
     pub stalls: usize,
+    /// Whether the level completed: only such levels are points of the curves.
+    pub usable: bool,
 }
 
 /// A chart on the page.
@@ -94,6 +97,8 @@ pub struct FindingView {
     pub level: String,
     /// The message.
     pub message: String,
+    /// `fail` or `warn`.
+    pub severity: String,
 }
 
 impl From<&Finding> for FindingView {
@@ -102,6 +107,7 @@ impl From<&Finding> for FindingView {
             check: f.kind.title().to_string(),
             level: f.level.clone().unwrap_or_default(),
             message: f.message.clone(),
+            severity: f.severity.name().to_string(),
         }
     }
 }
@@ -117,12 +123,17 @@ pub struct Report {
     pub facts: Vec<(String, String)>,
     /// Sanity check findings.
     pub findings: Vec<FindingView>,
+    /// The same findings as `checks.json` stores them.
+    #[serde(skip)]
+    pub verdicts: Vec<Verdict>,
     /// The per-level table.
     pub rows: Vec<LevelRow>,
     /// Throughput and latency against users.
     pub scalability: Vec<Chart>,
     /// Each level's steady state (steady window, its figures beside the whole level's).
     pub steady: Vec<LevelSteady>,
+    /// Levels in the table but not on the curves (`level-0002 (fatal)`).
+    pub off_curves: Vec<String>,
     /// One section per level.
     pub levels: Vec<LevelSection>,
     /// Workload options.
@@ -136,6 +147,7 @@ pub fn level_row(level: &Level) -> Option<LevelRow> {
     Some(LevelRow {
         summary: output::summary_row(level)?,
         stalls: LevelSeries::of(level).stalls.len(),
+        usable: level.usable(),
     })
 }
 
@@ -192,16 +204,21 @@ impl Report {
         }
 
         let rows: Vec<LevelRow> = run.levels.iter().filter_map(level_row).collect();
-        let findings = checks::run_checks(run)
-            .iter()
-            .map(FindingView::from)
-            .collect();
+        let found = checks::run_checks(run);
+        let findings = found.iter().map(FindingView::from).collect();
+        let verdicts = found.iter().map(Verdict::from).collect();
 
         let mut scalability = Vec::new();
-        if !rows.is_empty() {
+        let off_curves: Vec<String> = run
+            .levels
+            .iter()
+            .filter(|l| l.result.is_some() && !l.usable())
+            .map(|l| format!("{} ({})", l.name(), l.status()))
+            .collect();
+        if rows.iter().any(|r| r.usable) {
             let by_users = |get: &dyn Fn(&LevelRow) -> f64| -> Vec<(f64, f64)> {
                 let mut m: BTreeMap<u32, Vec<f64>> = BTreeMap::new();
-                for r in &rows {
+                for r in rows.iter().filter(|r| r.usable) {
                     m.entry(r.summary.users).or_default().push(get(r));
                 }
                 m.into_iter()
@@ -257,9 +274,11 @@ impl Report {
                 .unwrap_or_else(|| run.test()),
             facts,
             findings,
+            verdicts,
             rows,
             scalability,
             steady,
+            off_curves,
             levels,
             options,
             variables,
@@ -284,7 +303,8 @@ impl Report {
             } else {
                 format!("{}: ", f.level)
             };
-            out.push_str(&format!("  ! {}: {level}{}\n", f.check, f.message));
+            let mark = if f.severity == "fail" { "FAIL" } else { "warn" };
+            out.push_str(&format!("  {mark} {}: {level}{}\n", f.check, f.message));
         }
         out
     }

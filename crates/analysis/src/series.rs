@@ -1,11 +1,23 @@
 //! A level's time series at report-interval resolution (TPS, QPS, p95 latency) and its
-//! stalls: intervals whose throughput falls far below the level's median, the
+//! stalls: intervals whose throughput falls far below the level's usual throughput, the
 //! "furious flushing" notches that a level's average hides.
+//!
+//! The usual throughput is the [`BASELINE_QUANTILE`] of the level's full-length
+//! intervals, not their median: when a stall lasts half the level the median falls
+//! with it (half the intervals are stalled, so the median is a stalled value or the
+//! mean of a stalled and a good one) and the stall hides under its own threshold. The
+//! 75th percentile is the median of the better half of the intervals: it stays on the
+//! good intervals until more than three quarters of the level stall, and, unlike the
+//! maximum or a 95th percentile, one burst (a cache that warmed in one second) does not
+//! raise it.
 
 use crate::load::Level;
 
-/// An interval is a stall when its TPS is below this fraction of the level's median.
+/// An interval is a stall when its TPS is below this fraction of the level's baseline.
 pub const STALL_FRACTION: f64 = 0.5;
+
+/// The quantile of a level's interval TPS that stalls are measured against.
+pub const BASELINE_QUANTILE: f64 = 0.75;
 
 /// One level's series.
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -20,8 +32,11 @@ pub struct LevelSeries {
     pub p95_ms: Vec<f64>,
     /// Indexes of the stalled intervals.
     pub stalls: Vec<usize>,
-    /// The median TPS the stalls are measured against.
+    /// The median TPS of the intervals.
     pub median_tps: f64,
+    /// The TPS stalls are measured against: the [`BASELINE_QUANTILE`] of the
+    /// full-length intervals.
+    pub baseline_tps: f64,
 }
 
 impl LevelSeries {
@@ -43,22 +58,38 @@ impl LevelSeries {
             );
         }
         s.median_tps = median(&s.tps);
-        // The last interval of a level may be a short remainder; it is not a stall.
+        // The last interval of a level may be a short remainder; it is not a stall,
+        // and its rate (few events over a short time) is no part of the baseline.
         let nominal = level
             .intervals
             .iter()
             .map(|l| l.record.interval_s)
             .fold(0.0, f64::max);
-        s.stalls = level
-            .intervals
-            .iter()
-            .enumerate()
-            .filter(|(_, l)| l.record.interval_s >= 0.9 * nominal)
-            .filter(|(i, _)| s.median_tps > 0.0 && s.tps[*i] < STALL_FRACTION * s.median_tps)
-            .map(|(i, _)| i)
+        let full: Vec<usize> = (0..level.intervals.len())
+            .filter(|&i| level.intervals[i].record.interval_s >= 0.9 * nominal)
+            .collect();
+        let full_tps: Vec<f64> = full.iter().map(|&i| s.tps[i]).collect();
+        s.baseline_tps = quantile(&full_tps, BASELINE_QUANTILE);
+        s.stalls = full
+            .into_iter()
+            .filter(|&i| s.baseline_tps > 0.0 && s.tps[i] < STALL_FRACTION * s.baseline_tps)
             .collect();
         s
     }
+}
+
+/// The `q` quantile (0–1) of `values`, interpolating linearly between the two nearest
+/// ranks (0 for no values).
+pub fn quantile(values: &[f64], q: f64) -> f64 {
+    if values.is_empty() {
+        return 0.0;
+    }
+    let mut v = values.to_vec();
+    v.sort_by(f64::total_cmp);
+    let pos = q.clamp(0.0, 1.0) * (v.len() - 1) as f64;
+    let lo = pos.floor() as usize;
+    let hi = pos.ceil() as usize;
+    v[lo] + (v[hi] - v[lo]) * (pos - lo as f64)
 }
 
 /// The median (0 for no values).
@@ -85,5 +116,61 @@ mod tests {
         assert_eq!(median(&[]), 0.0);
         assert_eq!(median(&[3.0, 1.0, 2.0]), 2.0);
         assert_eq!(median(&[4.0, 1.0, 2.0, 3.0]), 2.5);
+    }
+
+    #[test]
+    fn quantiles_interpolate_between_ranks() {
+        assert_eq!(quantile(&[], 0.75), 0.0);
+        assert_eq!(quantile(&[5.0], 0.75), 5.0);
+        assert_eq!(quantile(&[4.0, 1.0, 3.0, 2.0, 5.0], 0.75), 4.0);
+        assert_eq!(quantile(&[1.0, 2.0], 0.75), 1.75);
+        assert_eq!(quantile(&[3.0, 1.0, 2.0], 0.5), median(&[3.0, 1.0, 2.0]));
+    }
+
+    fn level_of(tps: &[f64]) -> Level {
+        Level {
+            dir: None,
+            info: Default::default(),
+            result: None,
+            intervals: tps
+                .iter()
+                .enumerate()
+                .map(|(i, &t)| bmk_report::results_dir::IntervalLine {
+                    record: bmk_report::results::IntervalRecord {
+                        time_s: i as f64 + 1.0,
+                        interval_s: 1.0,
+                        tps: t,
+                        ..Default::default()
+                    },
+                    ..Default::default()
+                })
+                .collect(),
+        }
+    }
+
+    #[test]
+    fn a_level_half_stalled_is_flagged() {
+        // Five good seconds at 3200 TPS, five stalled at 300: the median (1750) would
+        // put the threshold at 875 TPS; the baseline stays at 3200.
+        let mut tps = vec![3200.0; 5];
+        tps.extend([300.0; 5]);
+        let s = LevelSeries::of(&level_of(&tps));
+        assert_eq!(s.baseline_tps, 3200.0);
+        assert_eq!(s.stalls, [5, 6, 7, 8, 9]);
+        // Even when most of it stalls.
+        let mut tps = vec![3000.0; 3];
+        tps.extend([33.0; 7]);
+        let s = LevelSeries::of(&level_of(&tps));
+        assert_eq!(s.median_tps, 33.0);
+        assert_eq!(s.stalls.len(), 7, "baseline {}", s.baseline_tps);
+    }
+
+    #[test]
+    fn a_steady_level_with_noise_and_one_burst_has_no_stall() {
+        let tps = [
+            1000.0, 1100.0, 950.0, 1050.0, 990.0, 1010.0, 2600.0, 980.0, 1020.0, 1000.0,
+        ];
+        let s = LevelSeries::of(&level_of(&tps));
+        assert!(s.stalls.is_empty(), "{s:?}");
     }
 }

@@ -4,7 +4,7 @@
 //! reads, several databases), the real samples are edited as each test says.
 mod support;
 
-use bmk_analysis::checks::{run_checks, CheckKind, Finding};
+use bmk_analysis::checks::{run_checks, CheckKind, Finding, Severity};
 use bmk_analysis::RunData;
 use support::*;
 
@@ -93,7 +93,9 @@ fn stalls_are_found_and_counted() {
         kinds(&f),
         vec![(CheckKind::Stall, "level-0004 (8 users)".into())]
     );
-    assert!(f[0].message.starts_with("2 stalled interval(s), below 50 % of the median 3200.0 TPS: at 5 s (300.0 TPS), 6 s (300.0 TPS)"), "{}", f[0].message);
+    assert!(f[0].message.starts_with("2 stalled interval(s), below 50 % of the level's usual 3200.0 TPS (the 75th percentile of its intervals): at 5 s (300.0 TPS), 6 s (300.0 TPS)"), "{}", f[0].message);
+    assert_eq!((f[0].value, f[0].threshold), (Some(300.0), Some(1600.0)));
+    assert_eq!(f[0].severity, Severity::Warn);
 }
 
 #[test]
@@ -287,4 +289,269 @@ fn a_sampler_that_could_not_connect() {
         "{}",
         f[0].message
     );
+}
+
+#[test]
+fn a_level_half_stalled_is_flagged_against_its_good_half() {
+    let tmp = tempfile::tempdir().unwrap();
+    // Level 4's last 5 of 10 seconds run at 300 TPS: the median (1750) would put the
+    // threshold at 875 TPS, under which 300 still falls, but so would 800; the real
+    // test is that the threshold stays at half the good half (1600).
+    let dir = sweep(tmp.path(), "s", &USERS, &[], false, |u, s| {
+        if u == 8 && s >= 5 {
+            1000
+        } else {
+            steady(u, s)
+        }
+    });
+    let f = run_checks(&RunData::read(&dir).unwrap());
+    let stall = f
+        .iter()
+        .find(|f| f.kind == CheckKind::Stall)
+        .expect("a stall");
+    assert_eq!(stall.level.as_deref(), Some("level-0004 (8 users)"));
+    assert!(
+        stall.message.starts_with("5 stalled interval(s)"),
+        "{}",
+        stall.message
+    );
+    assert_eq!((stall.value, stall.threshold), (Some(1000.0), Some(1600.0)));
+}
+
+#[test]
+fn errors_above_a_share_of_the_attempts() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = sweep(tmp.path(), "s", &USERS, &[], false, steady);
+    // Level 1 (4000 events): 281,588 errors, as against tables that do not exist;
+    // level 3 (16000 events): 40 errors, 0.25 %: a warning; level 4 (32000 events):
+    // 10 errors, 0.03 %: nothing.
+    for (level, errors) in [(1, 281_588u64), (3, 40), (4, 10)] {
+        edit_result(&dir.join(format!("level-000{level}")), |v| {
+            v["final"]["counters"]["errors"] = errors.into();
+        });
+    }
+    let f = run_checks(&RunData::read(&dir).unwrap());
+    assert_eq!(
+        kinds(&f),
+        vec![
+            (CheckKind::Errors, "level-0001 (1 users)".into()),
+            (CheckKind::Errors, "level-0003 (4 users)".into()),
+        ]
+    );
+    assert_eq!(f[0].severity, Severity::Fail);
+    assert_eq!(f[0].threshold, Some(1.0));
+    let pct = 281_588.0 / (281_588.0 + 4000.0) * 100.0;
+    assert!((f[0].value.unwrap() - pct).abs() < 1e-9, "{:?}", f[0].value);
+    assert!(
+        f[0].message
+            .starts_with("281588 errors against 4000 events (98.60 % of attempts, above 1 %"),
+        "{}",
+        f[0].message
+    );
+    assert_eq!(f[1].severity, Severity::Warn);
+    assert_eq!(f[1].threshold, Some(0.1));
+}
+
+#[test]
+fn fatal_and_interrupted_levels_are_flagged_and_left_off_the_curves() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = sweep(tmp.path(), "s", &USERS, &[], false, |u, s| {
+        // The fatal level measured almost nothing: without the rule it would also
+        // break the trend.
+        if u == 2 {
+            if s == 0 {
+                5
+            } else {
+                0
+            }
+        } else {
+            steady(u, s)
+        }
+    });
+    edit_result(&dir.join("level-0002"), |v| v["status"] = "fatal".into());
+    edit_result(&dir.join("level-0004"), |v| {
+        v["status"] = "interrupted".into()
+    });
+    let run = RunData::read(&dir).unwrap();
+    assert!(!run.levels[1].usable() && !run.levels[3].usable());
+    assert!(run.levels[0].usable() && run.levels[2].usable());
+    let f = run_checks(&run);
+    assert_eq!(
+        kinds(&f),
+        vec![
+            (CheckKind::UnusableLevel, "level-0002 (2 users)".into()),
+            (CheckKind::UnusableLevel, "level-0004 (8 users)".into()),
+        ],
+        "{f:#?}"
+    );
+    assert!(
+        f[0].message.starts_with("status 'fatal' after 10.0 s"),
+        "{}",
+        f[0].message
+    );
+    assert_eq!(f[0].severity, Severity::Fail);
+    let report = bmk_analysis::report::Report::build(&run).unwrap();
+    assert_eq!(
+        report.off_curves,
+        ["level-0002 (fatal)", "level-0004 (interrupted)"]
+    );
+    // The table keeps them, the TPS curve has the two usable levels only.
+    assert_eq!(report.rows.len(), 4);
+    let tps_curve = &report.scalability[0].svg;
+    let points = tps_curve.matches("<circle").count();
+    assert_eq!(points, 2, "{tps_curve}");
+}
+
+#[test]
+fn a_run_that_failed_or_was_interrupted() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = sweep(tmp.path(), "s", &USERS, &[], false, steady);
+    let set_status = |status: &str| {
+        let path = dir.join("run.json");
+        let mut v: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+        v["status"] = status.into();
+        std::fs::write(&path, v.to_string()).unwrap();
+    };
+    std::fs::remove_dir_all(dir.join("level-0004")).unwrap();
+    set_status("interrupted");
+    let f = run_checks(&RunData::read(&dir).unwrap());
+    assert_eq!(kinds(&f), vec![(CheckKind::RunNotCompleted, String::new())]);
+    assert_eq!(f[0].severity, Severity::Warn);
+    assert!(
+        f[0].message
+            .starts_with("the run ended 'interrupted'; 3 of 4 planned level(s) have a folder"),
+        "{}",
+        f[0].message
+    );
+    set_status("failed");
+    let f = run_checks(&RunData::read(&dir).unwrap());
+    assert_eq!(f[0].severity, Severity::Fail);
+}
+
+#[test]
+fn reads_that_find_no_rows() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = sweep(tmp.path(), "s", &USERS, &[], false, steady);
+    // Level 2 (8000 events, 112000 reads): 99 % of them empty, as with
+    // --table-size=5000000 against 50K-row tables; level 3: 0.5 % (a warning).
+    for (level, empty_pct) in [(2, 99.0), (3, 0.5)] {
+        edit_result(&dir.join(format!("level-000{level}")), |v| {
+            let reads = v["final"]["counters"]["reads"].as_u64().unwrap();
+            let empty = (reads as f64 * empty_pct / 100.0) as u64;
+            v["final"]["counters"]["empty_reads"] = empty.into();
+            v["final"]["counters"]["rows"] = (reads - empty).into();
+        });
+    }
+    let f = run_checks(&RunData::read(&dir).unwrap());
+    assert_eq!(
+        kinds(&f),
+        vec![
+            (CheckKind::EmptyReads, "level-0002 (2 users)".into()),
+            (CheckKind::EmptyReads, "level-0003 (4 users)".into()),
+        ]
+    );
+    assert_eq!(f[0].severity, Severity::Fail);
+    assert_eq!((f[0].value, f[0].threshold), (Some(99.0), Some(1.0)));
+    assert!(
+        f[0].message.starts_with(
+            "110880 of 112000 reads (99.00 %, above 1 %) returned no row (0.01 rows per read)"
+        ),
+        "{}",
+        f[0].message
+    );
+    assert_eq!(f[1].severity, Severity::Warn);
+    // Workloads that may read nothing at times are not checked.
+    let path = dir.join("run.json");
+    let text = std::fs::read_to_string(&path).unwrap();
+    std::fs::write(&path, text.replace("oltp_read_write", "tpcc")).unwrap();
+    for l in 1..=4 {
+        edit_result(&dir.join(format!("level-000{l}")), |v| {
+            v["test"] = "tpcc".into();
+        });
+    }
+    assert!(run_checks(&RunData::read(&dir).unwrap()).is_empty());
+}
+
+#[test]
+fn data_smaller_than_the_options_claim() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = sweep(tmp.path(), "s", &USERS, &[], false, steady);
+    // Level 1: --tables=400 against 4 tables; level 3: --table-size=5000000 against
+    // 50K-row tables.
+    set_level_data(&dir.join("level-0001"), |d| {
+        *d = Some(table_data(400, 10_000, &[10_000; 4]));
+    });
+    set_level_data(&dir.join("level-0003"), |d| {
+        *d = Some(table_data(4, 5_000_000, &[50_000, 50_000, 49_990, 50_000]));
+    });
+    // A level whose tables could not be read is not judged.
+    set_level_data(&dir.join("level-0004"), |d| {
+        *d = Some(bmk_report::results_dir::TableData {
+            error: Some("Access denied".into()),
+            ..Default::default()
+        });
+    });
+    let f = run_checks(&RunData::read(&dir).unwrap());
+    assert_eq!(
+        kinds(&f),
+        vec![
+            (
+                CheckKind::DataSmallerThanClaimed,
+                "level-0001 (1 users)".into()
+            ),
+            (
+                CheckKind::DataSmallerThanClaimed,
+                "level-0003 (4 users)".into()
+            ),
+        ]
+    );
+    assert_eq!((f[0].value, f[0].threshold), (Some(396.0), Some(0.0)));
+    assert!(
+        f[0].message.starts_with("396 of the 400 tables the options claim (--tables=400) do not exist (found 4 sbtestN table(s))"),
+        "{}",
+        f[0].message
+    );
+    assert_eq!(
+        (f[1].value, f[1].threshold),
+        (Some(49_990.0), Some(5_000_000.0))
+    );
+    assert!(
+        f[1].message.starts_with("4 table(s) hold fewer rows than --table-size=5000000 (sbtest1 max id 50000, sbtest2 max id 50000, sbtest3 max id 49990 and 1 more)"),
+        "{}",
+        f[1].message
+    );
+    assert!(f.iter().all(|f| f.severity == Severity::Fail));
+}
+
+#[test]
+fn verdicts_of_a_report() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = sweep(tmp.path(), "s", &USERS, &[], false, steady);
+    edit_result(&dir.join("level-0002"), |v| {
+        v["final"]["counters"]["errors"] = 100_000.into();
+    });
+    let run = RunData::read(&dir).unwrap();
+    let report = bmk_analysis::report::Report::build(&run).unwrap();
+    bmk_analysis::verdicts::write(&dir, &report.verdicts).unwrap();
+    let v: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("checks.json")).unwrap()).unwrap();
+    assert_eq!(v.as_array().unwrap().len(), 1);
+    assert_eq!(v[0]["check"], "errors");
+    assert_eq!(v[0]["level"], 2);
+    assert_eq!(v[0]["severity"], "fail");
+    assert_eq!(v[0]["threshold"], 1.0);
+    assert!(v[0]["message"]
+        .as_str()
+        .unwrap()
+        .starts_with("errors: level-0002 (2 users): 100000 errors against 8000 events"));
+    let run_json: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("run.json")).unwrap()).unwrap();
+    assert_eq!(
+        run_json["checks"],
+        serde_json::json!({"fail": 1, "warn": 0})
+    );
+    assert!(report
+        .text_summary()
+        .contains("  FAIL errors: level-0002 (2 users): 100000 errors"));
 }

@@ -188,8 +188,11 @@ fn report(args: &[String]) -> Result<i32> {
         None => path.with_extension("html"),
     };
     bmk_analysis::output::write_atomic(&out, html.as_bytes()).map_err(analysis_error)?;
+    // The verdicts and steady windows go beside the run's files (a results directory or
+    // a level folder); a lone results file has no directory of its own to hold them.
     if path.is_dir() {
         bmk_analysis::output::write_steady(path, &report.steady).map_err(analysis_error)?;
+        bmk_analysis::verdicts::write(path, &report.verdicts).map_err(analysis_error)?;
     }
     print!("{}", report.text_summary());
     println!("\nreport written to {}", out.display());

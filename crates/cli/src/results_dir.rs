@@ -90,6 +90,7 @@ impl PlainRun {
             end_time: None,
             status: "running".into(),
             reason: None,
+            checks: None,
         };
         let mut run = RunDir::create_at(dir, manifest).map_err(|e| anyhow::anyhow!("{e}"))?;
         if let Some(cfg) = driver.as_ref() {

@@ -497,6 +497,8 @@ fn merge_parts(parts: &[Part], level_dir: &Path, info: &mut LevelInfo) -> Result
     merged.info.repeat = info.repeat;
     merged.info.schema = info.schema.clone();
     merged.info.schema_version = info.schema_version;
+    // The kit's reading of the tables at the level's start is the level's, not a part's.
+    merged.info.data = info.data.clone();
     *info = merged.info.clone();
     let mut text = String::new();
     for l in &merged.intervals {

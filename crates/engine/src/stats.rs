@@ -9,7 +9,8 @@ use hdrhistogram::Histogram;
 
 use crate::latency::percentile_ns;
 
-/// The counters a worker can bump, in the order of sysbench's `sb_counter_type`.
+/// The counters a worker can bump: sysbench's `sb_counter_type` in its order, then
+/// bmk's own (which no sysbench script can name).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[repr(u32)]
 pub enum Counter {
@@ -29,10 +30,16 @@ pub enum Counter {
     BytesRead = 6,
     /// Bytes written.
     BytesWritten = 7,
+    /// Rows returned by read statements: what the reads found, to compare with what
+    /// the workload expects (a point select one row, a range `--range-size`).
+    Rows = 8,
+    /// Read statements that returned no row: against data smaller than the options
+    /// claim, most point selects find nothing, and nothing is fast.
+    EmptyReads = 9,
 }
 
 /// Number of counters.
-pub const COUNTER_COUNT: usize = 8;
+pub const COUNTER_COUNT: usize = 10;
 
 impl Counter {
     /// The counter for a raw `sb_counter_type` value.

@@ -27,6 +27,7 @@ use bmk_report::results::ToolInfo;
 use bmk_report::results_dir::{RunManifest, DIR_SCHEMA_VERSION, RUN_SCHEMA_NAME};
 
 use crate::catalog::{self, Action, Scenario, CATALOG, DEFAULT_LOADERS, DEFAULT_SOCKET, TOKENS};
+use crate::data_size::DataClaim;
 use crate::error::KitError;
 use crate::progress::{self, PrepareScreen, PrepareWork};
 use crate::run_dir::{default_parent, RunDir};
@@ -508,6 +509,8 @@ fn execute(
     } else {
         Some(server::driver_config(&|k| options.get(k).cloned())?)
     };
+    // The tables the levels will read, as the options claim them (OLTP workloads).
+    let data_claim = DataClaim::of(&s.test, &|k| options.get(k).cloned());
     let interval = match a.own.get("capture-interval") {
         Some(v) => seconds("--capture-interval", v)?,
         None => DEFAULT_INTERVAL_S,
@@ -537,6 +540,7 @@ fn execute(
         end_time: None,
         status: "running".into(),
         reason: None,
+        checks: None,
     };
     let mut dir = match a.own.get("results-dir") {
         Some(d) => RunDir::create_at(Path::new(d), manifest)?,
@@ -558,6 +562,7 @@ fn execute(
         plan,
         level_args: &level_args,
         driver: capture_driver,
+        data: driver.clone().zip(data_claim),
         capture_interval: Duration::from_secs_f64(interval),
         interrupt: ctx.interrupt.clone(),
         live: true,

@@ -3,7 +3,8 @@
 //! This crate owns named connection targets (`bmk.toml`, [`target`]), the scenario
 //! catalog ([`catalog`]: the BMK script names as data), load-level sweeps ([`sweep`],
 //! with [`progress`]), the results directory writer ([`run_dir`], [`level_writer`]),
-//! the live status capture ([`sampler`], through [`server`]), the Kubernetes manifest
+//! the live status capture ([`sampler`], through [`server`]), the tables an OLTP level
+//! will read ([`data_size`]), the Kubernetes manifest
 //! of a run from several client pods ([`k8s`]) and the `bmk kit` commands
 //! ([`command`]). It sits above the workloads and beside the command line: the `bmk`
 //! binary calls into it, and it never depends on the binary. It must not measure
@@ -26,6 +27,7 @@ mod atomic_file;
 pub mod catalog;
 pub mod child_process;
 pub mod command;
+pub mod data_size;
 pub mod error;
 pub mod k8s;
 pub mod level_writer;

@@ -25,6 +25,7 @@ use bmk_report::results_dir::{
 use bmk_sql::DriverConfig;
 
 use crate::atomic_file;
+use crate::data_size::{self, DataClaim};
 use crate::error::KitError;
 use crate::progress::{Position, Screen};
 use crate::run_dir::{summary_row, RunDir};
@@ -91,6 +92,9 @@ pub struct SweepJob<'a> {
     pub level_args: &'a dyn Fn(u32) -> Vec<String>,
     /// The server to sample, if any.
     pub driver: Option<DriverConfig>,
+    /// The benchmark's server and the tables its options claim, read before each
+    /// level into its `level.json` (OLTP workloads only).
+    pub data: Option<(DriverConfig, DataClaim)>,
     /// Seconds between capture samples; zero: no capture.
     pub capture_interval: Duration,
     /// Set to a signal number by the signal handlers.
@@ -209,6 +213,10 @@ fn run_level(
         start_unix_ns: 0,
         end_unix_ns: None,
         status: "starting".into(),
+        data: job
+            .data
+            .as_ref()
+            .map(|(cfg, claim)| data_size::read(cfg, claim)),
         ..LevelInfo::default()
     };
     atomic_file::write_json(&path.join(LEVEL_FILE), &planned)?;

@@ -144,6 +144,18 @@ fn count(kind: QueryKind) {
     with_current(|ctx| ctx.count(c));
 }
 
+/// Counts the rows a successful read statement returned, and the read as empty when
+/// there were none: one counter add per read, on the worker's own slot.
+#[inline]
+fn count_rows(nrows: u32) {
+    with_current(|ctx| {
+        ctx.count_n(Counter::Rows, u64::from(nrows));
+        if nrows == 0 {
+            ctx.count(Counter::EmptyReads);
+        }
+    });
+}
+
 /// Counts a failure where [`SqlError::counter`] says; a fatal one once the worker goes
 /// on after it.
 fn count_error(e: &SqlError) {
@@ -452,10 +464,18 @@ pub unsafe extern "C" fn bmk_conn_query(c: *mut BmkConn, sql: *const c_char, len
     let (c, sql) = unsafe { (&mut *c, text(sql, len)) };
     let status = c.with(|conn, rs| {
         let r = conn.query(&sql);
-        if let Ok(set) = &r {
-            count(counted_as(set.is_some(), conn.affected_rows()));
+        let kind = r
+            .as_ref()
+            .ok()
+            .map(|set| counted_as(set.is_some(), conn.affected_rows()));
+        if let Some(k) = kind {
+            count(k);
         }
-        rs.take(r)
+        let status = rs.take(r);
+        if kind == Some(QueryKind::Read) {
+            count_rows(rs.nrows);
+        }
+        status
     });
     c.shared.has_result.set(status == 1);
     status
@@ -851,8 +871,13 @@ pub unsafe extern "C" fn bmk_stmt_execute(s: *mut BmkStmt) -> c_int {
     };
     let status = match conn.execute_into(id, &s.values, &mut s.rs.rs) {
         Ok(has_rows) => {
-            count(counted_as(has_rows, conn.affected_rows()));
-            s.rs.sync(has_rows)
+            let kind = counted_as(has_rows, conn.affected_rows());
+            count(kind);
+            let status = s.rs.sync(has_rows);
+            if kind == QueryKind::Read {
+                count_rows(s.rs.nrows);
+            }
+            status
         }
         Err(e) => {
             s.rs.sync(false);

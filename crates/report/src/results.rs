@@ -238,6 +238,12 @@ pub struct IntervalRecord {
     /// Busy workers (rate mode).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub concurrency: Option<u64>,
+    /// Rows the interval's read statements returned (absent when none were counted).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rows: Option<u64>,
+    /// The interval's read statements that returned no row.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub empty_reads: Option<u64>,
 }
 
 impl IntervalRecord {
@@ -286,6 +292,8 @@ impl IntervalRecord {
             latency,
             queue_length: stats.rate_mode.then_some(stats.queue_length),
             concurrency: stats.rate_mode.then_some(stats.concurrency),
+            rows: crate::summary::read_rows(&stats.counters).0,
+            empty_reads: crate::summary::read_rows(&stats.counters).1,
         }
     }
 }

@@ -143,6 +143,19 @@ pub struct RunManifest {
     /// Why the run `failed`, when bmk knows (a results file it could not write).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reason: Option<String>,
+    /// How many sanity checks failed or warned, when `bmk report` last ran on the
+    /// directory (the verdicts themselves are in `checks.json`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub checks: Option<CheckCounts>,
+}
+
+/// `run.json`'s `checks`: findings of `bmk report`'s sanity checks by severity.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CheckCounts {
+    /// Findings that make the numbers unusable as they are.
+    pub fail: u32,
+    /// Findings that need a second look.
+    pub warn: u32,
 }
 
 /// `level.json`: one load level (and repeat) of the run.
@@ -181,6 +194,40 @@ pub struct LevelInfo {
     /// `run_id`); absent in directories of earlier versions.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub run_id: Option<String>,
+    /// The benchmark's tables as the kit found them on the server just before the
+    /// level started (OLTP workloads), to set beside what the options claim.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub data: Option<TableData>,
+}
+
+/// The tables an OLTP level reads, as found on the server: how many of the tables the
+/// options name exist, and the largest `id` of each (ids run 1..=`--table-size` in the
+/// data `prepare` loads, so a largest id below it means fewer rows than claimed).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct TableData {
+    /// The tables' name prefix (`sbtest`: the tables are `sbtest1`..`sbtestN`).
+    pub table_prefix: String,
+    /// Tables the options claim (`--tables`).
+    pub tables_claimed: u32,
+    /// Rows per table the options claim (`--table-size`).
+    pub table_size_claimed: u64,
+    /// The claimed tables found, each with its largest id, in table order.
+    pub tables: Vec<TableSize>,
+    /// Claimed tables not found on the server.
+    pub tables_missing: u32,
+    /// Why the tables could not be read (no connection, a failed query); the other
+    /// fields are then empty.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+}
+
+/// One table as found on the server.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct TableSize {
+    /// Its name (`sbtest3`).
+    pub name: String,
+    /// `MAX(id)`; absent for an empty table.
+    pub max_id: Option<u64>,
 }
 
 /// One line of `intervals.jsonl`: a report interval with its mergeable histogram.

@@ -159,12 +159,41 @@ pub struct CounterTotals {
     pub bytes_read: u64,
     /// Bytes written.
     pub bytes_written: u64,
+    /// Rows the read statements returned; absent when the workload counted none (no
+    /// SQL reads, or a file written before bmk counted them).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rows: Option<u64>,
+    /// Read statements that returned no row; present exactly when `rows` is.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub empty_reads: Option<u64>,
 }
 
 impl CounterTotals {
     /// Reads + writes + other.
     pub fn queries(&self) -> u64 {
         self.reads + self.writes + self.other
+    }
+}
+
+/// `(rows, empty_reads)` of `counters` as the records store them: both present when a
+/// read statement returned anything or nothing (every SQL read does one or the other),
+/// both absent for a workload whose reads are not statements (fileio) or that read
+/// nothing.
+pub fn read_rows(counters: &bmk_engine::Counters) -> (Option<u64>, Option<u64>) {
+    let rows = counters.get(Counter::Rows);
+    let empty = counters.get(Counter::EmptyReads);
+    if rows + empty > 0 {
+        (Some(rows), Some(empty))
+    } else {
+        (None, None)
+    }
+}
+
+/// Adds an optional count to a total that may be absent (merging records: absent
+/// everywhere stays absent).
+pub fn add_count(total: &mut Option<u64>, n: Option<u64>) {
+    if let Some(n) = n {
+        *total.get_or_insert(0) += n;
     }
 }
 
@@ -272,6 +301,8 @@ impl FinalStats {
                 reconnects: c.get(Counter::Reconnect),
                 bytes_read: c.get(Counter::BytesRead),
                 bytes_written: c.get(Counter::BytesWritten),
+                rows: read_rows(c).0,
+                empty_reads: read_rows(c).1,
             },
             latency: LatencySummary {
                 min_ms: stats.min_ns as f64 / 1e6,

@@ -90,6 +90,8 @@ fn counters_for(events: u64) -> Counters {
     c.0[Counter::Write as usize] = events * WRITES;
     c.0[Counter::Other as usize] = events * OTHER;
     c.0[Counter::Transaction as usize] = events;
+    // Every read found its row, as against data that matches the options.
+    c.0[Counter::Rows as usize] = events * READS;
     c
 }
 
@@ -278,6 +280,7 @@ pub fn write_run(
         end_time: Some("2026-11-25T20:05:00.000Z".into()),
         status: "completed".into(),
         reason: None,
+        checks: None,
     };
     std::fs::write(
         dir.join(results_dir::RUN_FILE),
@@ -426,6 +429,10 @@ pub fn sweep(
             std::fs::write(&path, v.to_string()).unwrap();
         }
         copy_captures("mariadb", &level);
+        // The kit found the 4 tables of 10000 rows the options claim.
+        set_level_data(&level, |d| {
+            *d = Some(table_data(4, 10_000, &[10_000; 4]));
+        });
         row.level = results_dir::level_dir_name(i as u32 + 1);
         rows.push(row);
     }
@@ -458,4 +465,41 @@ pub fn variables_of(which: &str) -> BTreeMap<String, String> {
         .iter()
         .filter_map(|r| Some((r.first()?.clone()?, r.get(1)?.clone().unwrap_or_default())))
         .collect()
+}
+
+/// `level.json`'s `data` as the kit records it: `tables` claimed of `table_size` rows,
+/// found with these largest ids (fewer than `tables`: the rest are missing).
+pub fn table_data(tables: u32, table_size: u64, found: &[u64]) -> results_dir::TableData {
+    results_dir::TableData {
+        table_prefix: "sbtest".into(),
+        tables_claimed: tables,
+        table_size_claimed: table_size,
+        tables: found
+            .iter()
+            .enumerate()
+            .map(|(i, &m)| results_dir::TableSize {
+                name: format!("sbtest{}", i + 1),
+                max_id: Some(m),
+            })
+            .collect(),
+        tables_missing: tables - found.len() as u32,
+        error: None,
+    }
+}
+
+/// Rewrites a level's `level.json` with `f` applied to its `data`.
+pub fn set_level_data(level: &Path, f: impl FnOnce(&mut Option<results_dir::TableData>)) {
+    let path = level.join(results_dir::LEVEL_FILE);
+    let mut info: LevelInfo = results_dir::read_json(&path).unwrap();
+    f(&mut info.data);
+    std::fs::write(&path, serde_json::to_string_pretty(&info).unwrap()).unwrap();
+}
+
+/// Rewrites a level's `result.json` with `f` applied to it as JSON.
+pub fn edit_result(level: &Path, f: impl FnOnce(&mut serde_json::Value)) {
+    let path = level.join(results_dir::RESULT_FILE);
+    let mut v: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+    f(&mut v);
+    std::fs::write(&path, v.to_string()).unwrap();
 }

@@ -36,5 +36,6 @@ mod sysbench_env;
 mod sysbench_words;
 mod test_network;
 mod untrusted_results;
+mod trust;
 mod util;
 mod verbosity;

@@ -220,7 +220,17 @@ impl OltpWorker {
             None => &[],
         };
         let has_rows = self.conn.execute_into(p.id, params, &mut self.rs)?;
-        ctx.count(counter(has_rows, self.conn.affected_rows()));
+        let counted = counter(has_rows, self.conn.affected_rows());
+        ctx.count(counted);
+        if counted == Counter::Read {
+            // What the read found, as the Lua bridge counts it: the rows, and the read
+            // as empty when there were none.
+            let rows = self.rs.nrows() as u64;
+            ctx.count_n(Counter::Rows, rows);
+            if rows == 0 {
+                ctx.count(Counter::EmptyReads);
+            }
+        }
         Ok(())
     }
 
