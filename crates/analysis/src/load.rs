@@ -81,6 +81,7 @@ impl Level {
                 start_unix_ns: start_ns,
                 end_unix_ns: Some(end_ns),
                 status: file.status.clone(),
+                cpu: None,
             },
             intervals,
             result: Some(file),

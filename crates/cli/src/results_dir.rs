@@ -64,7 +64,10 @@ impl PlainRun {
             let opts = &settings.options;
             Some(server::driver_config(&|k| opts.raw(k)).map_err(|e| anyhow::anyhow!("{e}"))?)
         };
-        let interval = settings.options.double("capture-interval", 5.0).max(0.0);
+        let interval = settings
+            .options
+            .double("capture-interval", bmk_kit::sampler::DEFAULT_INTERVAL_S)
+            .max(0.0);
         let manifest = RunManifest {
             schema: RUN_SCHEMA_NAME.into(),
             schema_version: DIR_SCHEMA_VERSION,
@@ -73,6 +76,7 @@ impl PlainRun {
                 version: banner::bmk_version().into(),
             },
             scenario: None,
+            target: settings.options.string("target").filter(|t| !t.is_empty()),
             test: settings.test_name.clone(),
             command_line: redact_args(&settings.argv),
             options: redact_options(
@@ -91,6 +95,12 @@ impl PlainRun {
             status: "running".into(),
         };
         let mut run = RunDir::create_at(dir, manifest).map_err(|e| anyhow::anyhow!("{e}"))?;
+        if let Some(time) = settings.config.time.filter(|t| !t.is_zero()) {
+            let every = Duration::from_secs_f64(interval);
+            if let Some(w) = bmk_kit::sweep::short_level_warning(time.as_secs_f64(), every) {
+                eprintln!("{w}");
+            }
+        }
         if let Some(cfg) = driver.as_ref() {
             if let Ok(mut conn) = server::connect(cfg) {
                 if let Ok((info, _)) = server::describe(cfg, conn.as_mut()) {

@@ -232,6 +232,7 @@ pub fn run(
         None => None,
     };
     let mut level = LevelSink::create(&settings, &report_config)?;
+    let writes_level = level.is_some();
     let test = bench.workload();
     let mut observer = PrintingObserver {
         bench,
@@ -256,22 +257,34 @@ pub fn run(
         .barrier
         .clone()
         .map(|b| DatabaseGate::new(b, verbosity));
-    let outcome = match (gate.as_mut(), part_gate.as_mut()) {
-        (Some(gate), _) => bmk_engine::run_gated(
+    // A level written to a results directory starts on a whole second, so that its
+    // intervals end on the capture's ticks (the other gates name their own instant).
+    let mut second_gate = writes_level.then(crate::whole_second::WholeSecondGate::default);
+    let outcome = match (gate.as_mut(), part_gate.as_mut(), second_gate.as_mut()) {
+        (Some(gate), _, _) => bmk_engine::run_gated(
             settings.config.clone(),
             test,
             &mut observer,
             interrupt,
             gate,
         ),
-        (None, Some(gate)) => bmk_engine::run_gated(
+        (None, Some(gate), _) => bmk_engine::run_gated(
             settings.config.clone(),
             test,
             &mut observer,
             interrupt,
             gate,
         ),
-        (None, None) => bmk_engine::run(settings.config.clone(), test, &mut observer, interrupt),
+        (None, None, Some(gate)) => bmk_engine::run_gated(
+            settings.config.clone(),
+            test,
+            &mut observer,
+            interrupt,
+            gate,
+        ),
+        (None, None, None) => {
+            bmk_engine::run(settings.config.clone(), test, &mut observer, interrupt)
+        }
     };
     let PrintingObserver {
         bench,

@@ -17,6 +17,7 @@ use bmk_report::results_dir::{
 
 use crate::atomic_file;
 use crate::error::KitError;
+use crate::host_cpu::CpuSnapshot;
 
 /// Nanoseconds since the Unix epoch, now.
 pub fn unix_ns_now() -> u64 {
@@ -42,6 +43,8 @@ pub struct LevelWriter {
     info: LevelInfo,
     intervals: File,
     percentiles: Vec<f64>,
+    /// The CPU clocks at the measured start, for `level.json`'s `cpu`.
+    cpu_start: Option<CpuSnapshot>,
 }
 
 impl LevelWriter {
@@ -82,6 +85,7 @@ impl LevelWriter {
             info,
             intervals,
             percentiles,
+            cpu_start: None,
         };
         writer.write_info()?;
         Ok(writer)
@@ -108,6 +112,7 @@ impl LevelWriter {
 
     /// The measured part starts now.
     pub fn measuring(&mut self) -> Result<(), KitError> {
+        self.cpu_start = Some(CpuSnapshot::take(false));
         self.info.start_unix_ns = unix_ns_now();
         self.info.status = "running".into();
         self.write_info()
@@ -132,6 +137,10 @@ impl LevelWriter {
             self.info.start_unix_ns = unix_ns_now();
         }
         self.info.end_unix_ns = Some(unix_ns_now());
+        self.info.cpu = self
+            .cpu_start
+            .as_ref()
+            .map(|start| start.until(&CpuSnapshot::take(false)));
         self.info.status = status.to_string();
         let _ = self.intervals.sync_all();
         self.write_info()
@@ -178,6 +187,8 @@ mod tests {
         assert_eq!((info.index, info.repeat, info.users), (3, 2, 8));
         assert_eq!(info.status, "completed");
         assert!(info.end_unix_ns.unwrap() >= info.start_unix_ns);
+        let cpu = info.cpu.expect("the level's CPU is recorded");
+        assert!(cpu.host_cpus >= 1 && cpu.wall_s >= 0.0, "{cpu:?}");
         let lines = results_dir::read_intervals(&level.join(INTERVALS_FILE)).unwrap();
         assert_eq!(lines.len(), 2);
         assert_eq!(lines[0].record.events, 10);

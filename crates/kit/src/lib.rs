@@ -27,6 +27,7 @@ pub mod catalog;
 pub mod child_process;
 pub mod command;
 pub mod error;
+pub mod host_cpu;
 pub mod k8s;
 pub mod level_writer;
 pub mod progress;
@@ -35,5 +36,6 @@ pub mod sampler;
 pub mod server;
 pub mod sweep;
 pub mod target;
+pub mod workload_results;
 
 pub use error::KitError;

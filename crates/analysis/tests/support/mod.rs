@@ -199,6 +199,7 @@ pub fn write_level(dir: &Path, index: u32, repeat: u32, warmup_s: f64, p: &Proce
         start_unix_ns: p.start_ns,
         end_unix_ns: Some(p.start_ns + p.seconds * 1_000_000_000),
         status: "completed".into(),
+        cpu: None,
     };
     std::fs::write(
         dir.join(results_dir::LEVEL_FILE),
@@ -219,6 +220,7 @@ pub fn write_level(dir: &Path, index: u32, repeat: u32, warmup_s: f64, p: &Proce
         errors: f.counters.errors,
         reconnects: f.counters.reconnects,
         status: "completed".into(),
+        ..SummaryRow::default()
     }
 }
 
@@ -254,6 +256,7 @@ pub fn write_run(
             version: "0.1.0-test".into(),
         },
         scenario: Some(format!("{test}-test")),
+        target: None,
         test: test.into(),
         command_line: vec!["bmk".into(), "kit".into(), "sweep".into()],
         options: options.clone(),
