@@ -112,8 +112,9 @@ impl LevelWriter {
 
     /// The measured part starts now.
     pub fn measuring(&mut self) -> Result<(), KitError> {
-        self.cpu_start = Some(CpuSnapshot::take(false));
+        // The instant first: the CPU reading walks /proc, which takes a few ms.
         self.info.start_unix_ns = unix_ns_now();
+        self.cpu_start = Some(CpuSnapshot::take(false));
         self.info.status = "running".into();
         self.write_info()
     }
