@@ -798,7 +798,10 @@ mod tests {
         let (own, others) = pg_database_split(text);
         assert_eq!(own[1].1["xact_commit"], 1500.0);
         assert_eq!(others[1].1["xact_commit"], 67.0);
-        assert_eq!(rates(&own, &["xact_commit"])[0].points, vec![(101.0, 500.0)]);
+        assert_eq!(
+            rates(&own, &["xact_commit"])[0].points,
+            vec![(101.0, 500.0)]
+        );
         // An older capture without the mark: every row is the benchmark's.
         let old = "TS 100.000000000 1970-01-01 00:01:40\ndatname\txact_commit\na\t1\nb\t2\n";
         let (own, others) = pg_database_split(old);

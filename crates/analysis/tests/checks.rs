@@ -263,8 +263,11 @@ fn a_starved_table_group_on_mariadb_table_statistics() {
         vec![(CheckKind::UnfairTableGroups, "level-0001 (1 users)".into())]
     );
     assert!(
-        f[0].message.starts_with("table group 3 read and wrote 20000 rows")
-            && f[0].message.contains("0.20x the mean of the others; TABLE_STATISTICS)")
+        f[0].message
+            .starts_with("table group 3 read and wrote 20000 rows")
+            && f[0]
+                .message
+                .contains("0.20x the mean of the others; TABLE_STATISTICS)")
             && f[0].message.contains("far fewer than its share"),
         "{}",
         f[0].message
@@ -315,7 +318,8 @@ fn a_saturated_client() {
         vec![(CheckKind::SaturatedClient, "level-0004 (8 users)".into())]
     );
     assert!(
-        f[0].message.contains("of the 2 that the client's 2 cores can give"),
+        f[0].message
+            .contains("of the 2 that the client's 2 cores can give"),
         "{}",
         f[0].message
     );

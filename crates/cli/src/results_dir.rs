@@ -5,6 +5,8 @@
 //! `result.json` is the `--results` document.
 
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
 use std::time::Duration;
 
 use anyhow::{Context, Result};
@@ -33,6 +35,11 @@ pub struct LevelSink {
     sampler: Option<Sampler>,
     /// The first write error; later writes are skipped and `finish` reports it.
     failed: Option<String>,
+    /// The wall-clock instant (ns) the run released its workers at, once a start gate
+    /// that names one has opened (0 before).
+    release: Option<Arc<AtomicU64>>,
+    /// Warm-up before the measured start.
+    warmup: Duration,
 }
 
 /// The options of the run as (name, value), as the results file records them.
@@ -192,6 +199,8 @@ impl LevelSink {
             run,
             sampler,
             failed: None,
+            release: None,
+            warmup: Duration::from_secs_f64(warmup.max(0.0)),
         })
     }
 
@@ -201,9 +210,24 @@ impl LevelSink {
         }
     }
 
+    /// The run's workers are released at the instant `release` will hold (set by its
+    /// start gate before the release): the measured start is that instant plus the
+    /// warm-up, and the intervals are stamped on its grid.
+    pub fn release_from(&mut self, release: Arc<AtomicU64>) {
+        self.release = Some(release);
+    }
+
     /// The measured part starts.
     pub fn measuring(&mut self) {
-        let r = self.level.measuring();
+        let planned = self
+            .release
+            .as_ref()
+            .map(|r| r.load(Ordering::SeqCst))
+            .filter(|&ns| ns > 0);
+        let r = match planned {
+            Some(ns) => self.level.measuring_at(ns + self.warmup.as_nanos() as u64),
+            None => self.level.measuring(),
+        };
         self.note(r);
     }
 
@@ -231,6 +255,7 @@ impl LevelSink {
             run,
             sampler,
             mut failed,
+            ..
         } = self;
         if let Some(s) = sampler {
             s.stop();

@@ -232,7 +232,17 @@ pub fn run(
         None => None,
     };
     let mut level = LevelSink::create(&settings, &report_config)?;
-    let writes_level = level.is_some();
+    let gate_free = settings.barrier.is_none() && part_gate.is_none();
+    // A level written to a results directory starts on a whole second, so that its
+    // intervals end on the capture's ticks (the other gates name their own instant).
+    let mut second_gate = match level.as_mut() {
+        Some(level) if gate_free => {
+            let gate = crate::whole_second::WholeSecondGate::default();
+            level.release_from(gate.release.clone());
+            Some(gate)
+        }
+        _ => None,
+    };
     let test = bench.workload();
     let mut observer = PrintingObserver {
         bench,
@@ -257,9 +267,6 @@ pub fn run(
         .barrier
         .clone()
         .map(|b| DatabaseGate::new(b, verbosity));
-    // A level written to a results directory starts on a whole second, so that its
-    // intervals end on the capture's ticks (the other gates name their own instant).
-    let mut second_gate = writes_level.then(crate::whole_second::WholeSecondGate::default);
     let outcome = match (gate.as_mut(), part_gate.as_mut(), second_gate.as_mut()) {
         (Some(gate), _, _) => bmk_engine::run_gated(
             settings.config.clone(),

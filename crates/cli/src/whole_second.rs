@@ -8,7 +8,8 @@
 //! wait is not measured. A plain run without `--results-dir` starts at once, as
 //! sysbench does.
 
-use std::sync::atomic::AtomicUsize;
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::Arc;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use bmk_engine::{StartAt, StartGate};
@@ -18,9 +19,14 @@ pub fn next_whole_second_ns(unix_ns: u64) -> u64 {
     unix_ns.div_ceil(1_000_000_000) * 1_000_000_000
 }
 
-/// Releases the workers on the next whole second.
+/// Releases the workers on the next whole second, and tells `release` (nanoseconds
+/// since the Unix epoch) which second it was: the run's epoch, from which the level's
+/// writer stamps its intervals.
 #[derive(Debug, Default)]
-pub struct WholeSecondGate;
+pub struct WholeSecondGate {
+    /// The chosen second, 0 until the gate opened.
+    pub release: Arc<AtomicU64>,
+}
 
 impl StartGate for WholeSecondGate {
     fn open(&mut self, _interrupt: &AtomicUsize) -> Result<StartAt, String> {
@@ -30,8 +36,9 @@ impl StartGate for WholeSecondGate {
             .duration_since(UNIX_EPOCH)
             .map(|d| d.as_nanos() as u64)
             .unwrap_or(0);
-        let ahead = next_whole_second_ns(now_ns) - now_ns;
-        Ok(StartAt::At(mono + Duration::from_nanos(ahead)))
+        let second = next_whole_second_ns(now_ns);
+        self.release.store(second, Ordering::SeqCst);
+        Ok(StartAt::At(mono + Duration::from_nanos(second - now_ns)))
     }
 }
 
@@ -41,12 +48,20 @@ mod tests {
 
     #[test]
     fn starts_fall_on_whole_seconds() {
-        assert_eq!(next_whole_second_ns(1_700_000_000_250_000_000), 1_700_000_001_000_000_000);
-        assert_eq!(next_whole_second_ns(1_700_000_001_000_000_000), 1_700_000_001_000_000_000);
-        let at = match WholeSecondGate.open(&AtomicUsize::new(0)).unwrap() {
+        assert_eq!(
+            next_whole_second_ns(1_700_000_000_250_000_000),
+            1_700_000_001_000_000_000
+        );
+        assert_eq!(
+            next_whole_second_ns(1_700_000_001_000_000_000),
+            1_700_000_001_000_000_000
+        );
+        let mut gate = WholeSecondGate::default();
+        let at = match gate.open(&AtomicUsize::new(0)).unwrap() {
             StartAt::At(at) => at,
             StartAt::Now => panic!("a whole-second start is an instant"),
         };
         assert!(at.duration_since(Instant::now()) <= Duration::from_secs(1));
+        assert_eq!(gate.release.load(Ordering::SeqCst) % 1_000_000_000, 0);
     }
 }

@@ -545,7 +545,11 @@ fn execute(
     };
     let mut dir = match a.own.get("results-dir") {
         Some(d) => RunDir::create_at(Path::new(d), manifest)?,
-        None => RunDir::create_new(&default_parent(), &folder_name(&s.name, target.as_deref()), manifest)?,
+        None => RunDir::create_new(
+            &default_parent(),
+            &folder_name(&s.name, target.as_deref()),
+            manifest,
+        )?,
     };
     // The server's facts at the start; a server the kit cannot reach is the level's
     // business to report, not a reason to refuse the sweep.

@@ -71,7 +71,12 @@ fn server_ticks() -> Vec<(i32, u64)> {
         return Vec::new();
     };
     dir.flatten()
-        .filter(|e| e.file_name().to_string_lossy().bytes().all(|b| b.is_ascii_digit()))
+        .filter(|e| {
+            e.file_name()
+                .to_string_lossy()
+                .bytes()
+                .all(|b| b.is_ascii_digit())
+        })
         .filter_map(|e| {
             let text = std::fs::read(e.path().join("stat")).ok()?;
             let st = procfs_core::process::Stat::from_read(text.as_slice()).ok()?;
@@ -108,11 +113,8 @@ impl CpuSnapshot {
             if let Ok(k) = procfs_core::KernelStats::from_read(text.as_slice(), &system_info(ticks))
             {
                 let c = &k.total;
-                snap.busy = c.user
-                    + c.nice
-                    + c.system
-                    + c.irq.unwrap_or(0)
-                    + c.softirq.unwrap_or(0);
+                snap.busy =
+                    c.user + c.nice + c.system + c.irq.unwrap_or(0) + c.softirq.unwrap_or(0);
                 snap.idle = c.idle + c.iowait.unwrap_or(0);
                 snap.steal = c.steal.unwrap_or(0);
                 snap.cpus = k.cpu_time.len() as u32;
@@ -131,7 +133,11 @@ impl CpuSnapshot {
             .iter()
             .map(|(pid, t1)| {
                 // A server process that started during the level: all its time is in it.
-                let t0 = self.server.iter().find(|(p, _)| p == pid).map_or(0, |x| x.1);
+                let t0 = self
+                    .server
+                    .iter()
+                    .find(|(p, _)| p == pid)
+                    .map_or(0, |x| x.1);
                 t1.saturating_sub(t0)
             })
             .sum();
@@ -184,7 +190,10 @@ mod tests {
         // A spinning thread gets most of a core even on a shared host.
         assert!(cpu.bmk_cores() > 0.2, "{cpu:?}");
         assert!(cpu.host_cpus >= 1);
-        assert!(cpu.host_busy_pct > 0.0 && cpu.host_busy_pct <= 100.0, "{cpu:?}");
+        assert!(
+            cpu.host_busy_pct > 0.0 && cpu.host_busy_pct <= 100.0,
+            "{cpu:?}"
+        );
         assert!(cpu.host_other_pct <= cpu.host_busy_pct, "{cpu:?}");
     }
 }

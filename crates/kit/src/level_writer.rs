@@ -45,6 +45,9 @@ pub struct LevelWriter {
     percentiles: Vec<f64>,
     /// The CPU clocks at the measured start, for `level.json`'s `cpu`.
     cpu_start: Option<CpuSnapshot>,
+    /// Whether the measured start is the run's planned instant (see
+    /// [`LevelWriter::measuring_at`]), so interval ends are stamped on its grid.
+    planned: bool,
 }
 
 impl LevelWriter {
@@ -86,6 +89,7 @@ impl LevelWriter {
             intervals,
             percentiles,
             cpu_start: None,
+            planned: false,
         };
         writer.write_info()?;
         Ok(writer)
@@ -114,14 +118,35 @@ impl LevelWriter {
     pub fn measuring(&mut self) -> Result<(), KitError> {
         // The instant first: the CPU reading walks /proc, which takes a few ms.
         self.info.start_unix_ns = unix_ns_now();
+        self.planned = false;
+        self.start_cpu_and_write()
+    }
+
+    /// The measured part starts at `start_unix_ns`, the instant the run released its
+    /// workers at (plus the warm-up): the engine counts its intervals from it, so each
+    /// interval's end is stamped `start + its time` rather than when this process got
+    /// round to writing it (late by however long a loaded host takes to wake it).
+    pub fn measuring_at(&mut self, start_unix_ns: u64) -> Result<(), KitError> {
+        self.info.start_unix_ns = start_unix_ns;
+        self.planned = true;
+        self.start_cpu_and_write()
+    }
+
+    fn start_cpu_and_write(&mut self) -> Result<(), KitError> {
         self.cpu_start = Some(CpuSnapshot::take(false));
         self.info.status = "running".into();
         self.write_info()
     }
 
-    /// Appends one report interval, ended now.
+    /// Appends one report interval, ended now (on the planned grid after
+    /// [`LevelWriter::measuring_at`]).
     pub fn interval(&mut self, stats: &IntervalStats) -> Result<(), KitError> {
-        let line = IntervalLine::from_interval(stats, &self.percentiles, unix_ns_now())?;
+        let end = if self.planned {
+            self.info.start_unix_ns + (stats.time_total * 1e9).round() as u64
+        } else {
+            unix_ns_now()
+        };
+        let line = IntervalLine::from_interval(stats, &self.percentiles, end)?;
         let mut text = line.to_line()?;
         text.push('\n');
         // One write of the whole line: an interrupted write tears only this line.
@@ -194,5 +219,32 @@ mod tests {
         assert_eq!(lines.len(), 2);
         assert_eq!(lines[0].record.events, 10);
         assert!(lines[0].end_unix_ns >= info.start_unix_ns);
+    }
+
+    #[test]
+    fn a_planned_start_puts_interval_ends_on_its_grid() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut w = LevelWriter::open(dir.path(), 2, 0.0, vec![95.0]).unwrap();
+        let start = 1_800_000_000_000_000_000;
+        w.measuring_at(start).unwrap();
+        let stats = IntervalStats {
+            time_total: 2.0,
+            time_interval: 1.0,
+            threads_running: 2,
+            events: 3,
+            counters: Default::default(),
+            histogram: bmk_engine::latency::new_histogram(),
+            queue_length: 0,
+            concurrency: 0,
+            rate_mode: false,
+        };
+        w.interval(&stats).unwrap();
+        let lines = results_dir::read_intervals(&dir.path().join(INTERVALS_FILE)).unwrap();
+        assert_eq!(lines[0].end_unix_ns, start + 2_000_000_000);
+        let info: LevelInfo = results_dir::read_json(&dir.path().join(LEVEL_FILE)).unwrap();
+        assert_eq!(
+            (info.start_unix_ns, info.status.as_str()),
+            (start, "running")
+        );
     }
 }

@@ -366,7 +366,10 @@ mod tests {
     #[test]
     fn levels_shorter_than_three_samples_are_warned_about() {
         let w = short_level_warning(10.0, Duration::from_secs(5)).unwrap();
-        assert!(w.contains("each level runs 10 s") && w.contains("every 5 s"), "{w}");
+        assert!(
+            w.contains("each level runs 10 s") && w.contains("every 5 s"),
+            "{w}"
+        );
         assert!(short_level_warning(15.0, Duration::from_secs(5)).is_none());
         assert!(short_level_warning(3.0, Duration::from_secs(1)).is_none());
         assert!(short_level_warning(10.0, Duration::ZERO).is_none());
@@ -378,9 +381,11 @@ mod tests {
         let path = dir.path().join(OUTPUT_FILE);
         let file = Mutex::new(File::create(&path).unwrap());
         let shown = Mutex::new(Vec::new());
-        tee(&b"Threads started!\nFATAL: no such table\nlast"[..], &file, &|l| {
-            shown.lock().unwrap().push(l.to_string())
-        });
+        tee(
+            &b"Threads started!\nFATAL: no such table\nlast"[..],
+            &file,
+            &|l| shown.lock().unwrap().push(l.to_string()),
+        );
         drop(file);
         assert_eq!(
             std::fs::read_to_string(&path).unwrap(),

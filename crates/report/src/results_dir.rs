@@ -524,9 +524,12 @@ mod tests {
             errors: 7,
             reconnects: 0,
             status: "completed".into(),
-            workload: [("tpmC".to_string(), 1520.125), ("new_order".to_string(), 380.0)]
-                .into_iter()
-                .collect(),
+            workload: [
+                ("tpmC".to_string(), 1520.125),
+                ("new_order".to_string(), 380.0),
+            ]
+            .into_iter()
+            .collect(),
         };
         let text = summary_csv(std::slice::from_ref(&row));
         assert!(text.starts_with("scenario,target,level,users,"));
