@@ -6,9 +6,11 @@
 //! * a level whose throughput breaks the trend of its neighbours in the sweep;
 //! * stalls (intervals far below the level's median throughput);
 //! * a "fake" IO-bound result: throughput up while disk reads fall;
-//! * one table group (database) getting far more commits than the others;
+//! * one of the benchmark's table groups getting a far larger or smaller share of the
+//!   row reads and writes than the others (per-table server counters);
 //! * read-only QPS that counts BEGIN/COMMIT;
-//! * a saturated client (its processes above 90 % of the host's cores);
+//! * a saturated client (bmk's own CPU near what its cores or its threads can give);
+//! * a host busy with other work, or whose virtual CPUs were stolen;
 //! * a server that restarted during a level;
 //! * a level that did not finish (no `result.json`: its process was killed or failed);
 //! * a sampler that could not reach the server (its server rates are missing);
@@ -43,12 +45,15 @@ pub enum CheckKind {
     Stall,
     /// Throughput up while disk reads fall.
     FakeIoBound,
-    /// One database getting far more commits than the others.
+    /// One of the benchmark's table groups getting a far larger or smaller share of
+    /// the load than the others.
     UnfairTableGroups,
     /// Read-only QPS that counts BEGIN/COMMIT.
     ReadOnlyCountsTransactions,
     /// The client's CPU was the limit.
     SaturatedClient,
+    /// The host was busy with other work (or its CPUs stolen) during the level.
+    BusyHost,
     /// The server restarted during a level.
     ServerRestart,
     /// A level without its final result.
@@ -80,6 +85,7 @@ impl CheckKind {
             CheckKind::UnfairTableGroups => "unfair table groups",
             CheckKind::ReadOnlyCountsTransactions => "read-only QPS counts BEGIN/COMMIT",
             CheckKind::SaturatedClient => "saturated client",
+            CheckKind::BusyHost => "busy host",
             CheckKind::ServerRestart => "server restart",
             CheckKind::UnfinishedLevel => "level did not finish",
             CheckKind::CaptureFailed => "capture failed",
@@ -205,10 +211,9 @@ pub mod limits {
     pub const FAKE_IO_TPS_RISE: f64 = 0.05;
     /// ... while disk reads fall by more than this fraction.
     pub const FAKE_IO_READS_FALL: f64 = 0.10;
-    /// A database with this many times the mean commits of the others is favoured.
+    /// A table group with this many times the mean rows of the others is favoured,
+    /// and one with less than the mean divided by it is starved.
     pub const UNFAIR_RATIO: f64 = 2.0;
-    /// Client CPU above this % of all the host's cores is saturation.
-    pub const CLIENT_CPU_PCT: f64 = 90.0;
     /// Errors above this % of the attempts (events + errors) fail a level...
     pub const ERRORS_FAIL_PCT: f64 = 1.0;
     /// ... and above this % warn.
@@ -217,6 +222,16 @@ pub mod limits {
     pub const EMPTY_READS_FAIL_PCT: f64 = 1.0;
     /// ... and above this % warn.
     pub const EMPTY_READS_WARN_PCT: f64 = 0.1;
+    /// Table groups with fewer rows read and written than this on average are not
+    /// compared: a few transactions more or less would decide.
+    pub const UNFAIR_MIN_ROWS: f64 = 10_000.0;
+    /// bmk using more than this fraction of the cores it can use (the host's, or its
+    /// users' when they are fewer) is a saturated client.
+    pub const CLIENT_CPU_SHARE: f64 = 0.9;
+    /// Other work above this % of all the host's CPUs makes a busy host.
+    pub const HOST_OTHER_PCT: f64 = 25.0;
+    /// Steal time above this % of all the host's CPUs makes a busy host.
+    pub const STEAL_PCT: f64 = 5.0;
 }
 
 /// `level-0003 (64 users)`.
@@ -226,22 +241,6 @@ pub fn level_label(level: &Level) -> String {
 
 /// Every check on every level of `run`, in check order.
 pub fn run_checks(run: &RunData) -> Vec<Finding> {
-    let clock_ticks = run
-        .manifest
-        .as_ref()
-        .and_then(|m| m.host.clock_ticks_per_s)
-        .unwrap_or(100);
-    let cores = run
-        .manifest
-        .as_ref()
-        .map(|m| m.host.cpu_count.max(m.host.cpus_available))
-        .or_else(|| {
-            run.levels
-                .iter()
-                .find_map(|l| l.result.as_ref().map(|r| r.run.host.cpu_count))
-        })
-        .unwrap_or(1)
-        .max(1);
     let mut out = Vec::new();
     out.extend(short_levels(run));
     out.extend(trend_breaks(run));
@@ -249,7 +248,8 @@ pub fn run_checks(run: &RunData) -> Vec<Finding> {
     out.extend(fake_io_bound(run));
     out.extend(unfair_table_groups(run));
     out.extend(read_only_counts_transactions(run));
-    out.extend(saturated_client(run, clock_ticks, cores));
+    out.extend(saturated_client(run));
+    out.extend(busy_host(run));
     out.extend(server_restarts(run));
     out.extend(unfinished_levels(run));
     out.extend(capture_failures(run));
@@ -419,44 +419,78 @@ pub fn fake_io_bound(run: &RunData) -> Vec<Finding> {
     out
 }
 
-/// Levels where one database (table group) got far more commits than the others,
-/// from PostgreSQL's per-database commit counters.
+/// The table groups a run uses, from its options: `--tables` (sysbench, TPC-C table
+/// sets) or `--obj-tables` (dbSTRESS); `None` when neither is given.
+fn planned_groups(run: &RunData) -> Option<u32> {
+    let options = run.options();
+    ["tables", "obj-tables"]
+        .iter()
+        .find_map(|k| options.get(*k)?.parse::<u32>().ok())
+}
+
+/// Levels where one of the benchmark's table groups (the tables sharing a number:
+/// `sbtest3`; `warehouse3`, `district3`, ... of TPC-C's set 3) read and wrote far more
+/// or far fewer rows than the mean of the others, from the per-table counters the
+/// capture sampled. With `--tables` known, groups beyond it are not the run's and an
+/// idle group within it is starved; without it, idle groups are left out.
 pub fn unfair_table_groups(run: &RunData) -> Vec<Finding> {
+    let planned = planned_groups(run);
     let mut out = Vec::new();
     for l in &run.levels {
-        let Some(text) = l.server_capture(capture::PG_STAT_DATABASE) else {
+        let Some(activity) = rates::table_activity(l) else {
             continue;
         };
-        let samples = rates::pg_commits_by_database(&text);
-        let (Some(first), Some(last)) = (samples.first(), samples.last()) else {
-            continue;
+        let mut groups: BTreeMap<u32, f64> = match planned {
+            Some(n) => (1..=n).map(|g| (g, 0.0)).collect(),
+            None => BTreeMap::new(),
         };
-        let mut commits: Vec<(String, f64)> = last
-            .1
+        for (name, rows) in &activity.tables {
+            let Some(g) = rates::table_group(name) else {
+                continue;
+            };
+            if planned.is_some_and(|n| g > n) {
+                continue;
+            }
+            if planned.is_some() || *rows > 0.0 {
+                *groups.entry(g).or_default() += rows;
+            }
+        }
+        if groups.len() < 2 {
+            continue;
+        }
+        let total: f64 = groups.values().sum();
+        let mean = total / groups.len() as f64;
+        if mean < limits::UNFAIR_MIN_ROWS {
+            continue;
+        }
+        let others_mean = |g: u32| (total - groups[&g]) / (groups.len() - 1) as f64;
+        let (top, top_rows) = groups
             .iter()
-            .filter_map(|(db, v)| Some((db.clone(), v - first.1.get(db)?)))
-            .filter(|(_, d)| *d > 0.0)
-            .collect();
-        if commits.len() < 2 {
+            .max_by(|a, b| a.1.total_cmp(b.1))
+            .map(|(g, r)| (*g, *r))
+            .expect("two or more groups");
+        let (low, low_rows) = groups
+            .iter()
+            .min_by(|a, b| a.1.total_cmp(b.1))
+            .map(|(g, r)| (*g, *r))
+            .expect("two or more groups");
+        let (group, rows, ratio, what) = if top_rows >= limits::UNFAIR_RATIO * others_mean(top) {
+            (top, top_rows, top_rows / others_mean(top), "more")
+        } else if low_rows * limits::UNFAIR_RATIO <= others_mean(low) {
+            (low, low_rows, low_rows / others_mean(low), "fewer")
+        } else {
             continue;
-        }
-        commits.sort_by(|a, b| b.1.total_cmp(&a.1));
-        let (top, rest) = commits.split_first().expect("two or more");
-        let others = rest.iter().map(|r| r.1).sum::<f64>() / rest.len() as f64;
-        if top.1 >= limits::UNFAIR_RATIO * others {
-            out.push(finding(
-                CheckKind::UnfairTableGroups,
-                Some(l),
-                format!(
-                    "database {} got {:.0} commits, {:.1}x the mean {:.0} of the other {}: its tables are cached or served unfairly; check that every table group gets the same load",
-                    top.0,
-                    top.1,
-                    top.1 / others,
-                    others,
-                    rest.len()
-                ),
-            ));
-        }
+        };
+        out.push(finding(
+            CheckKind::UnfairTableGroups,
+            Some(l),
+            format!(
+                "table group {group} read and wrote {rows:.0} rows ({:.0} % of the {} groups' {total:.0}, {ratio:.2}x the mean of the others; {}): far {what} than its share, so its tables are cached or served unfairly and the level's TPS is not the whole data set's; check the users-to-tables mapping and warm every table alike",
+                rows / total * 100.0,
+                groups.len(),
+                activity.source
+            ),
+        ));
     }
     out
 }
@@ -489,28 +523,113 @@ pub fn read_only_counts_transactions(run: &RunData) -> Vec<Finding> {
     )]
 }
 
-/// Levels whose bmk processes used more than 90 % of the host's cores on average.
-pub fn saturated_client(run: &RunData, clock_ticks: u64, cores: u32) -> Vec<Finding> {
+/// Whether the run's database runs in a server of its own (MySQL, PostgreSQL): with
+/// SQLite or a system test, bmk's CPU is the benchmark itself.
+fn uses_server(run: &RunData) -> bool {
+    let driver = run
+        .manifest
+        .as_ref()
+        .and_then(|m| m.server.as_ref().map(|s| s.driver.clone()))
+        .or_else(|| run.options().get("db-driver").cloned());
+    matches!(driver.as_deref(), Some("mysql" | "pgsql"))
+}
+
+/// Levels whose bmk process used more than 90 % of the cores it can use: the host's,
+/// or its users' when there are fewer of them (one user is one busy thread at most).
+/// From `level.json`'s `cpu` (bmk's own `getrusage`); levels without it (written by an
+/// older bmk) fall back to the captured `os/client_stat.txt`. Only runs against a
+/// database server: with SQLite, bmk's CPU is the database's.
+pub fn saturated_client(run: &RunData) -> Vec<Finding> {
+    if !uses_server(run) {
+        return Vec::new();
+    }
+    let host_cores = run
+        .manifest
+        .as_ref()
+        .map(|m| m.host.cpus_available.max(1))
+        .unwrap_or(1);
+    let clock_ticks = run
+        .manifest
+        .as_ref()
+        .and_then(|m| m.host.clock_ticks_per_s)
+        .unwrap_or(100);
     let mut out = Vec::new();
     for l in &run.levels {
-        let Some(text) = l.os_capture(capture::OS_CLIENT_STAT) else {
-            continue;
+        let (used, cores) = match &l.info.cpu {
+            Some(cpu) => (cpu.bmk_cores(), cpu.host_cpus.max(1)),
+            None => {
+                let Some(text) = l.os_capture(capture::OS_CLIENT_STAT) else {
+                    continue;
+                };
+                let points = rates::client_cpu_percent(&text, clock_ticks);
+                if points.is_empty() {
+                    continue;
+                }
+                let mean = points.iter().map(|p| p.1).sum::<f64>() / points.len() as f64;
+                (mean / 100.0, host_cores)
+            }
         };
-        let points = rates::client_cpu_percent(&text, clock_ticks);
-        if points.is_empty() {
-            continue;
-        }
-        let mean = points.iter().map(|p| p.1).sum::<f64>() / points.len() as f64;
-        let share = mean / cores as f64;
-        if share > limits::CLIENT_CPU_PCT {
+        let usable = cores.min(l.info.users.max(1)) as f64;
+        if used > limits::CLIENT_CPU_SHARE * usable {
+            let by = if (cores as f64) <= usable {
+                format!("the client's {cores} cores")
+            } else {
+                format!("its {} users' threads", l.info.users)
+            };
             out.push(finding(
                 CheckKind::SaturatedClient,
                 Some(l),
                 format!(
-                    "the bmk processes used {share:.0} % of the client's {cores} cores: the client, not the server, may be the limit; use more client cores or hosts (bmk merge combines their results)"
+                    "bmk used {used:.2} cores, {:.0} % of the {usable:.0} that {by} can give: the client, not the server, may be the limit; use more client cores or hosts (bmk merge combines their results)",
+                    used / usable * 100.0
                 ),
             ));
         }
+    }
+    out
+}
+
+/// Levels during which the host was busy with other work: CPU used by neither bmk nor
+/// a database server on the same host above 25 % of all CPUs, or steal time above
+/// 5 %. Both take CPU from the benchmark and from a local server unevenly, so two runs
+/// on such a host differ for reasons that are not theirs. From `level.json`'s `cpu`.
+pub fn busy_host(run: &RunData) -> Vec<Finding> {
+    let mut out = Vec::new();
+    for l in &run.levels {
+        let Some(cpu) = &l.info.cpu else {
+            continue;
+        };
+        let other = cpu.host_other_pct > limits::HOST_OTHER_PCT;
+        let steal = cpu.steal_pct > limits::STEAL_PCT;
+        if !other && !steal {
+            continue;
+        }
+        let mut why = Vec::new();
+        if other {
+            why.push(format!(
+                "other work used {:.0} % of its {} CPUs (limit {:.0} %; bmk {:.2} cores, local server {:.2} cores)",
+                cpu.host_other_pct,
+                cpu.host_cpus,
+                limits::HOST_OTHER_PCT,
+                cpu.bmk_cores(),
+                if cpu.wall_s > 0.0 { cpu.server_s / cpu.wall_s } else { 0.0 }
+            ));
+        }
+        if steal {
+            why.push(format!(
+                "the hypervisor stole {:.1} % of its CPU time (limit {:.0} %)",
+                cpu.steal_pct,
+                limits::STEAL_PCT
+            ));
+        }
+        out.push(finding(
+            CheckKind::BusyHost,
+            Some(l),
+            format!(
+                "the host was busy: {}; the level's numbers depend on that load, so repeat it on a quiet host before comparing",
+                why.join(", and ")
+            ),
+        ));
     }
     out
 }

@@ -111,6 +111,7 @@ impl Level {
                 reason: None,
                 run_id: file.run.run_id.clone(),
                 data: None,
+                cpu: None,
             },
             intervals,
             result: Some(file),

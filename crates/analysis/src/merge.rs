@@ -539,6 +539,13 @@ fn merge_results(
         query_types: merge_query_types(results)?,
         // Each client passed the barrier on its own; the merged run has no one start.
         start: None,
+        // Counts and rates of clients that ran together add up.
+        workload: results.iter().fold(BTreeMap::new(), |mut m, r| {
+            for (k, v) in &r.workload {
+                *m.entry(k.clone()).or_default() += v;
+            }
+            m
+        }),
     })
 }
 

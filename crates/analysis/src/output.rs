@@ -70,16 +70,18 @@ pub fn write_results_file(path: &Path, file: &ResultsFile) -> Result<(), Error> 
     write_atomic(path, &json(path, file)?)
 }
 
-/// The `summary.csv` row of a finished level.
+/// The `summary.csv` row of a finished level (without its run's scenario and target).
 pub fn summary_row(level: &Level) -> Option<SummaryRow> {
-    let f = &level.result.as_ref()?.final_stats;
-    Some(SummaryRow::of(
+    let result = level.result.as_ref()?;
+    let mut row = SummaryRow::of(
         &level.name(),
         level.info.users,
         level.info.repeat,
-        f,
+        &result.final_stats,
         &level.info.status,
-    ))
+    );
+    row.workload = result.workload.clone();
+    Some(row)
 }
 
 /// Writes `run` as a new results directory at `dir` (absent or empty). The server
@@ -129,7 +131,13 @@ pub fn write_results_dir(
         }
         let mut merged = level.clone();
         merged.dir = Some(ldir);
-        rows.extend(summary_row(&merged));
+        let manifest = run.manifest.as_ref();
+        rows.extend(summary_row(&merged).map(|r| {
+            r.in_run(
+                manifest.and_then(|m| m.scenario.as_deref()),
+                manifest.and_then(|m| m.target.as_deref()),
+            )
+        }));
     }
     write_atomic(&dir.join(SUMMARY_FILE), summary_csv(&rows).as_bytes())
 }

@@ -231,28 +231,39 @@ pub fn level_metrics(level: &Level, clock_ticks: u64) -> Vec<MetricGroup> {
         );
     }
     if let Some(text) = level.server_capture(capture::PG_STAT_DATABASE) {
-        let s = pg_database_totals(&text);
+        // The benchmark's database; the rest of the server drawn beside it as context.
+        let (own, others) = pg_database_split(&text);
+        let mut transactions = rates(&own, &["xact_commit", "xact_rollback"]);
+        transactions.extend(rates_as(
+            &others,
+            [("xact_commit", "other databases' xact_commit".to_string())],
+        ));
         push(
             &mut out,
             "pg_transactions",
-            "PostgreSQL transactions",
+            "PostgreSQL transactions (the benchmark's database)",
             "/s",
-            rates(&s, &["xact_commit", "xact_rollback"]),
+            transactions,
         );
+        let mut blocks = rates(&own, &["blks_read", "blks_hit"]);
+        blocks.extend(rates_as(
+            &others,
+            [("blks_read", "other databases' blks_read".to_string())],
+        ));
         push(
             &mut out,
             "pg_blocks",
-            "PostgreSQL blocks",
+            "PostgreSQL blocks (the benchmark's database)",
             "/s",
-            rates(&s, &["blks_read", "blks_hit"]),
+            blocks,
         );
         push(
             &mut out,
             "pg_tuples",
-            "PostgreSQL tuples",
+            "PostgreSQL tuples (the benchmark's database)",
             "/s",
             rates(
-                &s,
+                &own,
                 &[
                     "tup_returned",
                     "tup_fetched",
@@ -393,27 +404,146 @@ pub fn pg_database_totals(text: &str) -> CounterSamples {
         .collect()
 }
 
-/// `pg_stat_database` commits per database: (Unix seconds, datname → xact_commit).
-pub fn pg_commits_by_database(text: &str) -> CounterSamples {
-    capture::samples(text)
-        .iter()
-        .map(|s| {
-            let t = Table::parse(s.body);
-            let (Some(name), Some(commits)) = (t.column("datname"), t.column("xact_commit")) else {
-                return (s.unix_s(), BTreeMap::new());
+/// `pg_stat_database` samples split into the benchmark's database (the row the sampler
+/// marked `bmk_target`) and the sum of every other row. A capture without the mark
+/// (written by an older bmk) gives the sum of all rows as the first and nothing as
+/// the second.
+pub fn pg_database_split(text: &str) -> (CounterSamples, CounterSamples) {
+    let mut own = Vec::new();
+    let mut others = Vec::new();
+    for s in capture::samples(text) {
+        let t = Table::parse(s.body);
+        let mark = t.column("bmk_target");
+        let mut mine: BTreeMap<String, f64> = BTreeMap::new();
+        let mut rest: BTreeMap<String, f64> = BTreeMap::new();
+        for row in &t.rows {
+            let is_target = match mark {
+                Some(i) => matches!(
+                    row.get(i).and_then(|v| v.as_deref()),
+                    Some("t" | "true" | "1")
+                ),
+                None => true,
             };
-            let m = t
-                .rows
-                .iter()
-                .filter_map(|r| {
-                    let n = r.get(name)?.as_deref()?;
-                    let c = r.get(commits)?.as_deref()?.parse::<f64>().ok()?;
-                    Some((n.to_string(), c))
-                })
-                .collect();
-            (s.unix_s(), m)
-        })
-        .collect()
+            let into = if is_target { &mut mine } else { &mut rest };
+            for (i, col) in t.columns.iter().enumerate() {
+                if Some(i) == mark {
+                    continue;
+                }
+                if let Some(x) = row
+                    .get(i)
+                    .and_then(|v| v.as_deref())
+                    .and_then(|v| v.parse::<f64>().ok())
+                {
+                    *into.entry(col.clone()).or_default() += x;
+                }
+            }
+        }
+        own.push((s.unix_s(), mine));
+        if mark.is_some() {
+            others.push((s.unix_s(), rest));
+        }
+    }
+    (own, others)
+}
+
+/// Where a level's per-table row counters came from, and each table's rows read and
+/// changed between the level's first and last sample.
+#[derive(Debug, Clone, PartialEq)]
+pub struct TableActivity {
+    /// The capture they came from (`pg_stat_user_tables`, ...).
+    pub source: &'static str,
+    /// (table name, rows read + written) in name order.
+    pub tables: Vec<(String, f64)>,
+}
+
+/// Per-table activity of the benchmark's tables over a level: PostgreSQL
+/// `pg_stat_user_tables` (tuples read by sequential and index scans, inserted,
+/// updated, deleted), MySQL `performance_schema` table I/O (rows read and written),
+/// or MariaDB `TABLE_STATISTICS` (rows read and changed). `None` without such a
+/// capture or with fewer than two samples.
+pub fn table_activity(level: &Level) -> Option<TableActivity> {
+    let sources: [(&str, &'static str, &[&str], &[&str]); 3] = [
+        (
+            capture::PG_STAT_USER_TABLES,
+            "pg_stat_user_tables",
+            &["relname"],
+            &[
+                "seq_tup_read",
+                "idx_tup_fetch",
+                "n_tup_ins",
+                "n_tup_upd",
+                "n_tup_del",
+            ],
+        ),
+        (
+            capture::MYSQL_TABLE_IO,
+            "performance_schema table I/O",
+            &["OBJECT_NAME"],
+            &["COUNT_READ", "COUNT_WRITE"],
+        ),
+        (
+            capture::MYSQL_TABLE_STATISTICS,
+            "TABLE_STATISTICS",
+            &["TABLE_NAME"],
+            &["ROWS_READ", "ROWS_CHANGED"],
+        ),
+    ];
+    for (file, source, name_cols, value_cols) in sources {
+        let Some(text) = level.server_capture(file) else {
+            continue;
+        };
+        let samples: Vec<BTreeMap<String, f64>> = capture::samples(&text)
+            .iter()
+            .map(|s| {
+                let t = Table::parse(s.body);
+                let (Some(name), values) = (
+                    name_cols.iter().find_map(|c| t.column(c)),
+                    value_cols
+                        .iter()
+                        .filter_map(|c| t.column(c))
+                        .collect::<Vec<_>>(),
+                ) else {
+                    return BTreeMap::new();
+                };
+                t.rows
+                    .iter()
+                    .filter_map(|r| {
+                        let n = r.get(name)?.as_deref()?.to_string();
+                        let v: f64 = values
+                            .iter()
+                            .filter_map(|&i| r.get(i)?.as_deref()?.parse::<f64>().ok())
+                            .sum();
+                        Some((n, v))
+                    })
+                    .collect()
+            })
+            .collect();
+        if samples.len() < 2 {
+            continue;
+        }
+        let (first, last) = (&samples[0], &samples[samples.len() - 1]);
+        let tables = last
+            .iter()
+            // A table that appeared during the level did all its work in it; a counter
+            // that went back (a reset) gives no figure.
+            .filter_map(|(n, v)| {
+                let d = v - first.get(n).copied().unwrap_or(0.0);
+                (d >= 0.0).then(|| (n.clone(), d))
+            })
+            .collect();
+        return Some(TableActivity { source, tables });
+    }
+    None
+}
+
+/// The table group of a table: the number its name ends with (`sbtest12` → 12, TPC-C's
+/// `warehouse3`, `district3`, ... → 3), or `None` for a table without one.
+pub fn table_group(name: &str) -> Option<u32> {
+    let digits = name.len() - name.trim_end_matches(|c: char| c.is_ascii_digit()).len();
+    if digits == 0 || digits == name.len() {
+        return None;
+    }
+    name[name.len() - digits..].parse().ok()
 }
 
 fn first_row_samples(text: &str) -> CounterSamples {
@@ -611,7 +741,7 @@ pub fn mean_disk_reads(level: &Level) -> Option<(String, f64)> {
         }
     }
     if let Some(text) = level.server_capture(capture::PG_STAT_DATABASE) {
-        let s = pg_database_totals(&text);
+        let (s, _) = pg_database_split(&text);
         if let Some(r) = rates(&s, &["blks_read"]).first() {
             return Some(("blks_read".into(), r.mean()));
         }
@@ -647,6 +777,36 @@ mod tests {
         ] {
             assert!(!is_reported_disk(d), "{d}");
         }
+    }
+
+    #[test]
+    fn table_groups_are_the_trailing_numbers() {
+        assert_eq!(table_group("sbtest12"), Some(12));
+        assert_eq!(table_group("warehouse3"), Some(3));
+        assert_eq!(table_group("item"), None);
+        assert_eq!(table_group("42"), None);
+    }
+
+    #[test]
+    fn the_benchmark_database_is_told_from_the_rest_of_the_server() {
+        let text = "TS 100.000000000 1970-01-01 00:01:40\n\
+                    datid\tdatname\txact_commit\tbmk_target\n\
+                    1\tpostgres\t50\tf\n5\tsbkit\t1000\tt\n6\tother\t7\tf\n\
+                    TS 101.000000000 1970-01-01 00:01:41\n\
+                    datid\tdatname\txact_commit\tbmk_target\n\
+                    1\tpostgres\t60\tf\n5\tsbkit\t1500\tt\n6\tother\t7\tf\n";
+        let (own, others) = pg_database_split(text);
+        assert_eq!(own[1].1["xact_commit"], 1500.0);
+        assert_eq!(others[1].1["xact_commit"], 67.0);
+        assert_eq!(
+            rates(&own, &["xact_commit"])[0].points,
+            vec![(101.0, 500.0)]
+        );
+        // An older capture without the mark: every row is the benchmark's.
+        let old = "TS 100.000000000 1970-01-01 00:01:40\ndatname\txact_commit\na\t1\nb\t2\n";
+        let (own, others) = pg_database_split(old);
+        assert_eq!(own[0].1["xact_commit"], 3.0);
+        assert!(others.is_empty());
     }
 
     #[test]

@@ -133,7 +133,7 @@ fn throughput_up_while_disk_reads_fall_is_a_fake_io_bound_result() {
 /// Writes `pg_stat_database.txt` into level 1 of `dir` from the real capture's row,
 /// repeated as databases sbtest1..4 whose commits grow by `share[i]` times the real
 /// growth.
-fn table_groups(dir: &std::path::Path, share: [f64; 4]) {
+fn databases(dir: &std::path::Path, share: [f64; 4]) {
     let text =
         std::fs::read_to_string(data_dir().join("pgsql/server/pg_stat_database.txt")).unwrap();
     let samples = bmk_report::capture::samples(&text);
@@ -165,22 +165,123 @@ fn table_groups(dir: &std::path::Path, share: [f64; 4]) {
     std::fs::write(dir.join("level-0001/server/pg_stat_database.txt"), out).unwrap();
 }
 
+/// Writes a per-table capture `file` into level 1 of `dir`: `header` columns, tables
+/// `names`, whose counters grow by `rows[i]` over three samples 2 s apart.
+fn per_table(dir: &std::path::Path, file: &str, header: &[&str], names: &[&str], rows: &[f64]) {
+    let mut out = String::new();
+    for step in 0..3u64 {
+        let at = std::time::UNIX_EPOCH + std::time::Duration::from_secs(1_764_100_800 + 2 * step);
+        let t = bmk_report::capture::Table {
+            columns: header.iter().map(|c| c.to_string()).collect(),
+            rows: names
+                .iter()
+                .zip(rows)
+                .map(|(n, r)| {
+                    // The name, then the growth split over the counter columns.
+                    let per = (r * step as f64 / 2.0 / (header.len() - 1) as f64) as u64;
+                    std::iter::once(Some(n.to_string()))
+                        .chain((1..header.len()).map(|_| Some((1_000 + per).to_string())))
+                        .collect()
+                })
+                .collect(),
+        };
+        out.push_str(&bmk_report::capture::sample_header(at));
+        out.push_str(&t.to_text());
+    }
+    std::fs::create_dir_all(dir.join("level-0001/server")).unwrap();
+    std::fs::write(dir.join("level-0001/server").join(file), out).unwrap();
+}
+
+const PG_TABLES: [&str; 6] = [
+    "relname",
+    "seq_tup_read",
+    "idx_tup_fetch",
+    "n_tup_ins",
+    "n_tup_upd",
+    "n_tup_del",
+];
+
 #[test]
-fn one_table_group_with_far_more_commits() {
+fn other_databases_are_not_table_groups() {
+    // The benchmark's database beside others with far fewer commits: the old check
+    // fired on every PostgreSQL run; the benchmark's tables are what is compared now.
     let tmp = tempfile::tempdir().unwrap();
     let dir = sweep(tmp.path(), "s", &USERS, &[], false, steady);
-    table_groups(&dir, [1.0, 3.0, 1.1, 0.9]);
+    databases(&dir, [1.0, 30.0, 0.1, 0.0]);
+    assert!(run_checks(&RunData::read(&dir).unwrap()).is_empty());
+}
+
+#[test]
+fn one_table_group_with_far_more_rows() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = sweep(tmp.path(), "s", &USERS, &[], false, steady);
+    let names = ["sbtest1", "sbtest2", "sbtest3", "sbtest4", "other_table"];
+    per_table(
+        &dir,
+        bmk_report::capture::PG_STAT_USER_TABLES,
+        &PG_TABLES,
+        &names,
+        &[100_000.0, 300_000.0, 110_000.0, 90_000.0, 9e9],
+    );
     let f = run_checks(&RunData::read(&dir).unwrap());
     assert_eq!(
         kinds(&f),
         vec![(CheckKind::UnfairTableGroups, "level-0001 (1 users)".into())]
     );
     assert!(
-        f[0].message.starts_with("database sbtest2 got"),
+        f[0].message
+            .starts_with("table group 2 read and wrote 300000 rows (50 % of the 4 groups' 600000, 3.00x the mean of the others; pg_stat_user_tables)"),
         "{}",
         f[0].message
     );
-    table_groups(&dir, [1.0, 1.2, 1.1, 0.9]);
+    per_table(
+        &dir,
+        bmk_report::capture::PG_STAT_USER_TABLES,
+        &PG_TABLES,
+        &names,
+        &[100_000.0, 120_000.0, 110_000.0, 90_000.0, 9e9],
+    );
+    assert!(run_checks(&RunData::read(&dir).unwrap()).is_empty());
+}
+
+#[test]
+fn a_starved_table_group_on_mariadb_table_statistics() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = sweep(tmp.path(), "s", &USERS, &[], false, steady);
+    // `--tables=4` (the default options say so): a table with no rows is starved;
+    // sbtest5 (prepared, not used by this run) is not the run's.
+    let names = ["sbtest1", "sbtest2", "sbtest3", "sbtest4", "sbtest5"];
+    let header = ["TABLE_NAME", "ROWS_READ", "ROWS_CHANGED"];
+    per_table(
+        &dir,
+        bmk_report::capture::MYSQL_TABLE_STATISTICS,
+        &header,
+        &names,
+        &[100_000.0, 100_000.0, 20_000.0, 100_000.0, 0.0],
+    );
+    let f = run_checks(&RunData::read(&dir).unwrap());
+    assert_eq!(
+        kinds(&f),
+        vec![(CheckKind::UnfairTableGroups, "level-0001 (1 users)".into())]
+    );
+    assert!(
+        f[0].message
+            .starts_with("table group 3 read and wrote 20000 rows")
+            && f[0]
+                .message
+                .contains("0.20x the mean of the others; TABLE_STATISTICS)")
+            && f[0].message.contains("far fewer than its share"),
+        "{}",
+        f[0].message
+    );
+    // Too few rows to judge: a handful of transactions would decide.
+    per_table(
+        &dir,
+        bmk_report::capture::MYSQL_TABLE_STATISTICS,
+        &header,
+        &names,
+        &[1_000.0, 1_000.0, 200.0, 1_000.0, 0.0],
+    );
     assert!(run_checks(&RunData::read(&dir).unwrap()).is_empty());
 }
 
@@ -219,9 +320,119 @@ fn a_saturated_client() {
         vec![(CheckKind::SaturatedClient, "level-0004 (8 users)".into())]
     );
     assert!(
-        f[0].message.contains("% of the client's 2 cores"),
+        f[0].message
+            .contains("of the 2 that the client's 2 cores can give"),
         "{}",
         f[0].message
+    );
+}
+
+/// Sets `level.json`'s `cpu` of level `index` in `dir`.
+fn set_cpu(dir: &std::path::Path, index: u32, cpu: bmk_report::results_dir::LevelCpu) {
+    let path = dir
+        .join(bmk_report::results_dir::level_dir_name(index))
+        .join(bmk_report::results_dir::LEVEL_FILE);
+    let mut info: bmk_report::results_dir::LevelInfo =
+        bmk_report::results_dir::read_json(&path).unwrap();
+    info.cpu = Some(cpu);
+    std::fs::write(&path, serde_json::to_string(&info).unwrap()).unwrap();
+}
+
+fn quiet_cpu() -> bmk_report::results_dir::LevelCpu {
+    bmk_report::results_dir::LevelCpu {
+        wall_s: 10.0,
+        bmk_user_s: 2.0,
+        bmk_system_s: 1.0,
+        server_s: 8.0,
+        host_cpus: 2,
+        host_busy_pct: 60.0,
+        host_other_pct: 5.0,
+        steal_pct: 0.0,
+    }
+}
+
+#[test]
+fn a_client_whose_one_user_keeps_a_core_busy_is_saturated() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = sweep(tmp.path(), "s", &USERS, &[], false, steady);
+    for i in 1..=4 {
+        set_cpu(&dir, i, quiet_cpu());
+    }
+    assert!(run_checks(&RunData::read(&dir).unwrap()).is_empty());
+    // One user cannot use more than one core: 0.95 of one is its limit, not the host's.
+    set_cpu(
+        &dir,
+        1,
+        bmk_report::results_dir::LevelCpu {
+            bmk_user_s: 7.0,
+            bmk_system_s: 2.5,
+            ..quiet_cpu()
+        },
+    );
+    let f = run_checks(&RunData::read(&dir).unwrap());
+    assert_eq!(
+        kinds(&f),
+        vec![(CheckKind::SaturatedClient, "level-0001 (1 users)".into())]
+    );
+    assert!(
+        f[0].message
+            .starts_with("bmk used 0.95 cores, 95 % of the 1 that its 1 users' threads can give"),
+        "{}",
+        f[0].message
+    );
+}
+
+#[test]
+fn a_host_busy_with_other_work_or_stolen_cpu() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = sweep(tmp.path(), "s", &USERS, &[], false, steady);
+    set_cpu(
+        &dir,
+        2,
+        bmk_report::results_dir::LevelCpu {
+            host_busy_pct: 100.0,
+            host_other_pct: 80.0,
+            bmk_user_s: 2.5,
+            bmk_system_s: 0.5,
+            ..quiet_cpu()
+        },
+    );
+    set_cpu(
+        &dir,
+        3,
+        bmk_report::results_dir::LevelCpu {
+            steal_pct: 12.0,
+            ..quiet_cpu()
+        },
+    );
+    set_cpu(
+        &dir,
+        4,
+        bmk_report::results_dir::LevelCpu {
+            host_other_pct: 25.0,
+            steal_pct: 5.0,
+            ..quiet_cpu()
+        },
+    );
+    let f = run_checks(&RunData::read(&dir).unwrap());
+    assert_eq!(
+        kinds(&f),
+        vec![
+            (CheckKind::BusyHost, "level-0002 (2 users)".into()),
+            (CheckKind::BusyHost, "level-0003 (4 users)".into())
+        ]
+    );
+    assert!(
+        f[0].message
+            .starts_with("the host was busy: other work used 80 % of its 2 CPUs (limit 25 %; bmk 0.30 cores, local server 0.80 cores)"),
+        "{}",
+        f[0].message
+    );
+    assert!(
+        f[1].message
+            .contains("the hypervisor stole 12.0 % of its CPU time (limit 5 %)"),
+        "{}",
+        f[1].message
     );
 }
 

@@ -17,6 +17,19 @@ fn analysis_error(e: bmk_analysis::Error) -> anyhow::Error {
     fail(e.to_string())
 }
 
+/// The sanity checks of the results directory `dir`, one line each (`title, level:
+/// message`): what the kit prints at the end of a sweep.
+pub fn check_lines(dir: &Path) -> Result<Vec<String>, String> {
+    let run = RunData::read(dir).map_err(|e| e.to_string())?;
+    Ok(bmk_analysis::checks::run_checks(&run)
+        .iter()
+        .map(|f| match &f.level {
+            Some(level) => format!("{}, {level}: {}", f.kind.title(), f.message),
+            None => format!("{}: {}", f.kind.title(), f.message),
+        })
+        .collect())
+}
+
 /// Arguments of one subcommand: paths and `--name[=value]` options.
 struct Args {
     paths: Vec<PathBuf>,

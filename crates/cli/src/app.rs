@@ -186,6 +186,7 @@ fn run_kit(inv: &Invocation) -> Result<i32> {
         version: banner::bmk_version().to_string(),
         argv: inv.argv.clone(),
         interrupt,
+        checks: crate::analysis_commands::check_lines,
     };
     bmk_kit::command::main(&inv.args[1..], &ctx).map_err(|e| user_error(e.to_string()))
 }

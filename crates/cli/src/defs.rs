@@ -115,7 +115,7 @@ pub fn general_groups() -> Vec<OptionGroup> {
                 o("results-dir", File, None, "write a results directory (run.json, the level's intervals with histograms, result.json, summary.csv, captured server and OS status) to this new directory"),
                 o("max-users-per-process", Int, Some("0"), "run a level with more users than this as several bmk processes started together and merged (needs --results-dir; 0 = what the open-files limit allows)")
                     .with_range(0.0, 1e9),
-                o("capture-interval", Double, Some("5"), "seconds between status samples written to --results-dir (0 = no capture); samples fall on multiples of it")
+                o("capture-interval", Double, Some("1"), "seconds between status samples written to --results-dir (0 = no capture); samples fall on multiples of it")
                     .with_range(0.0, 86400.0),
                 o("target", String, None, "connect as the named target of bmk.toml (plain options still override it)"),
                 o("config", File, None, "the bmk.toml holding targets (default: $BMK_HOME/bmk.toml, else ./bmk.toml)"),

@@ -27,6 +27,7 @@ mod system_test_benchmark;
 mod target_options;
 mod user_error;
 mod verbosity;
+mod whole_second;
 
 fn main() {
     let invocation = app::Invocation::from_argv(std::env::args().collect());

@@ -5,6 +5,8 @@
 //! `result.json` is the `--results` document.
 
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
 use std::time::Duration;
 
 use anyhow::{Context, Result};
@@ -33,6 +35,11 @@ pub struct LevelSink {
     sampler: Option<Sampler>,
     /// The first write error; later writes are skipped and `finish` reports it.
     failed: Option<String>,
+    /// The wall-clock instant (ns) the run released its workers at, once a start gate
+    /// that names one has opened (0 before).
+    release: Option<Arc<AtomicU64>>,
+    /// Warm-up before the measured start.
+    warmup: Duration,
 }
 
 /// The options of the run as (name, value), as the results file records them.
@@ -64,7 +71,10 @@ impl PlainRun {
             let opts = &settings.options;
             Some(server::driver_config(&|k| opts.raw(k)).map_err(|e| anyhow::anyhow!("{e}"))?)
         };
-        let interval = settings.options.double("capture-interval", 5.0).max(0.0);
+        let interval = settings
+            .options
+            .double("capture-interval", bmk_kit::sampler::DEFAULT_INTERVAL_S)
+            .max(0.0);
         let manifest = RunManifest {
             schema: RUN_SCHEMA_NAME.into(),
             schema_version: DIR_SCHEMA_VERSION,
@@ -73,6 +83,7 @@ impl PlainRun {
                 version: banner::bmk_version().into(),
             },
             scenario: None,
+            target: settings.options.string("target").filter(|t| !t.is_empty()),
             test: settings.test_name.clone(),
             command_line: redact_args(&settings.argv),
             options: redact_options(
@@ -93,6 +104,12 @@ impl PlainRun {
             checks: None,
         };
         let mut run = RunDir::create_at(dir, manifest).map_err(|e| anyhow::anyhow!("{e}"))?;
+        if let Some(time) = settings.config.time.filter(|t| !t.is_zero()) {
+            let every = Duration::from_secs_f64(interval);
+            if let Some(w) = bmk_kit::sweep::short_level_warning(time.as_secs_f64(), every) {
+                eprintln!("{w}");
+            }
+        }
         if let Some(cfg) = driver.as_ref() {
             if let Ok(mut conn) = server::connect(cfg) {
                 if let Ok((info, _)) = server::describe(cfg, conn.as_mut()) {
@@ -185,6 +202,8 @@ impl LevelSink {
             run,
             sampler,
             failed: None,
+            release: None,
+            warmup: Duration::from_secs_f64(warmup.max(0.0)),
         })
     }
 
@@ -211,9 +230,24 @@ impl LevelSink {
         }
     }
 
+    /// The run's workers are released at the instant `release` will hold (set by its
+    /// start gate before the release): the measured start is that instant plus the
+    /// warm-up, and the intervals are stamped on its grid.
+    pub fn release_from(&mut self, release: Arc<AtomicU64>) {
+        self.release = Some(release);
+    }
+
     /// The measured part starts.
     pub fn measuring(&mut self) {
-        let r = self.level.measuring();
+        let planned = self
+            .release
+            .as_ref()
+            .map(|r| r.load(Ordering::SeqCst))
+            .filter(|&ns| ns > 0);
+        let r = match planned {
+            Some(ns) => self.level.measuring_at(ns + self.warmup.as_nanos() as u64),
+            None => self.level.measuring(),
+        };
         self.note(r);
     }
 
@@ -245,6 +279,7 @@ impl LevelSink {
             run,
             sampler,
             mut failed,
+            ..
         } = self;
         if let Some(reason) = sampler.and_then(Sampler::stop) {
             // Already said on stderr by the sampler when it happened.

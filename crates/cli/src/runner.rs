@@ -249,6 +249,17 @@ pub fn run(
         None => None,
     };
     let mut level = LevelSink::create(&settings, &report_config)?;
+    let gate_free = settings.barrier.is_none() && part_gate.is_none();
+    // A level written to a results directory starts on a whole second, so that its
+    // intervals end on the capture's ticks (the other gates name their own instant).
+    let mut second_gate = match level.as_mut() {
+        Some(level) if gate_free => {
+            let gate = crate::whole_second::WholeSecondGate::default();
+            level.release_from(gate.release.clone());
+            Some(gate)
+        }
+        _ => None,
+    };
     let test = bench.workload();
     let mut observer = PrintingObserver {
         bench,
@@ -277,22 +288,31 @@ pub fn run(
         .barrier
         .clone()
         .map(|b| DatabaseGate::new(b, verbosity));
-    let outcome = match (gate.as_mut(), part_gate.as_mut()) {
-        (Some(gate), _) => bmk_engine::run_gated(
+    let outcome = match (gate.as_mut(), part_gate.as_mut(), second_gate.as_mut()) {
+        (Some(gate), _, _) => bmk_engine::run_gated(
             settings.config.clone(),
             test,
             &mut observer,
             interrupt,
             gate,
         ),
-        (None, Some(gate)) => bmk_engine::run_gated(
+        (None, Some(gate), _) => bmk_engine::run_gated(
             settings.config.clone(),
             test,
             &mut observer,
             interrupt,
             gate,
         ),
-        (None, None) => bmk_engine::run(settings.config.clone(), test, &mut observer, interrupt),
+        (None, None, Some(gate)) => bmk_engine::run_gated(
+            settings.config.clone(),
+            test,
+            &mut observer,
+            interrupt,
+            gate,
+        ),
+        (None, None, None) => {
+            bmk_engine::run(settings.config.clone(), test, &mut observer, interrupt)
+        }
     };
     let PrintingObserver {
         bench,

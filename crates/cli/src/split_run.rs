@@ -369,7 +369,11 @@ pub fn run(settings: &RunSettings, plan: &SplitPlan, interrupt: &Arc<AtomicUsize
                 .iter()
                 .all(|p| split_gate::ready_file(&gate_dir, p.index).exists());
             if ready && !failed && !forwarded {
-                let at = now_ns() + START_LEAD.as_nanos() as u64;
+                // On a whole second, as a level of one process starts, so that the
+                // intervals end on the capture's ticks.
+                let at = crate::whole_second::next_whole_second_ns(
+                    now_ns() + START_LEAD.as_nanos() as u64,
+                );
                 let tmp = gate_dir.join(".start.tmp");
                 std::fs::write(&tmp, at.to_string())?;
                 std::fs::rename(&tmp, split_gate::start_file(&gate_dir))?;

@@ -46,6 +46,10 @@ pub struct KitContext {
     pub argv: Vec<String>,
     /// Set to a signal number by the binary's SIGINT/SIGTERM handlers.
     pub interrupt: Arc<AtomicUsize>,
+    /// The sanity checks of a finished results directory, one line each (the analysis
+    /// lives above the kit, so the binary passes it in); `Err` says why they could not
+    /// run.
+    pub checks: fn(&Path) -> Result<Vec<String>, String>,
 }
 
 /// The kit's own options, for `bmk kit help` (every other option goes to the runs).
@@ -53,7 +57,7 @@ const OPTIONS_HELP: &str = "kit options (every other option is passed to the run
   --target=NAME                 connection profile from bmk.toml
   --results-dir=DIR             the run's results directory, new or empty
                                 (default: $BMK_HOME/results/<time>-<scenario>)
-  --capture-interval=S          seconds between capture samples, 0 = no capture [5]
+  --capture-interval=S          seconds between capture samples, 0 = no capture [1]
   --capture-target=NAME         sample another bmk.toml target's server instead
   --max-users-per-process=N     split a level with more users over several processes
   --users=LIST --time=S --warmup=S --pause=S --repeat=N
@@ -519,6 +523,7 @@ fn execute(
         Some(target) => Some(capture_target(target, options.get("config"))?),
         None => driver.clone(),
     };
+    let target = options.get("target").filter(|t| !t.is_empty()).cloned();
     let manifest = RunManifest {
         schema: RUN_SCHEMA_NAME.into(),
         schema_version: DIR_SCHEMA_VERSION,
@@ -527,6 +532,7 @@ fn execute(
             version: ctx.version.clone(),
         },
         scenario: Some(s.name.clone()),
+        target: target.clone(),
         test: s.test.clone(),
         command_line: redact_args(&ctx.argv),
         options: redact_options(options.into_iter().filter(|(k, _)| k != "threads"))
@@ -544,7 +550,11 @@ fn execute(
     };
     let mut dir = match a.own.get("results-dir") {
         Some(d) => RunDir::create_at(Path::new(d), manifest)?,
-        None => RunDir::create_new(&default_parent(), &s.name, manifest)?,
+        None => RunDir::create_new(
+            &default_parent(),
+            &folder_name(&s.name, target.as_deref()),
+            manifest,
+        )?,
     };
     // The server's facts at the start; a server the kit cannot reach is the level's
     // business to report, not a reason to refuse the sweep.
@@ -570,11 +580,43 @@ fn execute(
     let end = sweep::run(&job, &mut dir)?;
     dir.finish(end.status())?;
     print_summary(&dir);
+    print_checks(&dir, ctx.checks);
     Ok(match end {
         SweepEnd::Completed => 0,
         SweepEnd::Interrupted(sig) => 128 + sig,
         SweepEnd::Failed(code) => code,
     })
+}
+
+/// The results folder's name after its time stamp: the scenario, and the target when
+/// one was given (`OLTP_RW_10M_8tab-uniform-ps-trx@maria`), so that runs of one
+/// scenario against several servers are told apart by name.
+fn folder_name(scenario: &str, target: Option<&str>) -> String {
+    match target {
+        Some(t) => format!("{scenario}@{t}"),
+        None => scenario.to_string(),
+    }
+}
+
+/// The sweep's sanity checks, one line each, after its table: a bad run is said so
+/// where it was started, not only in `bmk report`.
+fn print_checks(dir: &RunDir, checks: fn(&Path) -> Result<Vec<String>, String>) {
+    let mut out = std::io::stdout().lock();
+    match checks(dir.path()) {
+        Ok(lines) if lines.is_empty() => {
+            let _ = writeln!(out, "[kit] checks: no check triggered");
+        }
+        Ok(lines) => {
+            let _ = writeln!(out, "[kit] checks ({} triggered):", lines.len());
+            for l in lines {
+                let _ = writeln!(out, "  {l}");
+            }
+        }
+        Err(e) => {
+            let _ = writeln!(out, "[kit] checks: could not run: {e}");
+        }
+    }
+    let _ = out.flush();
 }
 
 fn print_summary(dir: &RunDir) {

@@ -22,6 +22,7 @@ use bmk_report::append_file::AppendFile;
 
 use crate::atomic_file;
 use crate::error::KitError;
+use crate::host_cpu::CpuSnapshot;
 
 /// The reserve file of a level folder: room kept for recording a failure.
 pub const RESERVE_FILE: &str = ".bmk-reserve";
@@ -54,6 +55,11 @@ pub struct LevelWriter {
     info: LevelInfo,
     intervals: AppendFile,
     percentiles: Vec<f64>,
+    /// The CPU clocks at the measured start, for `level.json`'s `cpu`.
+    cpu_start: Option<CpuSnapshot>,
+    /// Whether the measured start is the run's planned instant (see
+    /// [`LevelWriter::measuring_at`]), so interval ends are stamped on its grid.
+    planned: bool,
 }
 
 impl LevelWriter {
@@ -91,6 +97,8 @@ impl LevelWriter {
             info,
             intervals,
             percentiles,
+            cpu_start: None,
+            planned: false,
         };
         writer.write_info()?;
         Ok(writer)
@@ -117,14 +125,37 @@ impl LevelWriter {
 
     /// The measured part starts now.
     pub fn measuring(&mut self) -> Result<(), KitError> {
+        // The instant first: the CPU reading walks /proc, which takes a few ms.
         self.info.start_unix_ns = unix_ns_now();
+        self.planned = false;
+        self.start_cpu_and_write()
+    }
+
+    /// The measured part starts at `start_unix_ns`, the instant the run released its
+    /// workers at (plus the warm-up): the engine counts its intervals from it, so each
+    /// interval's end is stamped `start + its time` rather than when this process got
+    /// round to writing it (late by however long a loaded host takes to wake it).
+    pub fn measuring_at(&mut self, start_unix_ns: u64) -> Result<(), KitError> {
+        self.info.start_unix_ns = start_unix_ns;
+        self.planned = true;
+        self.start_cpu_and_write()
+    }
+
+    fn start_cpu_and_write(&mut self) -> Result<(), KitError> {
+        self.cpu_start = Some(CpuSnapshot::take(false));
         self.info.status = "running".into();
         self.write_info()
     }
 
-    /// Appends one report interval, ended now.
+    /// Appends one report interval, ended now (on the planned grid after
+    /// [`LevelWriter::measuring_at`]).
     pub fn interval(&mut self, stats: &IntervalStats) -> Result<(), KitError> {
-        let line = IntervalLine::from_interval(stats, &self.percentiles, unix_ns_now())?;
+        let end = if self.planned {
+            self.info.start_unix_ns + (stats.time_total * 1e9).round() as u64
+        } else {
+            unix_ns_now()
+        };
+        let line = IntervalLine::from_interval(stats, &self.percentiles, end)?;
         let mut text = line.to_line()?;
         text.push('\n');
         // One write of the whole line, cut back if it fails part-way.
@@ -146,6 +177,10 @@ impl LevelWriter {
             self.info.start_unix_ns = unix_ns_now();
         }
         self.info.end_unix_ns = Some(unix_ns_now());
+        self.info.cpu = self
+            .cpu_start
+            .as_ref()
+            .map(|start| start.until(&CpuSnapshot::take(false)));
         self.info.status = status.to_string();
         self.info.reason = reason.map(str::to_string);
         let _ = self.intervals.sync();
@@ -206,9 +241,38 @@ mod tests {
         assert_eq!((info.index, info.repeat, info.users), (3, 2, 8));
         assert_eq!(info.status, "completed");
         assert!(info.end_unix_ns.unwrap() >= info.start_unix_ns);
+        let cpu = info.cpu.expect("the level's CPU is recorded");
+        assert!(cpu.host_cpus >= 1 && cpu.wall_s >= 0.0, "{cpu:?}");
         let lines = results_dir::read_intervals(&level.join(INTERVALS_FILE)).unwrap();
         assert_eq!(lines.len(), 2);
         assert_eq!(lines[0].record.events, 10);
         assert!(lines[0].end_unix_ns >= info.start_unix_ns);
+    }
+
+    #[test]
+    fn a_planned_start_puts_interval_ends_on_its_grid() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut w = LevelWriter::open(dir.path(), 2, 0.0, vec![95.0]).unwrap();
+        let start = 1_800_000_000_000_000_000;
+        w.measuring_at(start).unwrap();
+        let stats = IntervalStats {
+            time_total: 2.0,
+            time_interval: 1.0,
+            threads_running: 2,
+            events: 3,
+            counters: Default::default(),
+            histogram: bmk_engine::latency::new_histogram(),
+            queue_length: 0,
+            concurrency: 0,
+            rate_mode: false,
+        };
+        w.interval(&stats).unwrap();
+        let lines = results_dir::read_intervals(&dir.path().join(INTERVALS_FILE)).unwrap();
+        assert_eq!(lines[0].end_unix_ns, start + 2_000_000_000);
+        let info: LevelInfo = results_dir::read_json(&dir.path().join(LEVEL_FILE)).unwrap();
+        assert_eq!(
+            (info.start_unix_ns, info.status.as_str()),
+            (start, "running")
+        );
     }
 }

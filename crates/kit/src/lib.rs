@@ -29,6 +29,7 @@ pub mod child_process;
 pub mod command;
 pub mod data_size;
 pub mod error;
+pub mod host_cpu;
 pub mod k8s;
 pub mod level_writer;
 pub mod progress;
@@ -37,5 +38,6 @@ pub mod sampler;
 pub mod server;
 pub mod sweep;
 pub mod target;
+pub mod workload_results;
 
 pub use error::KitError;

@@ -48,6 +48,18 @@ fn print_line(bar: Option<&ProgressBar>, line: &str) {
     }
 }
 
+fn eprint_line(bar: Option<&ProgressBar>, line: &str) {
+    let print = || {
+        let mut out = std::io::stderr().lock();
+        let _ = writeln!(out, "{line}");
+        let _ = out.flush();
+    };
+    match bar {
+        Some(bar) => bar.suspend(print),
+        None => print(),
+    }
+}
+
 /// Where the sweep stands.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Position {
@@ -107,6 +119,11 @@ impl Screen {
     /// Prints a line of a level's output.
     pub fn println(&self, line: &str) {
         print_line(self.bar.as_ref(), line);
+    }
+
+    /// Prints a line of a level's error output (on stderr).
+    pub fn eprintln(&self, line: &str) {
+        eprint_line(self.bar.as_ref(), line);
     }
 
     /// A level (or a pause) begins: one plain line, and the live line.

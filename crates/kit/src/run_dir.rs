@@ -49,7 +49,7 @@ fn folder_safe(name: &str) -> String {
         .unwrap_or_else(|| name.to_string());
     base.chars()
         .map(|c| {
-            if c.is_ascii_alphanumeric() || "._-".contains(c) {
+            if c.is_ascii_alphanumeric() || "._-@".contains(c) {
                 c
             } else {
                 '_'
@@ -159,8 +159,13 @@ impl RunDir {
         )
     }
 
-    /// Adds a finished level's row and rewrites `summary.csv`.
+    /// Adds a finished level's row (named after the run's scenario and target) and
+    /// rewrites `summary.csv`.
     pub fn push_summary(&mut self, row: SummaryRow) -> Result<(), KitError> {
+        let row = row.in_run(
+            self.manifest.scenario.as_deref(),
+            self.manifest.target.as_deref(),
+        );
         self.rows.push(row);
         self.write_summary()
     }
@@ -187,7 +192,9 @@ impl RunDir {
 
 /// The summary row of a finished level from its `result.json`.
 pub fn summary_row(level: &str, users: u32, repeat: u32, result: &ResultsFile) -> SummaryRow {
-    SummaryRow::of(level, users, repeat, &result.final_stats, &result.status)
+    let mut row = SummaryRow::of(level, users, repeat, &result.final_stats, &result.status);
+    row.workload = result.workload.clone();
+    row
 }
 
 #[cfg(test)]

@@ -22,8 +22,37 @@ use bmk_sql::{Connection, DriverConfig, DriverKind};
 
 use crate::server;
 
-/// The default `--capture-interval`, seconds.
-pub const DEFAULT_INTERVAL_S: f64 = 5.0;
+/// The default `--capture-interval`, seconds: the report interval's, so that every
+/// interval has a server sample ending with it (a sample costs the server well under a
+/// millisecond of CPU; BENCHMARKS.md has the measurement).
+pub const DEFAULT_INTERVAL_S: f64 = 1.0;
+
+/// Where a MySQL/MariaDB server keeps per-table row counters, if anywhere.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum TableCounters {
+    /// `performance_schema.table_io_waits_summary_by_table` (`performance_schema=ON`).
+    PerformanceSchema,
+    /// `information_schema.TABLE_STATISTICS` (MariaDB and Percona with `userstat=ON`).
+    UserStat,
+}
+
+/// The per-table counters of the benchmark's schema (the sampler's connection uses
+/// the benchmark's database), for the unfair table groups check.
+const MYSQL_TABLE_IO_SQL: &str = "SELECT OBJECT_NAME, COUNT_READ, COUNT_WRITE, COUNT_FETCH, \
+     COUNT_INSERT, COUNT_UPDATE, COUNT_DELETE \
+     FROM performance_schema.table_io_waits_summary_by_table \
+     WHERE OBJECT_SCHEMA = DATABASE() ORDER BY OBJECT_NAME";
+const MYSQL_TABLE_STATISTICS_SQL: &str = "SELECT TABLE_NAME, ROWS_READ, ROWS_CHANGED \
+     FROM information_schema.TABLE_STATISTICS \
+     WHERE TABLE_SCHEMA = DATABASE() ORDER BY TABLE_NAME";
+/// Only the row counters: with hundreds of tables sampled every second, every column
+/// of the view would make the file ten times larger for nothing the analysis reads.
+const PG_USER_TABLES_SQL: &str = "SELECT schemaname, relname, seq_tup_read, idx_tup_fetch, \
+     n_tup_ins, n_tup_upd, n_tup_del FROM pg_stat_user_tables ORDER BY schemaname, relname";
+/// Every database's row, the benchmark's marked: the charts show it, with the rest of
+/// the server as context.
+const PG_STAT_DATABASE_SQL: &str =
+    "SELECT *, datname = current_database() AS bmk_target FROM pg_stat_database";
 
 /// What to sample and where.
 #[derive(Debug, Clone)]
@@ -121,6 +150,8 @@ struct Capture {
     has_checkpointer: bool,
     /// The first write failure.
     failed: Failure,
+    /// Where a MySQL/MariaDB server keeps per-table counters (known after the settings).
+    table_counters: Option<TableCounters>,
 }
 
 /// The first capture file that could not be written, and why; shared with
@@ -170,6 +201,7 @@ impl Capture {
             settings_done: false,
             has_checkpointer: false,
             failed,
+            table_counters: None,
         }
     }
 
@@ -289,6 +321,25 @@ impl Capture {
         };
         let t = server::query_table(self.conn()?, sql)?;
         append(&self.server_dir.join(file), at, &t.to_text(), &self.failed);
+        if cfg.kind == DriverKind::Mysql {
+            let on = |name: &str| {
+                t.value(name)
+                    .is_some_and(|v| v.eq_ignore_ascii_case("ON") || v == "1")
+            };
+            self.table_counters = if on("performance_schema") {
+                Some(TableCounters::PerformanceSchema)
+            } else if on("userstat") {
+                Some(TableCounters::UserStat)
+            } else {
+                None
+            };
+            if self.table_counters.is_none() && !self.settings_done {
+                self.event(
+                    at,
+                    "no per-table counters: performance_schema and userstat are off, so the unfair table groups check cannot run (SET GLOBAL userstat=ON on MariaDB, or performance_schema=ON in the server's configuration, provides them)",
+                );
+            }
+        }
         if cfg.kind == DriverKind::Pgsql {
             let v = server::query_value(self.conn()?, "SHOW server_version_num")?;
             self.has_checkpointer = v
@@ -326,6 +377,19 @@ impl Capture {
                     &self.failed,
                 );
                 self.table(at, capture::MYSQL_PROCESSLIST, "SHOW FULL PROCESSLIST")?;
+                match self.table_counters {
+                    Some(TableCounters::PerformanceSchema) => {
+                        self.table(at, capture::MYSQL_TABLE_IO, MYSQL_TABLE_IO_SQL)?;
+                    }
+                    Some(TableCounters::UserStat) => {
+                        self.table(
+                            at,
+                            capture::MYSQL_TABLE_STATISTICS,
+                            MYSQL_TABLE_STATISTICS_SQL,
+                        )?;
+                    }
+                    None => {}
+                }
                 if let Some(up) = status.value("Uptime").and_then(|v| v.parse::<f64>().ok()) {
                     if self.last_uptime.is_some_and(|prev| up < prev) {
                         self.event(
@@ -340,11 +404,8 @@ impl Capture {
                 }
             }
             DriverKind::Pgsql => {
-                self.table(
-                    at,
-                    capture::PG_STAT_DATABASE,
-                    "SELECT * FROM pg_stat_database",
-                )?;
+                self.table(at, capture::PG_STAT_DATABASE, PG_STAT_DATABASE_SQL)?;
+                self.table(at, capture::PG_STAT_USER_TABLES, PG_USER_TABLES_SQL)?;
                 self.table(
                     at,
                     capture::PG_STAT_BGWRITER,

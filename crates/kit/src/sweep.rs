@@ -10,17 +10,19 @@
 //! every finished level. If the sweep itself is killed, the level process is sent
 //! SIGTERM by the kernel (`PR_SET_PDEATHSIG`) and stops the same way.
 
-use std::io::{BufRead, BufReader};
+use std::fs::File;
+use std::io::{BufRead, BufReader, Read, Write};
 use std::os::unix::process::CommandExt;
 use std::path::Path;
 use std::process::{Command, Stdio};
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use bmk_report::results::ResultsFile;
 use bmk_report::results_dir::{
-    LevelInfo, SweepPlan, DIR_SCHEMA_VERSION, LEVEL_FILE, LEVEL_SCHEMA_NAME, RESULT_FILE,
+    LevelInfo, SweepPlan, DIR_SCHEMA_VERSION, LEVEL_FILE, LEVEL_SCHEMA_NAME, OUTPUT_FILE,
+    RESULT_FILE,
 };
 use bmk_sql::DriverConfig;
 
@@ -30,6 +32,7 @@ use crate::error::KitError;
 use crate::progress::{Position, Screen};
 use crate::run_dir::{summary_row, RunDir};
 use crate::sampler::{Sampler, SamplerConfig};
+use crate::workload_results;
 
 /// The environment variable that tells a `bmk` run to write its level into a folder.
 pub const LEVEL_DIR_ENV: &str = "BMK_LEVEL_DIR";
@@ -137,6 +140,9 @@ pub fn run(job: &SweepJob, dir: &mut RunDir) -> Result<SweepEnd, KitError> {
     let all = levels(plan);
     let screen = Screen::new(job.live);
     let per_level = Duration::from_secs_f64(plan.time_s + plan.warmup_s);
+    if let Some(w) = short_level_warning(plan.time_s, job.capture_interval) {
+        screen.eprintln(&w);
+    }
     let mut end = SweepEnd::Completed;
     for (i, level) in all.iter().enumerate() {
         let pos = |left_now: Duration, pausing: bool| Position {
@@ -227,8 +233,12 @@ fn run_level(
         .env(LEVEL_DIR_ENV, &path)
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
         .process_group(0);
     crate::child_process::stop_with_parent(&mut cmd);
+    let output_path = path.join(OUTPUT_FILE);
+    let output = File::create(&output_path).map_err(|e| KitError::io(&output_path, e))?;
+    let output = Mutex::new(output);
     let mut child = cmd.spawn().map_err(|e| KitError::io(job.program, e))?;
     let sampler = (!job.capture_interval.is_zero()).then(|| {
         Sampler::start(SamplerConfig {
@@ -240,16 +250,17 @@ fn run_level(
     });
     let started = Instant::now();
     let stdout = child.stdout.take();
+    let stderr = child.stderr.take();
     let code = std::thread::scope(|scope| -> Result<i32, KitError> {
+        // Both streams go to the terminal as before and, line by line in the order
+        // they arrive, into output.txt: what a person saw, kept whatever the outcome.
         if let Some(out) = stdout {
-            scope.spawn(move || {
-                for line in BufReader::new(out).lines() {
-                    match line {
-                        Ok(l) => screen.println(&l),
-                        Err(_) => break,
-                    }
-                }
-            });
+            let output = &output;
+            scope.spawn(move || tee(out, output, &|l| screen.println(l)));
+        }
+        if let Some(err) = stderr {
+            let output = &output;
+            scope.spawn(move || tee(err, output, &|l| screen.eprintln(l)));
         }
         let mut forwarded = false;
         loop {
@@ -285,8 +296,18 @@ fn run_level(
         atomic_file::write_json(&file, &info)?;
         return Ok(if code == 0 { 1 } else { code });
     }
+    if let Ok(f) = output.into_inner() {
+        let _ = f.sync_all();
+    }
     let result_path = path.join(RESULT_FILE);
-    if let Ok(result) = ResultsFile::read(&result_path) {
+    if let Ok(mut result) = ResultsFile::read(&result_path) {
+        let workload = std::fs::read_to_string(&output_path)
+            .map(|text| workload_results::parse(&text))
+            .unwrap_or_default();
+        if !workload.is_empty() {
+            result.workload = workload;
+            atomic_file::write_json(&result_path, &result)?;
+        }
         let name = path
             .file_name()
             .map(|n| n.to_string_lossy().into_owned())
@@ -294,6 +315,43 @@ fn run_level(
         dir.push_summary(summary_row(&name, level.users, level.repeat, &result))?;
     }
     Ok(code)
+}
+
+/// Copies the lines of `from` into `file` as they come (each line whole, so that the
+/// lines of two streams do not mix) and shows each with `show`.
+fn tee(from: impl Read, file: &Mutex<File>, show: &dyn Fn(&str)) {
+    let mut reader = BufReader::new(from);
+    let mut line = Vec::new();
+    loop {
+        line.clear();
+        match reader.read_until(b'\n', &mut line) {
+            Ok(0) | Err(_) => break,
+            Ok(_) => {}
+        }
+        if let Ok(mut f) = file.lock() {
+            let _ = f.write_all(&line);
+            if !line.ends_with(b"\n") {
+                let _ = f.write_all(b"\n");
+            }
+        }
+        let text = String::from_utf8_lossy(&line);
+        show(text.trim_end_matches(['\n', '\r']));
+    }
+}
+
+/// Levels shorter than this many capture intervals get a warning before the sweep:
+/// their server rates rest on too few samples to show a trend.
+pub const MIN_CAPTURE_SAMPLES: f64 = 3.0;
+
+/// The warning for a plan whose levels are shorter than [`MIN_CAPTURE_SAMPLES`]
+/// capture intervals, if it is one.
+pub fn short_level_warning(time_s: f64, capture_interval: Duration) -> Option<String> {
+    let every = capture_interval.as_secs_f64();
+    (every > 0.0 && time_s > 0.0 && time_s < MIN_CAPTURE_SAMPLES * every).then(|| {
+        format!(
+            "WARNING: each level runs {time_s:.0} s but the server is sampled every {every} s: fewer than {MIN_CAPTURE_SAMPLES:.0} samples per level give its server rates no shape; run longer levels or lower --capture-interval"
+        )
+    })
 }
 
 /// The sweep plan of a single `kit run`.
@@ -321,6 +379,37 @@ mod tests {
             .contains("'x' is not a positive number"));
         assert!(parse_users("0").is_err());
         assert!(parse_users("").is_err());
+    }
+
+    #[test]
+    fn levels_shorter_than_three_samples_are_warned_about() {
+        let w = short_level_warning(10.0, Duration::from_secs(5)).unwrap();
+        assert!(
+            w.contains("each level runs 10 s") && w.contains("every 5 s"),
+            "{w}"
+        );
+        assert!(short_level_warning(15.0, Duration::from_secs(5)).is_none());
+        assert!(short_level_warning(3.0, Duration::from_secs(1)).is_none());
+        assert!(short_level_warning(10.0, Duration::ZERO).is_none());
+    }
+
+    #[test]
+    fn tee_keeps_every_line_of_both_streams() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join(OUTPUT_FILE);
+        let file = Mutex::new(File::create(&path).unwrap());
+        let shown = Mutex::new(Vec::new());
+        tee(
+            &b"Threads started!\nFATAL: no such table\nlast"[..],
+            &file,
+            &|l| shown.lock().unwrap().push(l.to_string()),
+        );
+        drop(file);
+        assert_eq!(
+            std::fs::read_to_string(&path).unwrap(),
+            "Threads started!\nFATAL: no such table\nlast\n"
+        );
+        assert_eq!(shown.into_inner().unwrap().len(), 3);
     }
 
     #[test]

@@ -41,6 +41,17 @@ pub const PG_STAT_CHECKPOINTER: &str = "pg_stat_checkpointer.txt";
 pub const PG_STAT_ACTIVITY: &str = "pg_stat_activity.txt";
 /// PostgreSQL `pg_settings` at the start (a table, one sample).
 pub const PG_SETTINGS: &str = "pg_settings.txt";
+/// PostgreSQL `pg_stat_user_tables` of the benchmark's database (a table): per-table
+/// row counters, for the unfair table groups check.
+pub const PG_STAT_USER_TABLES: &str = "pg_stat_user_tables.txt";
+/// MySQL `performance_schema.table_io_waits_summary_by_table` rows of the benchmark's
+/// schema (a table: `OBJECT_NAME`, `COUNT_READ`, `COUNT_WRITE`, ...), when
+/// `performance_schema` is on.
+pub const MYSQL_TABLE_IO: &str = "table_io_waits.txt";
+/// MariaDB/Percona `information_schema.TABLE_STATISTICS` rows of the benchmark's schema
+/// (a table: `TABLE_NAME`, `ROWS_READ`, `ROWS_CHANGED`, ...), when `userstat` is on and
+/// `performance_schema` is not.
+pub const MYSQL_TABLE_STATISTICS: &str = "table_statistics.txt";
 /// Server events the sampler noticed (one line per event, e.g. a restart).
 pub const SERVER_EVENTS: &str = "events.txt";
 /// The `/proc` files of the client host sampled under `os/`, by file name.

@@ -420,6 +420,12 @@ pub struct ResultsFile {
     /// How the run started, when it started together with others (`--barrier`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub start: Option<StartRecord>,
+    /// The workload's own results, name → value (TPC-C `tpmC` and transactions per
+    /// type, dbSTRESS transactions per second by type): counts and rates only, so that
+    /// the values of clients that ran together add up. Filled in by the kit from the
+    /// level's console output.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub workload: BTreeMap<String, f64>,
 }
 
 impl ResultsFile {

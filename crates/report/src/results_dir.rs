@@ -10,6 +10,7 @@
 //!     level.json             LevelInfo: users, repeat, wall-clock window, status
 //!     intervals.jsonl        one IntervalLine per report interval, appended as it ends
 //!     result.json            the level's `--results` document (crate::results)
+//!     output.txt             the level's console output, as printed
 //!     server/*.txt, os/*.txt raw status samples (crate::capture)
 //! ```
 //!
@@ -51,6 +52,8 @@ pub const LEVEL_FILE: &str = "level.json";
 pub const INTERVALS_FILE: &str = "intervals.jsonl";
 /// A level's final statistics (a `--results` document).
 pub const RESULT_FILE: &str = "result.json";
+/// A level's console output (its process's stdout and stderr, as printed).
+pub const OUTPUT_FILE: &str = "output.txt";
 /// A level's raw server samples.
 pub const SERVER_DIR: &str = "server";
 /// A level's raw OS samples.
@@ -116,6 +119,9 @@ pub struct RunManifest {
     /// The kit scenario name (`OLTP_RW_10M_8tab-uniform-ps-trx`), if the run was one.
     #[serde(default)]
     pub scenario: Option<String>,
+    /// The `bmk.toml` target the run was given with `--target`, if any.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub target: Option<String>,
     /// The test or workload every level ran (`oltp_read_write`, a script path).
     pub test: String,
     /// The command line that started the run, secrets redacted.
@@ -198,6 +204,48 @@ pub struct LevelInfo {
     /// level started (OLTP workloads), to set beside what the options claim.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub data: Option<TableData>,
+    /// CPU of the level's bmk process and of the host over the measured part, written
+    /// when the level ends (absent for older levels and for a level that crashed).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cpu: Option<LevelCpu>,
+}
+
+/// Where the CPU time of a level's host went during its measured part: the level
+/// process's own (`getrusage`), the database server's when it runs on the same host,
+/// and the rest, from `/proc/stat` read at the measured start and end.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct LevelCpu {
+    /// Wall-clock seconds between the two readings.
+    pub wall_s: f64,
+    /// User CPU seconds of the bmk process(es) running the level.
+    pub bmk_user_s: f64,
+    /// System CPU seconds of the bmk process(es) running the level.
+    pub bmk_system_s: f64,
+    /// CPU seconds of the database server's processes on this host (`mariadbd`,
+    /// `mysqld`, `postgres`); 0 for a remote server.
+    #[serde(default)]
+    pub server_s: f64,
+    /// CPUs of the host (`/proc/stat` lines).
+    pub host_cpus: u32,
+    /// Host CPU busy (neither idle, iowait nor steal), % of all its CPUs.
+    pub host_busy_pct: f64,
+    /// The part of `host_busy_pct` that was neither bmk nor the local database server:
+    /// other work on the host, % of all its CPUs.
+    pub host_other_pct: f64,
+    /// Time the hypervisor gave the host's virtual CPUs to someone else, % of all CPUs.
+    #[serde(default)]
+    pub steal_pct: f64,
+}
+
+impl LevelCpu {
+    /// bmk's CPU in cores (1.0: one core busy the whole time).
+    pub fn bmk_cores(&self) -> f64 {
+        if self.wall_s > 0.0 {
+            (self.bmk_user_s + self.bmk_system_s) / self.wall_s
+        } else {
+            0.0
+        }
+    }
 }
 
 /// The tables an OLTP level reads, as found on the server: how many of the tables the
@@ -274,6 +322,13 @@ impl IntervalLine {
 /// One row of `summary.csv`.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct SummaryRow {
+    /// The kit scenario of the run (empty for a plain run), so that the files of
+    /// several runs can be concatenated.
+    #[serde(default)]
+    pub scenario: String,
+    /// The `bmk.toml` target the run was given (empty without `--target`).
+    #[serde(default)]
+    pub target: String,
     /// The level's folder (`level-0001`).
     pub level: String,
     /// Users.
@@ -298,11 +353,27 @@ pub struct SummaryRow {
     pub reconnects: u64,
     /// The level's status.
     pub status: String,
+    /// The workload's own results (TPC-C `tpmC`, dbSTRESS rates), name → value.
+    #[serde(default)]
+    pub workload: BTreeMap<String, f64>,
 }
 
 /// The header line of `summary.csv`.
 pub const SUMMARY_HEADER: &str =
+    "scenario,target,level,users,repeat,tps,qps,avg_ms,p95_ms,p99_ms,max_ms,errors,reconnects,status,workload";
+
+/// The header line `summary.csv` had before the `scenario`, `target` and `workload`
+/// columns: its rows are still read.
+pub const SUMMARY_HEADER_V1: &str =
     "level,users,repeat,tps,qps,avg_ms,p95_ms,p99_ms,max_ms,errors,reconnects,status";
+
+/// A name as one CSV field: the separators of the file (`,`, `;`, `=`) and line breaks
+/// become `_` (names are identifiers; quoting would make the file harder to `cut`).
+fn csv_name(s: &str) -> String {
+    s.chars()
+        .map(|c| if ",;=\r\n\"".contains(c) { '_' } else { c })
+        .collect()
+}
 
 impl SummaryRow {
     /// The row of a finished level from its final statistics: the one place the
@@ -310,6 +381,8 @@ impl SummaryRow {
     pub fn of(level: &str, users: u32, repeat: u32, f: &FinalStats, status: &str) -> SummaryRow {
         let pct = |p: f64| f.latency.percentile_ms(p).unwrap_or(0.0);
         SummaryRow {
+            scenario: String::new(),
+            target: String::new(),
             level: level.to_string(),
             users,
             repeat,
@@ -322,14 +395,30 @@ impl SummaryRow {
             errors: f.counters.errors,
             reconnects: f.counters.reconnects,
             status: status.to_string(),
+            workload: BTreeMap::new(),
         }
     }
 
+    /// The same row naming its run's scenario and target.
+    pub fn in_run(mut self, scenario: Option<&str>, target: Option<&str>) -> SummaryRow {
+        self.scenario = scenario.unwrap_or_default().to_string();
+        self.target = target.unwrap_or_default().to_string();
+        self
+    }
+
     /// The row as CSV (no newline). Rates with 2 decimals, latencies with 3, as the
-    /// text reports print them.
+    /// text reports print them; the workload's own results as `name=value` pairs
+    /// separated by `;` in the last column.
     pub fn to_csv(&self) -> String {
+        let workload: Vec<String> = self
+            .workload
+            .iter()
+            .map(|(k, v)| format!("{}={}", csv_name(k), trim_float(*v)))
+            .collect();
         format!(
-            "{},{},{},{:.2},{:.2},{:.3},{:.3},{:.3},{:.3},{},{},{}",
+            "{},{},{},{},{},{:.2},{:.2},{:.3},{:.3},{:.3},{:.3},{},{},{},{}",
+            csv_name(&self.scenario),
+            csv_name(&self.target),
             self.level,
             self.users,
             self.repeat,
@@ -341,17 +430,31 @@ impl SummaryRow {
             self.max_ms,
             self.errors,
             self.reconnects,
-            self.status
+            csv_name(&self.status),
+            workload.join(";")
         )
     }
 
-    /// Parses a line written by [`SummaryRow::to_csv`].
+    /// Parses a line written by [`SummaryRow::to_csv`], or one of the older layout
+    /// without the scenario, target and workload columns ([`SUMMARY_HEADER_V1`]).
     pub fn parse(line: &str) -> Option<SummaryRow> {
         let f: Vec<&str> = line.trim_end().split(',').collect();
-        if f.len() != 12 {
-            return None;
-        }
+        let (scenario, target, f, workload) = match f.len() {
+            12 => ("", "", &f[..], ""),
+            15 => (f[0], f[1], &f[2..14], f[14]),
+            _ => return None,
+        };
+        let workload = workload
+            .split(';')
+            .filter(|p| !p.is_empty())
+            .map(|p| {
+                let (k, v) = p.split_once('=')?;
+                Some((k.to_string(), v.parse::<f64>().ok()?))
+            })
+            .collect::<Option<BTreeMap<String, f64>>>()?;
         Some(SummaryRow {
+            scenario: scenario.to_string(),
+            target: target.to_string(),
             level: f[0].to_string(),
             users: f[1].parse().ok()?,
             repeat: f[2].parse().ok()?,
@@ -364,7 +467,19 @@ impl SummaryRow {
             errors: f[9].parse().ok()?,
             reconnects: f[10].parse().ok()?,
             status: f[11].to_string(),
+            workload,
         })
+    }
+}
+
+/// A value as short as it reads exactly (`12`, `0.25`), at most 4 decimals.
+fn trim_float(v: f64) -> String {
+    let s = format!("{v:.4}");
+    let s = s.trim_end_matches('0').trim_end_matches('.');
+    if s.is_empty() || s == "-" {
+        "0".to_string()
+    } else {
+        s.to_string()
     }
 }
 
@@ -489,6 +604,8 @@ mod tests {
     #[test]
     fn summary_rows_round_trip() {
         let row = SummaryRow {
+            scenario: "OLTP_RW_10M_8tab-uniform-ps-trx".into(),
+            target: "maria,main".into(),
             level: level_dir_name(3),
             users: 64,
             repeat: 2,
@@ -501,17 +618,32 @@ mod tests {
             errors: 7,
             reconnects: 0,
             status: "completed".into(),
+            workload: [
+                ("tpmC".to_string(), 1520.125),
+                ("new_order".to_string(), 380.0),
+            ]
+            .into_iter()
+            .collect(),
         };
         let text = summary_csv(std::slice::from_ref(&row));
-        assert!(text.starts_with("level,users,"));
+        assert!(text.starts_with("scenario,target,level,users,"));
         let line = text.lines().nth(1).unwrap();
         assert_eq!(
             line,
-            "level-0003,64,2,1234.57,24691.00,51.842,99.500,120.250,300.000,7,0,completed"
+            "OLTP_RW_10M_8tab-uniform-ps-trx,maria_main,level-0003,64,2,1234.57,24691.00,51.842,99.500,120.250,300.000,7,0,completed,new_order=380;tpmC=1520.125"
         );
         let back = SummaryRow::parse(line).unwrap();
         assert_eq!(back.users, 64);
         assert_eq!(back.tps, 1234.57);
+        assert_eq!(back.target, "maria_main");
+        assert_eq!(back.workload["tpmC"], 1520.125);
+        // Files written before the scenario and target columns still read.
+        let old = SummaryRow::parse(
+            "level-0003,64,2,1234.57,24691.00,51.842,99.500,120.250,300.000,7,0,completed",
+        )
+        .unwrap();
+        assert_eq!((old.users, old.scenario.as_str()), (64, ""));
+        assert!(SummaryRow::parse("a,b,c").is_none());
     }
 
     #[test]

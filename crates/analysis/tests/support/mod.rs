@@ -222,6 +222,7 @@ pub fn write_level(dir: &Path, index: u32, repeat: u32, warmup_s: f64, p: &Proce
         errors: f.counters.errors,
         reconnects: f.counters.reconnects,
         status: "completed".into(),
+        ..SummaryRow::default()
     }
 }
 
@@ -257,6 +258,7 @@ pub fn write_run(
             version: "0.1.0-test".into(),
         },
         scenario: Some(format!("{test}-test")),
+        target: None,
         test: test.into(),
         command_line: vec!["bmk".into(), "kit".into(), "sweep".into()],
         options: options.clone(),

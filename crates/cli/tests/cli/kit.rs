@@ -11,7 +11,7 @@ use bmk_report::capture;
 use bmk_report::results::ResultsFile;
 use bmk_report::results_dir::{
     level_dirs, read_intervals, read_json, IntervalLine, LevelInfo, RunManifest, SummaryRow,
-    INTERVALS_FILE, LEVEL_FILE, RESULT_FILE, RUN_FILE, SUMMARY_FILE, SUMMARY_HEADER,
+    INTERVALS_FILE, LEVEL_FILE, OUTPUT_FILE, RESULT_FILE, RUN_FILE, SUMMARY_FILE, SUMMARY_HEADER,
 };
 use bmk_sql::DriverKind;
 
@@ -218,6 +218,33 @@ fn a_sweep_on_mariadb_captures_server_status_and_never_writes_the_password() {
         std::fs::read_to_string(results.join("level-0001/server/global_status.txt")).unwrap();
     let t = capture::Table::parse(capture::samples(&status)[0].body);
     assert!(t.value("Uptime").is_some());
+    // This MariaDB has neither performance_schema nor userstat on: said once.
+    let events =
+        std::fs::read_to_string(results.join("level-0001/server/events.txt")).unwrap_or_default();
+    let has_counters = results
+        .join("level-0001/server")
+        .join(capture::MYSQL_TABLE_IO)
+        .exists()
+        || results
+            .join("level-0001/server")
+            .join(capture::MYSQL_TABLE_STATISTICS)
+            .exists();
+    assert!(
+        has_counters || events.matches("no per-table counters").count() == 1,
+        "{events}"
+    );
+    // The target names the folder and the summary's rows.
+    let name = results.file_name().unwrap().to_string_lossy().into_owned();
+    assert!(
+        name.ends_with("-OLTP_RO_500_2tab-uniform-ps-notrx@db"),
+        "{name}"
+    );
+    let summary = std::fs::read_to_string(results.join(SUMMARY_FILE)).unwrap();
+    let row = SummaryRow::parse(summary.lines().nth(1).unwrap()).unwrap();
+    assert_eq!(
+        (row.scenario.as_str(), row.target.as_str()),
+        ("OLTP_RO_500_2tab-uniform-ps-notrx", "db")
+    );
 }
 
 #[test]
@@ -248,12 +275,40 @@ fn a_sweep_on_postgresql_captures_pg_stat_views_and_never_writes_the_password() 
         1.0,
         &[
             capture::PG_STAT_DATABASE,
+            capture::PG_STAT_USER_TABLES,
             capture::PG_STAT_BGWRITER,
             capture::PG_STAT_ACTIVITY,
             capture::PG_SETTINGS,
         ],
     );
     assert_no_secret(&results, secret);
+    // The benchmark's database is marked among the server's, and its tables' counters
+    // are sampled; the old check that compared databases fired on every run.
+    let text =
+        std::fs::read_to_string(results.join("level-0001/server/pg_stat_database.txt")).unwrap();
+    let t = capture::Table::parse(capture::samples(&text)[0].body);
+    let mark = t.column("bmk_target").expect("the target column");
+    assert_eq!(
+        t.rows
+            .iter()
+            .filter(|r| r[mark].as_deref() == Some("t"))
+            .count(),
+        1,
+        "{text}"
+    );
+    let text =
+        std::fs::read_to_string(results.join("level-0001/server/pg_stat_user_tables.txt")).unwrap();
+    let t = capture::Table::parse(capture::samples(&text)[0].body);
+    let name = t.column("relname").unwrap();
+    let mut tables: Vec<&str> = t.rows.iter().filter_map(|r| r[name].as_deref()).collect();
+    tables.sort_unstable();
+    assert_eq!(tables, ["sbtest1", "sbtest2"], "{text}");
+    assert!(run.stdout.contains("[kit] checks"), "{}", run.context());
+    assert!(
+        !run.stdout.contains("unfair table groups"),
+        "{}",
+        run.context()
+    );
     let m: RunManifest = read_json(&results.join(RUN_FILE)).unwrap();
     assert_eq!(m.options["pgsql-password"], "***");
     assert!(m.server.unwrap().variables.contains_key("shared_buffers"));
@@ -703,4 +758,136 @@ fn off_a_terminal_kit_prepare_adds_no_bytes() {
     assert_eq!(k.stdout.len(), p.stdout.len());
     assert_eq!(k.stderr, p.stderr);
     assert!(!k.stdout.contains('\x1b') && !k.stderr.contains('\x1b'));
+}
+
+/// The interval ends of a level and the instants of its capture samples.
+fn interval_ends_and_ticks(level: &Path) -> (Vec<u64>, Vec<u64>) {
+    let ends = read_intervals(&level.join(INTERVALS_FILE))
+        .unwrap()
+        .iter()
+        .map(|i| i.end_unix_ns)
+        .collect();
+    let text = std::fs::read_to_string(level.join("os/stat.txt")).unwrap();
+    let ticks = capture::samples(&text)
+        .iter()
+        .map(|s| s.at.duration_since(UNIX_EPOCH).unwrap().as_nanos() as u64)
+        .collect();
+    (ends, ticks)
+}
+
+#[test]
+fn a_sweep_s_intervals_end_on_capture_ticks_and_each_level_keeps_its_output() {
+    let dir = Dir::new();
+    sqlite_prepare(&dir);
+    let run = dir
+        .bmk()
+        .args("kit sweep OLTP_RO_500_2tab-uniform-notrx --users=1,2,3 --time=3 --pause=0 --db-driver=sqlite")
+        .run_within(Duration::from_secs(120))
+        .code(0);
+    assert!(
+        !run.stderr.contains("WARNING: each level runs"),
+        "{}",
+        run.context()
+    );
+    let results = only_results_dir(&dir);
+    let m: RunManifest = read_json(&results.join(RUN_FILE)).unwrap();
+    assert_eq!(m.capture_interval_s, 1.0, "the default capture interval");
+    for level in level_dirs(&results).unwrap() {
+        let info: LevelInfo = read_json(&level.join(LEVEL_FILE)).unwrap();
+        // The measured start is on a whole second...
+        let off = info.start_unix_ns % 1_000_000_000;
+        assert!(
+            off < 20_000_000,
+            "{}: start {off} ns after a second",
+            level.display()
+        );
+        // ...so every interval ends on a capture sample (both wake a little late).
+        let (ends, ticks) = interval_ends_and_ticks(&level);
+        assert_eq!(ends.len(), 3);
+        for end in ends {
+            let nearest = ticks.iter().map(|t| t.abs_diff(end)).min().unwrap();
+            assert!(
+                nearest <= 20_000_000,
+                "{}: an interval ended {nearest} ns from the nearest capture sample",
+                level.display()
+            );
+        }
+        let cpu = info.cpu.expect("level.json records the level's CPU");
+        assert!(cpu.wall_s > 2.5 && cpu.bmk_cores() > 0.0, "{cpu:?}");
+        // The console output, as printed.
+        let output = std::fs::read_to_string(level.join(OUTPUT_FILE)).unwrap();
+        assert!(output.contains("Threads started!"), "{output}");
+        assert!(output.contains("SQL statistics:"), "{output}");
+        assert_eq!(output.matches("] thds: ").count(), 3, "{output}");
+    }
+    let summary = std::fs::read_to_string(results.join(SUMMARY_FILE)).unwrap();
+    assert_eq!(summary.lines().next(), Some(SUMMARY_HEADER));
+    for l in summary.lines().skip(1) {
+        let row = SummaryRow::parse(l).unwrap();
+        assert_eq!(
+            (row.scenario.as_str(), row.target.as_str()),
+            ("OLTP_RO_500_2tab-uniform-notrx", "")
+        );
+    }
+    assert!(run.stdout.contains("[kit] checks"), "{}", run.context());
+}
+
+#[test]
+fn a_fatal_level_keeps_its_reason_in_output_txt() {
+    let dir = Dir::new();
+    sqlite_prepare(&dir);
+    // Only 2 tables exist; the level asks for 3 and fails. One second is under three
+    // capture intervals: warned about before it runs.
+    let run = dir
+        .bmk()
+        .args("kit run OLTP_RO_500_2tab-uniform-notrx 2 1 --tables=3 --capture-interval=1 --db-driver=sqlite")
+        .run_within(Duration::from_secs(60));
+    assert_ne!(run.code, Some(0), "{}", run.context());
+    assert!(
+        run.stderr
+            .contains("WARNING: each level runs 1 s but the server is sampled every 1 s"),
+        "{}",
+        run.context()
+    );
+    let results = only_results_dir(&dir);
+    let output = std::fs::read_to_string(results.join("level-0001").join(OUTPUT_FILE)).unwrap();
+    assert!(
+        output.contains("FATAL") && output.contains("sbtest3"),
+        "{output}"
+    );
+}
+
+/// Two busy loops (this host has 2 CPUs: every CPU busy) while a light level runs: the
+/// level's record says the host was busy with other work and the sweep says so.
+#[test]
+fn a_host_busy_with_other_processes_is_flagged() {
+    let dir = Dir::new();
+    sqlite_prepare(&dir);
+    let spin = || {
+        std::process::Command::new("sh")
+            .args(["-c", "while :; do :; done"])
+            .spawn()
+            .unwrap()
+    };
+    let mut loops = vec![spin(), spin()];
+    let run = dir
+        .bmk()
+        .args("kit run OLTP_RO_500_2tab-uniform-notrx 1 3 --rate=20 --capture-interval=1 --db-driver=sqlite")
+        .run_within(Duration::from_secs(60));
+    for l in &mut loops {
+        let _ = l.kill();
+        let _ = l.wait();
+    }
+    let run = run.code(0);
+    let results = only_results_dir(&dir);
+    let info: LevelInfo = read_json(&results.join("level-0001").join(LEVEL_FILE)).unwrap();
+    let cpu = info.cpu.expect("level.json records the level's CPU");
+    assert!(cpu.host_other_pct > 50.0, "{cpu:?}");
+    assert!(cpu.bmk_cores() < 0.5, "{cpu:?}");
+    assert!(
+        run.stdout
+            .contains("busy host, level-0001 (1 users): the host was busy: other work used"),
+        "{}",
+        run.context()
+    );
 }
