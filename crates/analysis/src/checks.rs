@@ -120,6 +120,7 @@ impl CheckKind {
             CheckKind::EmptyReads => "empty_reads",
             CheckKind::DataSmallerThanClaimed => "data_smaller_than_claimed",
             CheckKind::NeverSteady => "never_steady",
+            CheckKind::BusyHost => "busy_host",
         }
     }
 
