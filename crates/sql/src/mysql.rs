@@ -660,12 +660,11 @@ impl MysqlConnection {
         };
         let opts = base.read_timeout(Some(step)).write_timeout(Some(step));
         let fall_back = self.cfg.mysql.ssl == MysqlSslMode::Preferred;
-        let conn = crate::deadline::run_with_deadline(limit, move || {
-            Self::crate_connect(opts, fall_back)
-        })
-        .unwrap_or(Err(mysql::Error::DriverError(
-            mysql::DriverError::ConnectTimeout,
-        )))?;
+        let conn =
+            crate::deadline::run_with_deadline(limit, move || Self::crate_connect(opts, fall_back))
+                .unwrap_or(Err(mysql::Error::DriverError(
+                    mysql::DriverError::ConnectTimeout,
+                )))?;
         set_socket_timeouts(conn.as_raw_fd(), self.cfg.common.io_timeout)?;
         Ok(conn)
     }
@@ -1175,10 +1174,12 @@ impl Connection for MysqlConnection {
                 (Some(fast), session) => fast
                     .prepare(session.fd(), sql.as_bytes())
                     .map(|(id, meta)| (Prepared::Own(id), meta)),
-                (None, Session::Crate(conn)) => watched(conn, io_timeout, |c| c.prep(sql)).map(|s| {
-                    let meta = StmtMeta::from_statement(&s);
-                    (Prepared::Crate(s), meta)
-                }),
+                (None, Session::Crate(conn)) => {
+                    watched(conn, io_timeout, |c| c.prep(sql)).map(|s| {
+                        let meta = StmtMeta::from_statement(&s);
+                        (Prepared::Crate(s), meta)
+                    })
+                }
                 (None, Session::Own(_)) => unreachable!("own sessions only with the fast path"),
             };
             match prepared {

@@ -45,9 +45,9 @@ use std::time::{Duration, Instant};
 use mysql::consts::{ColumnFlags, ColumnType};
 
 use crate::coop_read::read_some;
-use crate::socket_timeouts::ReadDeadline;
 use crate::resultset::ResultSet;
 use crate::row_source::RowSource;
+use crate::socket_timeouts::ReadDeadline;
 use crate::value::Value;
 
 /// Largest payload of one protocol packet.

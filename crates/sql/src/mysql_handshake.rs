@@ -622,8 +622,12 @@ fn encrypted_password(
         }
         None => return Err(full_auth_refused()),
     };
-    key.encrypt_password(login.password, nonce)
-        .map_err(|e| HandshakeError::Failed(refusal(CR_AUTH_PLUGIN_ERR, format!("caching_sha2_password: {e}"))))
+    key.encrypt_password(login.password, nonce).map_err(|e| {
+        HandshakeError::Failed(refusal(
+            CR_AUTH_PLUGIN_ERR,
+            format!("caching_sha2_password: {e}"),
+        ))
+    })
 }
 
 #[cfg(test)]

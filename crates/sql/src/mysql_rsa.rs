@@ -38,7 +38,9 @@ impl ServerPublicKey {
     /// or `BEGIN RSA PUBLIC KEY`. Trailing NULs and white space are ignored.
     pub fn from_pem(pem: &[u8]) -> Result<ServerPublicKey, String> {
         let text = std::str::from_utf8(pem).map_err(|_| "not PEM text".to_string())?;
-        let text = text.trim_end_matches(['\0', ' ', '\t', '\r', '\n']).trim_start();
+        let text = text
+            .trim_end_matches(['\0', ' ', '\t', '\r', '\n'])
+            .trim_start();
         if text.contains("-----BEGIN RSA PUBLIC KEY-----") {
             RsaPublicKey::from_pkcs1_pem(text).map_err(|e| format!("not an RSA public key ({e})"))
         } else {

@@ -1,8 +1,10 @@
-//! Bounding a blocking connect by kernel socket timeouts: both drivers run their
-//! handshakes on the calling thread with every read and write limited by
+//! Bounding blocking socket calls by kernel socket timeouts: both drivers' own clients
+//! run their handshakes on the calling thread with every read and write limited by
 //! `SO_RCVTIMEO`/`SO_SNDTIMEO`, instead of handing the handshake to a helper thread
 //! bounded as a whole (a thread start and two cross-CPU wake-ups per connect, which
-//! were most of a connect's client CPU; see BENCHMARKS.md).
+//! were most of a connect's client CPU; see BENCHMARKS.md). A [`ReadDeadline`] makes
+//! the same timeouts bound a read made of many `recv`s as a whole (the handshake, a
+//! packet, a message).
 
 use std::io::{self, ErrorKind};
 use std::net::{TcpStream, ToSocketAddrs};
@@ -144,7 +146,9 @@ pub(crate) fn connect_tcp(
         "no address for the host",
     ));
     for addr in (host, port).to_socket_addrs().map_err(ConnectFailure::Io)? {
-        let left = deadline.saturating_duration_since(Instant::now()).min(limit);
+        let left = deadline
+            .saturating_duration_since(Instant::now())
+            .min(limit);
         if left.is_zero() {
             return Err(ConnectFailure::TimedOut);
         }
@@ -216,7 +220,10 @@ mod tests {
         assert!(timed_out(&e), "{e:?}");
         assert!(got >= 3, "{got}");
         let took = t.elapsed();
-        assert!(took < Duration::from_millis(500) + DEADLINE_SLACK + Duration::from_millis(100), "{took:?}");
+        assert!(
+            took < Duration::from_millis(500) + DEADLINE_SLACK + Duration::from_millis(100),
+            "{took:?}"
+        );
         assert!(d.lowered());
         d.restore(a.as_raw_fd()).unwrap();
         assert_eq!(a.read_timeout().unwrap(), Some(Duration::from_secs(5)));

@@ -234,15 +234,22 @@ fn tcp_login<'a>(port: &'a str, more: &[(&'a str, &'a str)]) -> Vec<(&'a str, &'
 fn full_authentication_over_tcp_without_a_trusted_key_sends_nothing() {
     for (more, own) in [(None, true), (Some(("mysql-fast-path", "off")), false)] {
         let (port, rx) = scripted_server(|s| serve_full_authentication(s, KeySent::Valid));
-        let e = connect(DriverKind::Mysql, &tcp_login(&port, &more.into_iter().collect::<Vec<_>>()))
-            .err()
-            .expect("the login must fail");
+        let e = connect(
+            DriverKind::Mysql,
+            &tcp_login(&port, &more.into_iter().collect::<Vec<_>>()),
+        )
+        .err()
+        .expect("the login must fail");
         assert_eq!(wait(&rx), Answer::HungUp, "own login: {own}");
         no_more_connections(&rx);
         assert_eq!(e.kind, SqlErrorKind::Connect);
         assert_eq!(e.errno, 2061);
         assert!(!e.message.contains('\n'), "{}", e.message);
-        for way in ["--mysql-ssl", "--mysql-server-public-key", "--mysql-get-server-public-key"] {
+        for way in [
+            "--mysql-ssl",
+            "--mysql-server-public-key",
+            "--mysql-get-server-public-key",
+        ] {
             assert!(e.message.contains(way), "{}", e.message);
         }
         assert!(!e.message.contains("DriverError"), "{}", e.message);
@@ -309,7 +316,11 @@ fn a_malformed_key_from_the_server_is_a_clean_connect_error() {
 fn a_malformed_key_file_is_a_configuration_error() {
     let dir = tempfile::tempdir().unwrap();
     let bad = dir.path().join("bad.pem");
-    std::fs::write(&bad, "-----BEGIN PUBLIC KEY-----\nAAAA\n-----END PUBLIC KEY-----\n").unwrap();
+    std::fs::write(
+        &bad,
+        "-----BEGIN PUBLIC KEY-----\nAAAA\n-----END PUBLIC KEY-----\n",
+    )
+    .unwrap();
     let missing = dir.path().join("missing.pem");
     for path in [&bad, &missing] {
         let path = path.to_str().unwrap().to_string();
@@ -317,7 +328,11 @@ fn a_malformed_key_file_is_a_configuration_error() {
             (k == "mysql-server-public-key").then(|| path.clone())
         })
         .unwrap_err();
-        assert!(e.message.starts_with("--mysql-server-public-key: "), "{}", e.message);
+        assert!(
+            e.message.starts_with("--mysql-server-public-key: "),
+            "{}",
+            e.message
+        );
         assert!(e.message.contains(&path), "{}", e.message);
         assert!(!e.message.contains('\n'), "{}", e.message);
     }

@@ -599,6 +599,10 @@ impl WireConn {
     fn fail_io(&mut self, e: io::Error) -> WireError {
         let err = match self.handshake_limit {
             Some(limit) if timed_out(&e) => WireError::ConnectTimeout(limit.as_secs()),
+            // A read that reached `--db-timeout` (a send has no timeout here).
+            None if timed_out(&e) => WireError::Broken(
+                "error communicating with the server: no answer within --db-timeout".into(),
+            ),
             _ => WireError::io(e),
         };
         self.fail(err)
@@ -632,9 +636,9 @@ impl WireConn {
         let blocking = self.handshake_limit.is_some();
         let mut limit = match (&mut self.handshake_deadline, self.read_limit) {
             (Some(h), _) => Some(h),
-            (None, Some(t)) if !bmk_engine::coop::active() => Some(
-                deadline.get_or_insert_with(|| ReadDeadline::new(Instant::now() + t, Some(t))),
-            ),
+            (None, Some(t)) if !bmk_engine::coop::active() => {
+                Some(deadline.get_or_insert_with(|| ReadDeadline::new(Instant::now() + t, Some(t))))
+            }
             _ => None,
         };
         let (socket_id, awaiting) = (&mut self.socket_id, &mut self.awaiting);
