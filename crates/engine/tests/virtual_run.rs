@@ -335,3 +335,49 @@ fn the_same_run_gives_the_same_statistics_every_time() {
     };
     assert_eq!(summary(&ra), summary(&rb));
 }
+
+/// Workers whose creation (a script's `thread_init`) takes a time of its own each.
+struct StaggeredStart {
+    clock: Arc<VirtualClock>,
+    init: fn(u32) -> Duration,
+}
+
+impl Workload for StaggeredStart {
+    fn create_worker(&self, tid: u32) -> Result<Box<dyn Worker>, WorkerError> {
+        self.clock.sleep((self.init)(tid));
+        Ok(Box::new(TimedWorker {
+            tid,
+            done: 0,
+            clock: self.clock.clone(),
+            latency: Arc::new(|_, _| ms(100)),
+        }))
+    }
+}
+
+#[test]
+fn the_time_limit_starts_once_the_slowest_worker_has_started() {
+    // As in sysbench, --time counts from the release, which waits for every
+    // thread_init: worker 2 takes 2 s to start, the others none, and each of the three
+    // then runs 5 s of 100 ms events.
+    let clock = VirtualClock::new();
+    let test = Arc::new(StaggeredStart {
+        clock: clock.clone(),
+        init: |tid| if tid == 2 { secs(2) } else { Duration::ZERO },
+    });
+    let mut record = Record {
+        clock: Some(clock.clone()),
+        ..Record::default()
+    };
+    let config = RunConfig {
+        threads: 3,
+        time: Some(secs(5)),
+        ..RunConfig::default()
+    };
+    let outcome = clock.run(config, test, &mut record, &AtomicUsize::new(0));
+    assert_eq!(outcome.status, RunStatus::Completed);
+    assert_eq!(record.time_limit_at, Some(secs(7)));
+    assert_eq!(outcome.stats.time_total, 5.0);
+    for t in &outcome.stats.threads {
+        assert_eq!(t.events, 50);
+    }
+}

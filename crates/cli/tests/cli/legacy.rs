@@ -4,6 +4,26 @@
 
 use crate::util::*;
 
+/// A run of a script that uses sysbench 1.0's legacy API as `bmk`: it succeeds, and
+/// says so once on stderr.
+trait LegacyNotice {
+    fn ok_with_notice(self) -> Run;
+}
+
+impl LegacyNotice for Run {
+    fn ok_with_notice(self) -> Run {
+        let run = self.code(0);
+        assert_eq!(run.stderr.lines().count(), 1, "{}", run.context());
+        assert!(
+            run.stderr
+                .starts_with("NOTE: this script uses sysbench 1.0's legacy API"),
+            "{}",
+            run.context()
+        );
+        run
+    }
+}
+
 /// Declares no options; prints what sysbench 1.0 makes global, from a worker and from
 /// a command.
 const OPTIONS_AS_GLOBALS: &str = r#"
@@ -29,7 +49,7 @@ fn scripts_that_declare_no_options_take_any_option_as_a_global() {
              --mysql-table-engine=myisam run",
         )
         .run()
-        .ok();
+        .ok_with_notice();
     assert_eq!(
         run.stdout.matches("worker size=").count(),
         2,
@@ -50,7 +70,7 @@ fn scripts_that_declare_no_options_take_any_option_as_a_global() {
         .bmk()
         .args("old.lua --oltp-table-size=5 prepare")
         .run()
-        .ok();
+        .ok_with_notice();
     assert!(
         run.stdout.contains(
             "prepare size=5/string/5 threads=1/number tid=0 test=old.lua debug=table engine=innodb"
@@ -144,7 +164,7 @@ fn the_sysbench_0_5_api_runs_on_sqlite() {
         .bmk()
         .args(&format!("api05.lua {db} prepare"))
         .run()
-        .ok();
+        .ok_with_notice();
     assert!(
         run.stdout
             .contains("uniq used up:\tfalse\tsb_rand_uniq(1, 100): every value of the range has been returned"),
@@ -155,7 +175,7 @@ fn the_sysbench_0_5_api_runs_on_sqlite() {
         .bmk()
         .args(&format!("api05.lua {db} --threads=2 --events=200 run"))
         .run()
-        .ok();
+        .ok_with_notice();
     assert_eq!(run.total_events(), 200);
     assert_eq!(run.value("read:"), "200", "{}", run.stdout);
     assert_eq!(run.value("write:"), "200", "{}", run.stdout);
@@ -163,7 +183,7 @@ fn the_sysbench_0_5_api_runs_on_sqlite() {
         .bmk()
         .args(&format!("api05.lua {db} cleanup"))
         .run()
-        .ok();
+        .ok_with_notice();
     assert!(
         run.stdout
             .contains("rows=100 ids=100 formatted=100 bumped=true rnd=true errors=0/1/2"),
