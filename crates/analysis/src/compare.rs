@@ -289,12 +289,9 @@ pub fn compare(runs: &[RunData], opts: CompareOptions) -> Result<Comparison, Err
                 never.join("; ")
             ));
         }
-        match compare_rules::busy_host_warning(i, run) {
-            Some(w) => {
-                warnings.push(w);
-                busy.push(letter(i));
-            }
-            None => {}
+        if let Some(w) = compare_rules::busy_host_warning(i, run) {
+            warnings.push(w);
+            busy.push(letter(i));
         }
     }
     for (i, levels) in all.iter().enumerate() {
