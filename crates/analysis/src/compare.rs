@@ -367,11 +367,12 @@ pub fn compare(runs: &[RunData], opts: CompareOptions) -> Result<Comparison, Err
                 .into_iter()
                 .filter(|s| busy.iter().any(|b| b == s))
                 .collect();
-            if !caveat.is_empty() {
-                text.push_str(&format!(
-                    " (but {}'s host was busy with other work: see the warning)",
-                    caveat.join(" and ")
-                ));
+            match caveat.as_slice() {
+                [] => {}
+                [one] => text.push_str(&format!(
+                    " (but {one}'s host was busy with other work: see the warning)"
+                )),
+                _ => text.push_str(" (but both hosts were busy with other work: see the warnings)"),
             }
             verdicts.push(Verdict {
                 text,
