@@ -289,12 +289,9 @@ pub fn compare(runs: &[RunData], opts: CompareOptions) -> Result<Comparison, Err
                 never.join("; ")
             ));
         }
-        match compare_rules::busy_host_warning(i, run) {
-            Some(w) => {
-                warnings.push(w);
-                busy.push(letter(i));
-            }
-            None => {}
+        if let Some(w) = compare_rules::busy_host_warning(i, run) {
+            warnings.push(w);
+            busy.push(letter(i));
         }
     }
     for (i, levels) in all.iter().enumerate() {
@@ -370,11 +367,12 @@ pub fn compare(runs: &[RunData], opts: CompareOptions) -> Result<Comparison, Err
                 .into_iter()
                 .filter(|s| busy.iter().any(|b| b == s))
                 .collect();
-            if !caveat.is_empty() {
-                text.push_str(&format!(
-                    " (but {}'s host was busy with other work: see the warning)",
-                    caveat.join(" and ")
-                ));
+            match caveat.as_slice() {
+                [] => {}
+                [one] => text.push_str(&format!(
+                    " (but {one}'s host was busy with other work: see the warning)"
+                )),
+                _ => text.push_str(" (but both hosts were busy with other work: see the warnings)"),
             }
             verdicts.push(Verdict {
                 text,

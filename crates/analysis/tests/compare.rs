@@ -408,6 +408,16 @@ fn a_host_busy_with_other_work_is_warned_about_in_every_verdict() {
         "{:?}",
         cmp.warnings
     );
+    // Two runs on the same busy host: the "B is 28.6 % faster" case.
+    capture_host(&a, 200, 30, "db1.example:3306");
+    let cmp = compare(&read(&[&a, &b]), STRICT).unwrap();
+    assert!(
+        cmp.verdicts[0]
+            .text
+            .ends_with("(but both hosts were busy with other work: see the warnings)"),
+        "{:?}",
+        cmp.verdicts
+    );
 }
 
 #[test]

@@ -257,7 +257,7 @@ fn compare_refuses_unlike_runs_unless_mixed() {
         .args("compare rw tpcc")
         .run()
         .fails_mentioning(&[
-            "bmk compare: cannot compare unlike runs: A (rw) ran 'oltp_read_write' but B (tpcc) ran 'tpcc' (use --mixed to compare them anyway)",
+            "cannot compare unlike runs: A (rw) ran 'oltp_read_write' but B (tpcc) ran 'tpcc' (use --mixed to compare them anyway)",
         ]);
     let run = dir.bmk().args("compare --mixed rw tpcc").run().ok();
     assert!(
