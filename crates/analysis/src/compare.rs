@@ -277,7 +277,10 @@ pub fn compare(runs: &[RunData]) -> Result<Comparison, Error> {
                 row.test = "not enough samples".into();
                 rows.push(row);
                 verdicts.push(Verdict {
-                    text: format!("{side} vs A at {u} users: not enough samples to compare"),
+                    text: format!(
+                        "{side} vs A at {}: not enough samples to compare",
+                        crate::users(u)
+                    ),
                     class: "same".into(),
                     users: u,
                     side,
@@ -306,22 +309,24 @@ pub fn compare(runs: &[RunData]) -> Result<Comparison, Error> {
             let (text, class) = if significant && change > 0.0 {
                 (
                     format!(
-                        "{side} is {:.1} % faster than A at {u} users, {ci}",
-                        change * 100.0
+                        "{side} is {:.1} % faster than A at {}, {ci}",
+                        change * 100.0,
+                        crate::users(u)
                     ),
                     "faster",
                 )
             } else if significant && change < 0.0 {
                 (
                     format!(
-                        "{side} is {:.1} % slower than A at {u} users, {ci}",
-                        -change * 100.0
+                        "{side} is {:.1} % slower than A at {}, {ci}",
+                        -change * 100.0,
+                        crate::users(u)
                     ),
                     "slower",
                 )
             } else {
                 (
-                    format!("{side} vs A at {u} users: no significant difference ({:+.1} %, {ci}, p = {p:.2})", change * 100.0),
+                    format!("{side} vs A at {}: no significant difference ({:+.1} %, {ci}, p = {p:.2})", crate::users(u), change * 100.0),
                     "same",
                 )
             };

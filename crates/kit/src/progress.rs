@@ -79,10 +79,11 @@ impl Position {
             String::new()
         };
         format!(
-            "[kit] {what} {} of {}: {} users{repeat}, {} left",
+            "[kit] {what} {} of {}: {} user{}{repeat}, {} left",
             self.level,
             self.levels,
             self.users,
+            if self.users == 1 { "" } else { "s" },
             clock(self.left)
         )
     }

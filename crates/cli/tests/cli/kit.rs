@@ -138,7 +138,7 @@ fn a_sweep_on_sqlite_writes_the_whole_directory() {
         .run_within(Duration::from_secs(120))
         .code(0);
     assert!(
-        run.stdout.contains("[kit] level 1 of 3: 1 users"),
+        run.stdout.contains("[kit] level 1 of 3: 1 user,"),
         "{}",
         run.context()
     );
@@ -660,7 +660,7 @@ fn a_sampler_that_cannot_connect_leaves_the_numbers_unchanged() {
     assert!(
         report
             .stdout
-            .contains("! capture failed: level-0001 (1 users): 1 sampler failure(s)"),
+            .contains("! capture failed: level-0001 (1 user): 1 sampler failure(s)"),
         "{}",
         report.stdout
     );
