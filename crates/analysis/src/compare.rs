@@ -279,7 +279,7 @@ pub fn compare(runs: &[RunData]) -> Result<Comparison, Error> {
                 verdicts.push(Verdict {
                     text: format!(
                         "{side} vs A at {}: not enough samples to compare",
-                        crate::users(u)
+                        crate::load::users(u)
                     ),
                     class: "same".into(),
                     users: u,
@@ -311,7 +311,7 @@ pub fn compare(runs: &[RunData]) -> Result<Comparison, Error> {
                     format!(
                         "{side} is {:.1} % faster than A at {}, {ci}",
                         change * 100.0,
-                        crate::users(u)
+                        crate::load::users(u)
                     ),
                     "faster",
                 )
@@ -320,13 +320,13 @@ pub fn compare(runs: &[RunData]) -> Result<Comparison, Error> {
                     format!(
                         "{side} is {:.1} % slower than A at {}, {ci}",
                         -change * 100.0,
-                        crate::users(u)
+                        crate::load::users(u)
                     ),
                     "slower",
                 )
             } else {
                 (
-                    format!("{side} vs A at {}: no significant difference ({:+.1} %, {ci}, p = {p:.2})", crate::users(u), change * 100.0),
+                    format!("{side} vs A at {}: no significant difference ({:+.1} %, {ci}, p = {p:.2})", crate::load::users(u), change * 100.0),
                     "same",
                 )
             };

@@ -24,14 +24,5 @@ pub mod series;
 pub mod stats;
 
 pub use error::Error;
-
-/// `1 user`, `4 users`: a users count as headings and verdicts say it.
-pub fn users(n: u32) -> String {
-    if n == 1 {
-        "1 user".to_string()
-    } else {
-        format!("{n} users")
-    }
-}
-pub use load::{Level, RunData};
+pub use load::{users, Level, RunData};
 pub use merge::{merge_levels, merge_runs, MergeOptions};

@@ -406,22 +406,45 @@ fn prepare(a: &KitArgs, ctx: &KitContext) -> Result<i32, KitError> {
         let status = cmd.status().map_err(|e| KitError::io(&ctx.program, e))?;
         return Ok(status.code().unwrap_or(1));
     };
+    // The file the prepare reports rows and index builds to; without it the bar counts
+    // the units started.
+    let report = tempfile::NamedTempFile::new().ok();
+    let reader = report.as_ref().and_then(|f| f.reopen().ok());
+    if let Some(f) = &report {
+        cmd.env(progress::LOAD_PROGRESS_ENV, f.path());
+    }
     let mut child = cmd
         .stdout(std::process::Stdio::piped())
         .spawn()
         .map_err(|e| KitError::io(&ctx.program, e))?;
-    let mut screen = PrepareScreen::new(work, indicatif::ProgressDrawTarget::stderr());
-    if let Some(out) = child.stdout.take() {
-        use std::io::BufRead;
-        for line in std::io::BufReader::new(out).lines() {
-            match line {
-                Ok(l) => screen.line(&l),
-                Err(_) => break,
+    let mut screen = PrepareScreen::new(work, indicatif::ProgressDrawTarget::stderr(), reader);
+    // The child's lines arrive on a thread, so the bar also moves between lines (an
+    // index build prints nothing until it ends).
+    let (lines, arrived) = std::sync::mpsc::channel();
+    let reader = child.stdout.take().map(|out| {
+        std::thread::spawn(move || {
+            use std::io::BufRead;
+            for line in std::io::BufReader::new(out).lines() {
+                let Ok(line) = line else { break };
+                if lines.send(line).is_err() {
+                    break;
+                }
             }
+        })
+    });
+    loop {
+        match arrived.recv_timeout(Duration::from_millis(250)) {
+            Ok(line) => screen.line(&line),
+            Err(std::sync::mpsc::RecvTimeoutError::Timeout) => screen.tick(),
+            Err(std::sync::mpsc::RecvTimeoutError::Disconnected) => break,
         }
     }
-    screen.finish();
+    if let Some(r) = reader {
+        let _ = r.join();
+    }
     let status = child.wait().map_err(|e| KitError::io(&ctx.program, e))?;
+    // The bar ends with the work: the process has exited.
+    screen.finish();
     Ok(status.code().unwrap_or(1))
 }
 

@@ -455,6 +455,7 @@ pub unsafe extern "C" fn bmk_conn_query(c: *mut BmkConn, sql: *const c_char, len
         let r = conn.query(&sql);
         if r.is_ok() {
             count(classify(&sql));
+            crate::load_progress::after_query(&sql);
         }
         rs.take(r)
     });
@@ -623,6 +624,7 @@ pub unsafe extern "C" fn bmk_conn_insert_generated(
         |conn, _| match conn.insert_rows(&table, &names, &mut rows) {
             Ok(n) => {
                 count(QueryKind::Write);
+                crate::load_progress::rows(n);
                 if !inserted.is_null() {
                     // SAFETY: guaranteed by the caller.
                     unsafe { *inserted = n };

@@ -12,6 +12,7 @@ mod errors;
 mod execution;
 mod fault_proxy;
 mod fileio;
+mod fresh_postgres;
 mod help_goldens;
 mod kit;
 mod kit_ssh;
