@@ -26,6 +26,7 @@ fn analysis_error(e: bmk_analysis::Error) -> anyhow::Error {
     long_about = None,
     after_help = "Examples:\n  bmk merge host1.json host2.json --results=all.json\n  bmk merge run-a/ run-b/ --results-dir=merged\n\nSee docs/report.md.",
     disable_version_flag = true,
+    term_width = 100,
     args_override_self = true
 )]
 struct MergeArgs {
@@ -35,20 +36,20 @@ struct MergeArgs {
     /// Merge even when the inputs' test or workload options differ or their measured
     /// windows did not overlap in time (e.g. a read-only and a write-only client).
     /// Example: bmk merge --mixed reads.json writes.json
-    #[arg(long, verbatim_doc_comment)]
+    #[arg(long)]
     mixed: bool,
     /// Merge even when a client of the run is missing or stopped early; the result is
     /// then the others' alone, and is said to be partial.
     /// Example: bmk merge --partial --results-dir=merged client-*/
-    #[arg(long, verbatim_doc_comment)]
+    #[arg(long)]
     partial: bool,
     /// Write the merged result as one results file (inputs with one level only).
     /// Example: --results=all.json
-    #[arg(long, value_name = "FILE.json", verbatim_doc_comment)]
+    #[arg(long, value_name = "FILE.json")]
     results: Option<String>,
     /// Write a new results directory, level by level, with the first input's server
     /// captures. Example: --results-dir=merged
-    #[arg(long = "results-dir", value_name = "DIR", verbatim_doc_comment)]
+    #[arg(long = "results-dir", value_name = "DIR")]
     results_dir: Option<String>,
 }
 
@@ -60,6 +61,7 @@ struct MergeArgs {
     long_about = None,
     after_help = "Examples:\n  bmk report results/20261128T0900-OLTP_RW_1M_1tab-trx\n  bmk report run.json --output=run.html\n\nSee docs/report.md.",
     disable_version_flag = true,
+    term_width = 100,
     args_override_self = true
 )]
 struct ReportArgs {
@@ -68,7 +70,7 @@ struct ReportArgs {
     inputs: Vec<PathBuf>,
     /// Where to write the page [default: DIR/report.html, or FILE.html for a results
     /// file]. Example: --output=/tmp/report.html
-    #[arg(long, value_name = "FILE.html", verbatim_doc_comment)]
+    #[arg(long, value_name = "FILE.html")]
     output: Option<String>,
 }
 
@@ -80,6 +82,7 @@ struct ReportArgs {
     long_about = None,
     after_help = "Examples:\n  bmk compare results/before results/after\n  bmk compare before/ after/ --output=cmp.html --fail-if-slower=5\n\nSee docs/report.md.",
     disable_version_flag = true,
+    term_width = 100,
     args_override_self = true
 )]
 struct CompareArgs {
@@ -88,11 +91,11 @@ struct CompareArgs {
     inputs: Vec<PathBuf>,
     /// Also write the comparison as a page with overlaid charts.
     /// Example: --output=compare.html
-    #[arg(long, value_name = "FILE.html", verbatim_doc_comment)]
+    #[arg(long, value_name = "FILE.html")]
     output: Option<String>,
     /// Exit with status 2 when some level of a side is significantly slower than A by
     /// more than PCT % (for CI). Example: --fail-if-slower=5
-    #[arg(long = "fail-if-slower", value_name = "PCT", verbatim_doc_comment)]
+    #[arg(long = "fail-if-slower", value_name = "PCT")]
     fail_if_slower: Option<String>,
 }
 

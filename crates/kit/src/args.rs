@@ -19,11 +19,13 @@ bmk.toml connection profile, also used for the kit's server capture), --config=F
 #[derive(Parser, Debug)]
 #[command(
     name = "bmk kit",
+    bin_name = "bmk kit",
     about = "The benchmarking kit: named scenarios (the BMK kit's script names), prepares, \
              runs and load-level sweeps with server status capture, written to results \
              directories that 'bmk report' reads",
     long_about = None,
     disable_version_flag = true,
+    term_width = 100,
     after_help = "Examples:\n  bmk kit list\n  bmk kit show OLTP_RW_10M_8tab-uniform-ps-trx 64 300\n  bmk kit prepare Prepare_10M_8tab-InnoDB 32 --target=maria\n  bmk kit sweep OLTP_RW_10M_8tab-uniform-ps-trx --users=1,2,4,8 --time=300 --target=maria\n\n'bmk kit COMMAND --help' explains a command's options; see docs/kit.md."
 )]
 pub struct KitCli {
@@ -69,7 +71,7 @@ pub struct ShowArgs {
 /// `bmk kit prepare`.
 #[derive(clap::Args, Debug)]
 #[command(
-    after_help = "Example:\n  bmk kit prepare Prepare_500_2tab 2 --db-driver=sqlite\n  bmk kit prepare Prepare_10M_8tab-InnoDB 32 --target=maria"
+    after_help = "Examples:\n  bmk kit prepare Prepare_500_2tab 2 --db-driver=sqlite\n  bmk kit prepare Prepare_10M_8tab-InnoDB 32 --target=maria"
 )]
 pub struct PrepareArgs {
     /// A prepare scenario (Prepare_<rows>_<N>tab[-engine], TPCC_..., dbSTRESS_...)
@@ -83,15 +85,15 @@ pub struct PrepareArgs {
 pub struct CaptureArgs {
     /// The run's results directory, new or empty [default:
     /// $BMK_HOME/results/<UTC time>-<scenario>]. Example: --results-dir=results/rw-before
-    #[arg(long = "results-dir", value_name = "DIR", verbatim_doc_comment)]
+    #[arg(long = "results-dir", value_name = "DIR")]
     pub results_dir: Option<String>,
     /// Seconds between two samples of the server's status, 0 = no capture [default: 5].
     /// Example: --capture-interval=1
-    #[arg(long = "capture-interval", value_name = "S", verbatim_doc_comment)]
+    #[arg(long = "capture-interval", value_name = "S")]
     pub capture_interval: Option<String>,
     /// Sample another bmk.toml target's server (e.g. the database behind a proxy the
     /// benchmark connects to). Example: --capture-target=maria-direct
-    #[arg(long = "capture-target", value_name = "NAME", verbatim_doc_comment)]
+    #[arg(long = "capture-target", value_name = "NAME")]
     pub capture_target: Option<String>,
 }
 
@@ -115,7 +117,7 @@ pub struct RunArgs {
 /// `bmk kit sweep`.
 #[derive(clap::Args, Debug)]
 #[command(
-    after_help = "Example:\n  bmk kit sweep OLTP_RW_10M_8tab-uniform-ps-trx --users=1,2,4,8,16,32,64 --time=300 --pause=15 --target=maria"
+    after_help = "Example:\n  bmk kit sweep OLTP_RW_10M_8tab-uniform-ps-trx --users=1,2,4,8,16,32,64 --time=300 --pause=15"
 )]
 pub struct SweepArgs {
     /// A run scenario ('bmk kit list')
@@ -128,14 +130,14 @@ pub struct SweepArgs {
     pub time: Option<String>,
     /// Seconds of warm-up before each level's measured time, not counted [default: 0].
     /// Example: --warmup=30
-    #[arg(long, value_name = "S", verbatim_doc_comment)]
+    #[arg(long, value_name = "S")]
     pub warmup: Option<String>,
     /// Seconds of pause between two levels [default: 0]. Example: --pause=15
     #[arg(long, value_name = "S")]
     pub pause: Option<String>,
     /// Run the whole list of levels N times, so slow drift spreads over all levels
     /// [default: 1]. Example: --repeat=3
-    #[arg(long, value_name = "N", verbatim_doc_comment)]
+    #[arg(long, value_name = "N")]
     pub repeat: Option<String>,
     /// The results directory and the capture.
     #[command(flatten)]
@@ -145,7 +147,7 @@ pub struct SweepArgs {
 /// `bmk kit k8s`.
 #[derive(clap::Args, Debug)]
 #[command(
-    after_help = "Example:\n  bmk kit k8s OLTP_RO_10M_8tab-uniform-ps-trx 64 300 --clients=4 --mysql-host=db.example --image=registry.example/bmk:0.1.0 > job.json\n\nSee docs/distributed.md."
+    after_help = "Example:\n  bmk kit k8s OLTP_RO_10M_8tab-uniform-ps-trx 64 300 --clients=4 \\\n      --mysql-host=db.example --image=registry.example/bmk:0.1.0 > job.json\n\nSee docs/distributed.md."
 )]
 pub struct K8sArgs {
     /// A run scenario ('bmk kit list')
@@ -171,7 +173,7 @@ pub struct K8sArgs {
     pub secret_key: Option<String>,
     /// The ReadWriteMany PersistentVolumeClaim the results files go to [default: bmk-results].
     /// Example: --results-claim=bench-results
-    #[arg(long = "results-claim", value_name = "NAME", verbatim_doc_comment)]
+    #[arg(long = "results-claim", value_name = "NAME")]
     pub results_claim: Option<String>,
     /// Each pod's CPU request and limit [default: 2]. Example: --cpu=4
     #[arg(long, value_name = "Q")]
@@ -187,7 +189,7 @@ pub struct K8sArgs {
 /// `bmk kit ssh`.
 #[derive(clap::Args, Debug)]
 #[command(
-    after_help = "Example:\n  bmk kit ssh client1 client2 -- OLTP_RO_10M_8tab-uniform-ps-trx 64 300 --mysql-host=db.example --target=maria\n\n--clients, --results and --config are set for each client and refused. See docs/distributed.md."
+    after_help = "Example:\n  bmk kit ssh client1 client2 -- OLTP_RO_10M_8tab-uniform-ps-trx 64 300 \\\n      --mysql-host=db.example --target=maria\n\n--clients, --results and --config are set for each client and refused. See docs/distributed.md."
 )]
 pub struct SshArgs {
     /// The client hosts, as ssh takes them (user@host works)
@@ -198,7 +200,7 @@ pub struct SshArgs {
     pub run: Vec<String>,
     /// The ssh program and its options, split on spaces; it gets the host and the
     /// remote command line last [default: ssh]. Example: --ssh-command="ssh -p 2222"
-    #[arg(long = "ssh-command", value_name = "CMD", verbatim_doc_comment)]
+    #[arg(long = "ssh-command", value_name = "CMD")]
     pub ssh_command: Option<String>,
     /// bmk on the hosts [default: bmk, on the remote PATH]. Example: --remote-bmk=/opt/bmk/bmk
     #[arg(long = "remote-bmk", value_name = "PATH")]
@@ -214,7 +216,7 @@ pub struct SshArgs {
     pub barrier_timeout: Option<String>,
     /// The merged results directory, new or empty [default: ./bmk-BARRIER].
     /// Example: --results-dir=results/rw-3hosts
-    #[arg(long = "results-dir", value_name = "DIR", verbatim_doc_comment)]
+    #[arg(long = "results-dir", value_name = "DIR")]
     pub results_dir: Option<String>,
 }
 

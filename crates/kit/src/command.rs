@@ -324,29 +324,41 @@ fn k8s_cmd(k: K8sArgs, passed: Vec<String>, ctx: &KitContext) -> Result<i32, Kit
     Ok(0)
 }
 
-/// Prints the catalog, the first column as wide as its longest entry (plus two spaces)
-/// so no row runs into its description.
-pub fn list(out: &mut dyn Write) {
-    let width = TOKENS
+/// Names wider than this get their description on the next line, so one long token
+/// does not push every other row's description far right.
+const LIST_NAME_WIDTH: usize = 48;
+
+/// Rows of `name  description`, the name column as wide as the longest name of the
+/// section that fits [`LIST_NAME_WIDTH`]; a longer name stands alone on its line with
+/// the description below, in the column. No row runs into its description.
+fn list_rows(out: &mut dyn Write, rows: &[(&str, &str)]) {
+    let width = rows
         .iter()
-        .chain(CATALOG.iter())
         .map(|(name, _)| name.chars().count())
+        .filter(|w| *w <= LIST_NAME_WIDTH)
         .max()
         .unwrap_or(0);
+    for (name, what) in rows {
+        if name.chars().count() > width {
+            let _ = writeln!(out, "  {name}\n  {:width$}  {what}", "");
+        } else {
+            let _ = writeln!(out, "  {name:<width$}  {what}");
+        }
+    }
+}
+
+/// Prints the catalog.
+pub fn list(out: &mut dyn Write) {
     let _ = writeln!(
         out,
         "Scenario names: a head and '-'-separated tokens (the BMK kit's script names):"
     );
-    for (t, m) in TOKENS {
-        let _ = writeln!(out, "  {t:<width$}  {m}");
-    }
+    list_rows(out, TOKENS);
     let _ = writeln!(
         out,
         "\nCatalog ('bmk kit show NAME' prints the plain command line):"
     );
-    for (n, m) in CATALOG {
-        let _ = writeln!(out, "  {n:<width$}  {m}");
-    }
+    list_rows(out, CATALOG);
 }
 
 fn scenario_of(a: &KitArgs) -> Result<Scenario, KitError> {
@@ -648,13 +660,24 @@ mod tests {
         let mut out = Vec::new();
         list(&mut out);
         let text = String::from_utf8(out).unwrap();
+        let lines: Vec<&str> = text.lines().collect();
         for (name, what) in TOKENS.iter().chain(CATALOG.iter()) {
+            let same_line = lines
+                .iter()
+                .any(|l| l.starts_with(&format!("  {name}  ")) && l.ends_with(what));
+            let next_line = lines.windows(2).any(|w| {
+                w[0] == format!("  {name}") && w[1].trim_start() == *what && w[1].len() > what.len() + 4
+            });
             assert!(
-                text.lines()
-                    .any(|l| l.starts_with(&format!("  {name}  ")) && l.ends_with(what)),
-                "no row for {name} with two spaces after it:\n{text}"
+                same_line || next_line,
+                "no row for {name} with its description apart:\n{text}"
             );
         }
+        // A name too long for the column has its own line.
+        assert!(
+            lines.iter().all(|l| l.chars().count() <= 4 + LIST_NAME_WIDTH + 100),
+            "{text}"
+        );
     }
 
     #[test]
