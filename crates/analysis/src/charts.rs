@@ -214,7 +214,10 @@ mod tests {
             assert!(!svg.contains(&format!(">\n{half}\n</text>")), "{svg}");
         }
         for whole in ["1", "2", "3"] {
-            assert!(svg.contains(&format!(">\n{whole}\n</text>")), "no tick {whole}");
+            assert!(
+                svg.contains(&format!(">\n{whole}\n</text>")),
+                "no tick {whole}"
+            );
         }
     }
 

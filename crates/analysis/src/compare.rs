@@ -326,7 +326,11 @@ pub fn compare(runs: &[RunData]) -> Result<Comparison, Error> {
                 )
             } else {
                 (
-                    format!("{side} vs A at {}: no significant difference ({:+.1} %, {ci}, p = {p:.2})", crate::load::users(u), change * 100.0),
+                    format!(
+                        "{side} vs A at {}: no significant difference ({:+.1} %, {ci}, p = {p:.2})",
+                        crate::load::users(u),
+                        change * 100.0
+                    ),
                     "same",
                 )
             };

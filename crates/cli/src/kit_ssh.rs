@@ -21,13 +21,14 @@ use std::time::Duration;
 
 use anyhow::{anyhow, Result};
 use bmk_analysis::{MergeOptions, RunData};
-use bmk_kit::catalog::{self, Action};
 use bmk_kit::args::{KitCommand, SshArgs};
+use bmk_kit::catalog::{self, Action};
 use bmk_kit::command::shell_line;
 
 use crate::user_error::user_error;
 
-const USAGE: &str = "usage: bmk kit ssh HOST... -- NAME USERS SECONDS [options] (see 'bmk kit ssh --help')";
+const USAGE: &str =
+    "usage: bmk kit ssh HOST... -- NAME USERS SECONDS [options] (see 'bmk kit ssh --help')";
 
 /// What `bmk kit ssh` was asked for.
 #[derive(Debug)]

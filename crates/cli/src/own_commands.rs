@@ -14,7 +14,8 @@ struct OwnCommand {
 const OWN_COMMANDS: [OwnCommand; 6] = [
     OwnCommand {
         name: "kit",
-        summary: "the benchmarking kit: named scenarios, prepares, runs, load sweeps with server capture",
+        summary:
+            "the benchmarking kit: named scenarios, prepares, runs, load sweeps with server capture",
         example: "bmk kit sweep OLTP_RW_500_2tab-trx --users=1,2,4 --time=60 --db-driver=sqlite",
     },
     OwnCommand {

@@ -10,7 +10,8 @@
 use clap::{CommandFactory, Parser, Subcommand};
 
 /// What every subcommand that runs something passes on, for the help texts.
-const PASSED: &str = "Every other option is passed to the scenario's bmk command line, after the scenario's own \
+const PASSED: &str =
+    "Every other option is passed to the scenario's bmk command line, after the scenario's own \
 options, so it wins: connection options (--mysql-host=db1, --pgsql-port=5433), --target=NAME (a \
 bmk.toml connection profile, also used for the kit's server capture), --config=FILE, \
 --max-users-per-process=N, or any option of the test.";
@@ -337,10 +338,21 @@ pub fn usage_line(cmd: &mut clap::Command, e: &clap::Error) -> String {
         _ => None,
     };
     let what = match e.kind() {
-        ErrorKind::UnknownArgument => format!(
-            "unknown option {}",
-            text(ContextKind::InvalidArg).unwrap_or_default()
-        ),
+        ErrorKind::UnknownArgument => {
+            let arg = text(ContextKind::InvalidArg).unwrap_or_default();
+            if arg.starts_with('-') {
+                format!("unknown option {arg}")
+            } else {
+                format!("unexpected argument '{arg}'")
+            }
+        }
+        ErrorKind::MissingRequiredArgument => {
+            let missing = match e.get(ContextKind::InvalidArg) {
+                Some(ContextValue::Strings(v)) => v.join(", "),
+                _ => String::new(),
+            };
+            format!("missing {missing}")
+        }
         ErrorKind::InvalidSubcommand => format!(
             "unknown {} command '{}'",
             name.rsplit(' ').next().unwrap_or("bmk"),
@@ -413,9 +425,33 @@ mod tests {
     }
 
     #[test]
+    fn a_missing_or_extra_word_is_named() {
+        let mut cmd = command();
+        let e = cmd
+            .clone()
+            .try_get_matches_from(v("kit sweep"))
+            .unwrap_err();
+        assert_eq!(
+            usage_line(&mut cmd, &e),
+            "bmk kit: missing <NAME> (see 'bmk kit --help')"
+        );
+        let e = cmd
+            .clone()
+            .try_get_matches_from(v("kit prepare X 4 extra"))
+            .unwrap_err();
+        assert_eq!(
+            usage_line(&mut cmd, &e),
+            "bmk kit: unexpected argument 'extra' (see 'bmk kit --help')"
+        );
+    }
+
+    #[test]
     fn a_mistyped_command_gets_a_suggestion_in_one_line() {
         let mut cmd = command();
-        let e = cmd.clone().try_get_matches_from(v("kit sweeep")).unwrap_err();
+        let e = cmd
+            .clone()
+            .try_get_matches_from(v("kit sweeep"))
+            .unwrap_err();
         let line = usage_line(&mut cmd, &e);
         assert_eq!(
             line,

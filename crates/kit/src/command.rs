@@ -22,10 +22,10 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use bmk_report::host::{now_rfc3339, HostInfo};
-use clap::FromArgMatches;
 use bmk_report::redact::{redact_args, redact_options};
 use bmk_report::results::ToolInfo;
 use bmk_report::results_dir::{RunManifest, DIR_SCHEMA_VERSION, RUN_SCHEMA_NAME};
+use clap::FromArgMatches;
 
 use crate::args::{K8sArgs, KitCommand};
 use crate::catalog::{self, Action, Scenario, CATALOG, DEFAULT_LOADERS, DEFAULT_SOCKET, TOKENS};
@@ -197,23 +197,41 @@ pub fn parse(args: &[String]) -> Result<(KitCommand, Vec<String>), Result<i32, K
     }
     let split = crate::args::split(&cmd, args);
     let argv = std::iter::once("kit".to_string()).chain(split.own);
+    // Where a mistake in a known subcommand's arguments is explained.
+    let sub = cmd
+        .find_subcommand(&args[0])
+        .map(|c| c.get_name().to_string());
+    let failure = |cmd: &mut clap::Command, e: &clap::Error| clap_failure(cmd, e, sub.as_deref());
     match crate::args::KitCli::from_arg_matches_mut(&mut match cmd.try_get_matches_from_mut(argv) {
         Ok(m) => m,
-        Err(e) => return Err(clap_failure(&mut cmd, &e)),
+        Err(e) => return Err(failure(&mut cmd, &e)),
     }) {
         Ok(cli) => Ok((cli.command, split.passed)),
-        Err(e) => Err(clap_failure(&mut cmd, &e)),
+        Err(e) => Err(failure(&mut cmd, &e)),
     }
 }
 
-fn clap_failure(cmd: &mut clap::Command, e: &clap::Error) -> Result<i32, KitError> {
+fn clap_failure(
+    cmd: &mut clap::Command,
+    e: &clap::Error,
+    sub: Option<&str>,
+) -> Result<i32, KitError> {
     use clap::error::ErrorKind;
     match e.kind() {
         ErrorKind::DisplayHelp | ErrorKind::DisplayVersion => {
             print!("{}", e.render());
             Ok(0)
         }
-        _ => Err(KitError::Usage(crate::args::usage_line(cmd, e))),
+        _ => {
+            let line = crate::args::usage_line(cmd, e);
+            Err(KitError::Usage(match sub {
+                Some(sub) => line.replace(
+                    "(see 'bmk kit --help')",
+                    &format!("(see 'bmk kit {sub} --help')"),
+                ),
+                None => line,
+            }))
+        }
     }
 }
 
@@ -666,7 +684,9 @@ mod tests {
                 .iter()
                 .any(|l| l.starts_with(&format!("  {name}  ")) && l.ends_with(what));
             let next_line = lines.windows(2).any(|w| {
-                w[0] == format!("  {name}") && w[1].trim_start() == *what && w[1].len() > what.len() + 4
+                w[0] == format!("  {name}")
+                    && w[1].trim_start() == *what
+                    && w[1].len() > what.len() + 4
             });
             assert!(
                 same_line || next_line,
@@ -675,7 +695,9 @@ mod tests {
         }
         // A name too long for the column has its own line.
         assert!(
-            lines.iter().all(|l| l.chars().count() <= 4 + LIST_NAME_WIDTH + 100),
+            lines
+                .iter()
+                .all(|l| l.chars().count() <= 4 + LIST_NAME_WIDTH + 100),
             "{text}"
         );
     }

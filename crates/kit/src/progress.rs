@@ -187,7 +187,10 @@ impl PrepareWork {
             let secondary = value("create-secondary")
                 .is_none_or(|v| !matches!(v, "off" | "false" | "no" | "0"));
             // The OLTP family's default table size.
-            (total * get("table-size", 10_000), if secondary { total } else { 0 })
+            (
+                total * get("table-size", 10_000),
+                if secondary { total } else { 0 },
+            )
         } else {
             (0, 0)
         };
@@ -417,8 +420,10 @@ mod tests {
         assert_eq!((d.unit, d.total), ("set", 4));
         assert!(d.starts_unit("Creating dbSTRESS set #2 ..."));
         assert_eq!(PrepareWork::of(&words("cpu prepare")), None);
-        let off = PrepareWork::of(&words("oltp_read_only --tables=3 --create-secondary=off prepare"))
-            .unwrap();
+        let off = PrepareWork::of(&words(
+            "oltp_read_only --tables=3 --create-secondary=off prepare",
+        ))
+        .unwrap();
         assert_eq!((off.rows, off.indexes), (30_000, 0));
         assert_eq!(
             w.line(2, Duration::from_secs(83)),
@@ -441,7 +446,10 @@ mod tests {
         screen.line("Loading warehouse 2, table set 1");
         let (pos, len, msg) = screen.state();
         assert_eq!((pos, len), (1, 2), "the last warehouse is still loading");
-        assert!(msg.starts_with("[kit] prepare: warehouse 2 of 2 started"), "{msg}");
+        assert!(
+            msg.starts_with("[kit] prepare: warehouse 2 of 2 started"),
+            "{msg}"
+        );
         screen.finish();
     }
 
@@ -450,9 +458,10 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("progress");
         std::fs::write(&path, "").unwrap();
-        let work =
-            PrepareWork::of(&words("oltp_read_write --tables=2 --table-size=1000 prepare"))
-                .unwrap();
+        let work = PrepareWork::of(&words(
+            "oltp_read_write --tables=2 --table-size=1000 prepare",
+        ))
+        .unwrap();
         assert_eq!((work.rows, work.indexes), (2000, 2));
         let reader = std::fs::File::open(&path).unwrap();
         let mut screen = PrepareScreen::new(work, ProgressDrawTarget::hidden(), Some(reader));
@@ -467,15 +476,28 @@ mod tests {
         screen.line("Creating a secondary index on 'sbtest1'...");
         let (pos, len, msg) = screen.state();
         assert_eq!((pos, len), (1000, 2500));
-        assert!(msg.starts_with("[kit] prepare: 1000 of 2000 rows, 0 of 2 indexes, 0:0"), "{msg}");
+        assert!(
+            msg.starts_with("[kit] prepare: 1000 of 2000 rows, 0 of 2 indexes, 0:0"),
+            "{msg}"
+        );
         append("index\nrows 600\nrows 4");
         screen.tick();
-        assert_eq!(screen.state().0, 1850, "an incomplete line waits for its end");
+        assert_eq!(
+            screen.state().0,
+            1850,
+            "an incomplete line waits for its end"
+        );
         append("00\n");
         screen.line("Creating a secondary index on 'sbtest2'...");
         let (pos, _, msg) = screen.state();
-        assert_eq!(pos, 2250, "both tables loaded, the second index still building");
-        assert!(msg.starts_with("[kit] prepare: 2000 of 2000 rows, 1 of 2 indexes"), "{msg}");
+        assert_eq!(
+            pos, 2250,
+            "both tables loaded, the second index still building"
+        );
+        assert!(
+            msg.starts_with("[kit] prepare: 2000 of 2000 rows, 1 of 2 indexes"),
+            "{msg}"
+        );
         append("index\n");
         screen.tick();
         assert_eq!(screen.state().0, 2500, "full when the last index is built");

@@ -142,7 +142,9 @@ fn the_postgresql_tests_log_in_on_a_fresh_debian_cluster() {
     assert!(
         hba.lines().any(|l| {
             let w: Vec<&str> = l.split_whitespace().collect();
-            w.first() == Some(&"host") && w.get(3) == Some(&"127.0.0.1/32") && w.get(4) == Some(&"scram-sha-256")
+            w.first() == Some(&"host")
+                && w.get(3) == Some(&"127.0.0.1/32")
+                && w.get(4) == Some(&"scram-sha-256")
         }),
         "not Debian's default pg_hba.conf:\n{hba}"
     );

@@ -67,7 +67,11 @@ fn command_lines() -> Vec<(String, &'static str, String)> {
         lines.push((stem.to_string(), "bmk", args.to_string()));
     }
     for sub in ["list", "show", "prepare", "run", "sweep", "k8s", "ssh"] {
-        lines.push((format!("bmk-kit-{sub}--help"), "bmk", format!("kit {sub} --help")));
+        lines.push((
+            format!("bmk-kit-{sub}--help"),
+            "bmk",
+            format!("kit {sub} --help"),
+        ));
     }
     lines
 }
@@ -84,7 +88,10 @@ const TYPOS: [(&str, &str); 5] = [
         "bmk-tabels.stderr",
         "oltp_read_write --db-driver=sqlite --tabels=4 prepare",
     ),
-    ("bmk-compare-fail-if-slowr.stderr", "compare a b --fail-if-slowr=5"),
+    (
+        "bmk-compare-fail-if-slowr.stderr",
+        "compare a b --fail-if-slowr=5",
+    ),
 ];
 
 /// The text with the commit in a `sysbench X.Y.Z-<commit>` banner replaced by `REV`.
