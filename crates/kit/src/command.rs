@@ -381,9 +381,9 @@ pub fn list(out: &mut dyn Write) {
 
 fn scenario_of(a: &KitArgs) -> Result<Scenario, KitError> {
     let name = a.positional.first().ok_or_else(|| {
-        KitError::Usage(format!(
-            "a scenario name is needed; 'bmk kit list' shows them (see 'bmk kit --help')"
-        ))
+        KitError::Usage(
+            "a scenario name is needed; 'bmk kit list' shows them (see 'bmk kit --help')".into(),
+        )
     })?;
     catalog::parse(name)
 }
