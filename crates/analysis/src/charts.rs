@@ -100,8 +100,19 @@ impl LineChart {
                 .iter()
                 .flat_map(|s| s.1.iter().map(|p| p.1))
                 .chain(self.marks.iter().map(|p| p.1));
+            // Users counts (and whole seconds) are whole numbers: no tick at 1.5 users.
+            let whole_x = self
+                .series
+                .iter()
+                .flat_map(|s| s.1.iter())
+                .all(|p| p.0.fract() == 0.0);
             let (x0, x1) = range(xs, false);
             let band_style = RGBColor(0, 158, 115).mix(0.12);
+            let x_labels = if whole_x {
+                ((x1 - x0).floor() as usize + 1).clamp(2, 8)
+            } else {
+                8
+            };
             let (y0, y1) = range(ys, true);
             let mut chart = ChartBuilder::on(&root)
                 .caption(&self.title, ("sans-serif", 16))
@@ -114,9 +125,15 @@ impl LineChart {
                 .configure_mesh()
                 .x_desc(&self.x_label)
                 .y_desc(&self.y_label)
-                .x_labels(8)
+                .x_labels(x_labels)
                 .y_labels(6)
-                .x_label_formatter(&|v| short_number(*v))
+                .x_label_formatter(&|v| {
+                    if whole_x && v.fract() != 0.0 {
+                        String::new()
+                    } else {
+                        short_number(*v)
+                    }
+                })
                 .y_label_formatter(&|v| short_number(*v))
                 .light_line_style(RGBColor(235, 235, 235))
                 .draw()
@@ -201,6 +218,27 @@ mod tests {
         assert!(svg.contains(">\nsteady window\n</text>"));
         assert!(svg.contains("<rect"), "the band is a shaded rectangle");
         assert!(!svg.contains("http://") || svg.contains("xmlns=\"http://www.w3.org/2000/svg\""));
+    }
+
+    #[test]
+    fn a_users_axis_has_whole_ticks_only() {
+        let chart = LineChart {
+            title: "TPS vs users".into(),
+            x_label: "users".into(),
+            y_label: "TPS".into(),
+            series: vec![("TPS".into(), vec![(1.0, 100.0), (2.0, 180.0), (3.0, 240.0)])],
+            ..LineChart::default()
+        };
+        let svg = chart.to_svg().unwrap();
+        for half in ["1.5", "2.5"] {
+            assert!(!svg.contains(&format!(">\n{half}\n</text>")), "{svg}");
+        }
+        for whole in ["1", "2", "3"] {
+            assert!(
+                svg.contains(&format!(">\n{whole}\n</text>")),
+                "no tick {whole}"
+            );
+        }
     }
 
     #[test]

@@ -237,7 +237,11 @@ pub mod limits {
 
 /// `level-0003 (64 users)`.
 pub fn level_label(level: &Level) -> String {
-    format!("{} ({} users)", level.name(), level.info.users)
+    format!(
+        "{} ({})",
+        level.name(),
+        crate::load::users(level.info.users)
+    )
 }
 
 /// Every check on every level of `run`, in check order.

@@ -82,7 +82,10 @@ pub fn judge(a: &Samples, b: &Samples) -> Option<Outcome> {
 pub fn sentence(side: &str, users: u32, outcome: Option<&Outcome>) -> (String, &'static str) {
     let Some(o) = outcome else {
         return (
-            format!("{side} vs A at {users} users: not enough samples to compare"),
+            format!(
+                "{side} vs A at {}: not enough samples to compare",
+                crate::load::users(users)
+            ),
             "same",
         );
     };
@@ -90,23 +93,26 @@ pub fn sentence(side: &str, users: u32, outcome: Option<&Outcome>) -> (String, &
     if o.significant && o.change > 0.0 {
         (
             format!(
-                "{side} is {:.1} % faster than A at {users} users, {ci}",
-                o.change * 100.0
+                "{side} is {:.1} % faster than A at {}, {ci}",
+                o.change * 100.0,
+                crate::load::users(users)
             ),
             "faster",
         )
     } else if o.significant && o.change < 0.0 {
         (
             format!(
-                "{side} is {:.1} % slower than A at {users} users, {ci}",
-                -o.change * 100.0
+                "{side} is {:.1} % slower than A at {}, {ci}",
+                -o.change * 100.0,
+                crate::load::users(users)
             ),
             "slower",
         )
     } else {
         (
             format!(
-                "{side} vs A at {users} users: no significant difference ({:+.1} %, {ci}, p = {:.2})",
+                "{side} vs A at {}: no significant difference ({:+.1} %, {ci}, p = {:.2})",
+                crate::load::users(users),
                 o.change * 100.0,
                 o.p
             ),

@@ -29,5 +29,5 @@ pub mod steady;
 pub mod verdicts;
 
 pub use error::Error;
-pub use load::{Level, RunData};
+pub use load::{users, Level, RunData};
 pub use merge::{merge_levels, merge_runs, MergeOptions};

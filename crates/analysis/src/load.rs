@@ -373,6 +373,15 @@ fn days_from_civil(y: i64, m: i64, d: i64) -> i64 {
     era * 146_097 + doe - 719_468
 }
 
+/// `1 user`, `4 users`: a users count as headings and verdicts say it.
+pub fn users(n: u32) -> String {
+    if n == 1 {
+        "1 user".to_string()
+    } else {
+        format!("{n} users")
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

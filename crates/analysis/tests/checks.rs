@@ -226,7 +226,7 @@ fn one_table_group_with_far_more_rows() {
     let f = run_checks(&RunData::read(&dir).unwrap());
     assert_eq!(
         kinds(&f),
-        vec![(CheckKind::UnfairTableGroups, "level-0001 (1 users)".into())]
+        vec![(CheckKind::UnfairTableGroups, "level-0001 (1 user)".into())]
     );
     assert!(
         f[0].message
@@ -294,7 +294,7 @@ fn read_only_qps_that_counts_begin_and_commit() {
         kinds(&f),
         vec![(
             CheckKind::ReadOnlyCountsTransactions,
-            "level-0001 (1 users)".into()
+            "level-0001 (1 user)".into()
         )]
     );
     assert!(

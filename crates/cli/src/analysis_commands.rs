@@ -1,11 +1,12 @@
 //! `bmk merge`, `bmk report` and `bmk compare`: the subcommands that read finished runs.
-//! This module only parses their arguments, calls the analysis crate and prints or
-//! writes what it returns.
+//! This module only parses their arguments (one clap definition per subcommand, below),
+//! calls the analysis crate and prints or writes what it returns.
 
 use std::path::{Path, PathBuf};
 
 use anyhow::Result;
 use bmk_analysis::{MergeOptions, RunData};
+use clap::{CommandFactory, Parser};
 
 use crate::user_error::user_error;
 
@@ -30,68 +31,114 @@ pub fn check_lines(dir: &Path) -> Result<Vec<String>, String> {
         .collect())
 }
 
-/// Arguments of one subcommand: paths and `--name[=value]` options.
-struct Args {
-    paths: Vec<PathBuf>,
-    options: Vec<(String, Option<String>)>,
+/// `bmk merge`'s arguments.
+#[derive(Parser, Debug)]
+#[command(
+    name = "bmk merge",
+    about = "Merges the results of processes or hosts that ran the same benchmark at the same time into one exact result",
+    long_about = None,
+    after_help = "Examples:\n  bmk merge host1.json host2.json --results=all.json\n  bmk merge run-a/ run-b/ --results-dir=merged\n\nSee docs/report.md.",
+    disable_version_flag = true,
+    term_width = 100,
+    args_override_self = true
+)]
+struct MergeArgs {
+    /// Results files (--results=FILE.json of each process) or results directories; two or more
+    #[arg(value_name = "FILE|DIR")]
+    inputs: Vec<PathBuf>,
+    /// Merge even when the inputs' test or workload options differ or their measured
+    /// windows did not overlap in time (e.g. a read-only and a write-only client).
+    /// Example: bmk merge --mixed reads.json writes.json
+    #[arg(long)]
+    mixed: bool,
+    /// Merge even when a client of the run is missing or stopped early; the result is
+    /// then the others' alone, and is said to be partial.
+    /// Example: bmk merge --partial --results-dir=merged client-*/
+    #[arg(long)]
+    partial: bool,
+    /// Merge inputs that are the same run (the same results file twice, or two copies
+    /// of one directory), which would count every event twice.
+    /// Example: bmk merge --allow-duplicates a.json copy-of-a.json
+    #[arg(long = "allow-duplicates")]
+    allow_duplicates: bool,
+    /// Write the merged result as one results file (inputs with one level only).
+    /// Example: --results=all.json
+    #[arg(long, value_name = "FILE.json")]
+    results: Option<String>,
+    /// Write a new results directory, level by level, with the first input's server
+    /// captures. Example: --results-dir=merged
+    #[arg(long = "results-dir", value_name = "DIR")]
+    results_dir: Option<String>,
 }
 
-impl Args {
-    /// Splits `args`; `with_value` names the options that take a value (given as
-    /// `--name=VALUE` or `--name VALUE`), `flags` those that do not.
-    fn parse(command: &str, args: &[String], with_value: &[&str], flags: &[&str]) -> Result<Args> {
-        let mut out = Args {
-            paths: Vec::new(),
-            options: Vec::new(),
-        };
-        let mut it = args.iter();
-        while let Some(a) = it.next() {
-            let Some(opt) = a.strip_prefix("--") else {
-                out.paths.push(PathBuf::from(a));
-                continue;
-            };
-            let (name, value) = match opt.split_once('=') {
-                Some((n, v)) => (n, Some(v.to_string())),
-                None => (opt, None),
-            };
-            if with_value.contains(&name) {
-                let value = match value {
-                    Some(v) => v,
-                    None => it
-                        .next()
-                        .cloned()
-                        .ok_or_else(|| fail(format!("bmk {command}: --{name} needs a value")))?,
-                };
-                out.options.push((name.to_string(), Some(value)));
-            } else if flags.contains(&name) && value.is_none() {
-                out.options.push((name.to_string(), None));
-            } else {
-                let mut known: Vec<String> =
-                    with_value.iter().map(|n| format!("--{n}=VALUE")).collect();
-                known.extend(flags.iter().map(|n| format!("--{n}")));
-                return Err(fail(format!(
-                    "bmk {command}: unknown option {a} (valid: {})",
-                    known.join(", ")
-                )));
-            }
+/// `bmk report`'s arguments.
+#[derive(Parser, Debug)]
+#[command(
+    name = "bmk report",
+    about = "Writes one self-contained HTML report of a results directory (charts, per-level table, sanity checks) and prints its summary",
+    long_about = None,
+    after_help = "Examples:\n  bmk report results/20261128T0900-OLTP_RW_1M_1tab-trx\n  bmk report run.json --output=run.html\n\nSee docs/report.md.",
+    disable_version_flag = true,
+    term_width = 100,
+    args_override_self = true
+)]
+struct ReportArgs {
+    /// A results directory (from 'bmk kit run' or 'bmk kit sweep') or a results file
+    #[arg(value_name = "DIR")]
+    inputs: Vec<PathBuf>,
+    /// Where to write the page [default: DIR/report.html, or FILE.html for a results
+    /// file]. Example: --output=/tmp/report.html
+    #[arg(long, value_name = "FILE.html")]
+    output: Option<String>,
+}
+
+/// `bmk compare`'s arguments.
+#[derive(Parser, Debug)]
+#[command(
+    name = "bmk compare",
+    about = "Compares two or more runs level by level: the change against the first (A), its 95 % confidence interval and a verdict",
+    long_about = None,
+    after_help = "Examples:\n  bmk compare results/before results/after\n  bmk compare before/ after/ --output=cmp.html --fail-if-slower=5\n\nSee docs/report.md.",
+    disable_version_flag = true,
+    term_width = 100,
+    args_override_self = true
+)]
+struct CompareArgs {
+    /// Results directories or files; the first is A, the others are compared with it
+    #[arg(value_name = "DIR_A DIR_B")]
+    inputs: Vec<PathBuf>,
+    /// Also write the comparison as a page with overlaid charts.
+    /// Example: --output=compare.html
+    #[arg(long, value_name = "FILE.html")]
+    output: Option<String>,
+    /// Exit with status 2 when some level of a side is significantly slower than A by
+    /// more than PCT % (for CI). Example: --fail-if-slower=5
+    #[arg(long = "fail-if-slower", value_name = "PCT")]
+    fail_if_slower: Option<String>,
+    /// Compare runs of different workloads, scenarios or data sizes, which are refused
+    /// otherwise (their throughputs measure different work).
+    /// Example: bmk compare --mixed oltp-rw/ tpcc/
+    #[arg(long)]
+    mixed: bool,
+}
+
+/// Parses `args` with `P`: `--help` prints and returns `Err(Ok(0))`; a usage error is
+/// one line naming the command, with clap's suggestion when it has one.
+fn parse<P: Parser>(args: &[String]) -> std::result::Result<P, Result<i32>> {
+    let argv = std::iter::once(String::new()).chain(args.iter().cloned());
+    P::try_parse_from(argv).map_err(|e| match e.kind() {
+        clap::error::ErrorKind::DisplayHelp | clap::error::ErrorKind::DisplayVersion => {
+            print!("{}", e.render());
+            Ok(0)
         }
-        Ok(out)
-    }
-
-    fn flag(&self, name: &str) -> bool {
-        self.options.iter().any(|(n, _)| n == name)
-    }
-
-    fn value(&self, name: &str) -> Option<&str> {
-        self.options
-            .iter()
-            .rev()
-            .find(|(n, _)| n == name)
-            .and_then(|(_, v)| v.as_deref())
-    }
+        _ => {
+            let mut cmd = P::command();
+            Err(fail(bmk_kit::args::usage_line(&mut cmd, &e)))
+        }
+    })
 }
 
-/// Runs `bmk COMMAND ARGS...` when COMMAND is one of [`COMMANDS`].
+/// Runs `bmk COMMAND ARGS...` when COMMAND is `merge`, `report` or `compare`.
 pub fn dispatch(args: &[String]) -> Option<Result<i32>> {
     let (command, rest) = args.split_first()?;
     match command.as_str() {
@@ -100,6 +147,22 @@ pub fn dispatch(args: &[String]) -> Option<Result<i32>> {
         "compare" => Some(compare(rest)),
         _ => None,
     }
+}
+
+/// The help of `bmk COMMAND`, for `bmk help COMMAND`.
+pub fn help_of(command: &str) -> Option<String> {
+    let mut cmd = match command {
+        "merge" => MergeArgs::command(),
+        "report" => ReportArgs::command(),
+        "compare" => CompareArgs::command(),
+        _ => return None,
+    };
+    Some(cmd.render_help().to_string())
+}
+
+/// The usage line of `bmk COMMAND`.
+fn usage(mut cmd: clap::Command) -> String {
+    cmd.render_usage().to_string().replace("Usage: ", "usage: ")
 }
 
 fn read_inputs(command: &str, paths: &[PathBuf]) -> Result<Vec<RunData>> {
@@ -114,32 +177,24 @@ fn read_inputs(command: &str, paths: &[PathBuf]) -> Result<Vec<RunData>> {
         .collect()
 }
 
-const MERGE_USAGE: &str =
-    "usage: bmk merge [--mixed] [--partial] [--allow-duplicates] [--results=FILE.json] [--results-dir=DIR] FILE|DIR...";
-
 fn merge(args: &[String]) -> Result<i32> {
-    let a = Args::parse(
-        "merge",
-        args,
-        &["results", "results-dir"],
-        &["mixed", "partial", "allow-duplicates", "help"],
-    )?;
-    if a.flag("help") {
-        println!("{MERGE_USAGE}");
-        return Ok(0);
-    }
-    if a.paths.len() < 2 {
+    let a: MergeArgs = match parse(args) {
+        Ok(a) => a,
+        Err(done) => return done,
+    };
+    if a.inputs.len() < 2 {
         return Err(fail(format!(
-            "bmk merge: give two or more inputs ({MERGE_USAGE})"
+            "bmk merge: give two or more inputs ({})",
+            usage(MergeArgs::command())
         )));
     }
-    let inputs = read_inputs("merge", &a.paths)?;
+    let inputs = read_inputs("merge", &a.inputs)?;
     let merged = bmk_analysis::merge_runs(
         &inputs,
         MergeOptions {
-            mixed: a.flag("mixed"),
-            partial: a.flag("partial"),
-            allow_duplicates: a.flag("allow-duplicates"),
+            mixed: a.mixed,
+            partial: a.partial,
+            allow_duplicates: a.allow_duplicates,
             ..MergeOptions::default()
         },
     )
@@ -151,7 +206,11 @@ fn merge(args: &[String]) -> Result<i32> {
         };
         let f = &result.final_stats;
         if several {
-            println!("{} ({} users):", level.name(), level.info.users);
+            println!(
+                "{} ({}):",
+                level.name(),
+                bmk_analysis::users(level.info.users)
+            );
         }
         println!(
             "Merged {} results: {} threads over a common window of {:.3}s\n",
@@ -159,7 +218,7 @@ fn merge(args: &[String]) -> Result<i32> {
         );
         print!("{}", bmk_analysis::output::final_report_text(result));
     }
-    if let Some(path) = a.value("results") {
+    if let Some(path) = &a.results {
         if several {
             return Err(fail(
                 "bmk merge: --results writes one level; these inputs have several: use --results-dir=DIR",
@@ -172,30 +231,28 @@ fn merge(args: &[String]) -> Result<i32> {
             .ok_or_else(|| fail("bmk merge: nothing to write"))?;
         bmk_analysis::output::write_results_file(Path::new(path), &file).map_err(analysis_error)?;
     }
-    if let Some(dir) = a.value("results-dir") {
+    if let Some(dir) = &a.results_dir {
         bmk_analysis::output::write_results_dir(Path::new(dir), &merged, inputs.first())
             .map_err(analysis_error)?;
     }
     Ok(0)
 }
 
-const REPORT_USAGE: &str = "usage: bmk report [--output=FILE.html] DIR";
-
 fn report(args: &[String]) -> Result<i32> {
-    let a = Args::parse("report", args, &["output"], &["help"])?;
-    if a.flag("help") {
-        println!("{REPORT_USAGE}");
-        return Ok(0);
-    }
-    let [path] = a.paths.as_slice() else {
+    let a: ReportArgs = match parse(args) {
+        Ok(a) => a,
+        Err(done) => return done,
+    };
+    let [path] = a.inputs.as_slice() else {
         return Err(fail(format!(
-            "bmk report: give one results directory ({REPORT_USAGE})"
+            "bmk report: give one results directory ({})",
+            usage(ReportArgs::command())
         )));
     };
     let run = RunData::read(path).map_err(analysis_error)?;
     let report = bmk_analysis::report::Report::build(&run).map_err(analysis_error)?;
     let html = bmk_analysis::page::render("report", &report).map_err(analysis_error)?;
-    let out = match a.value("output") {
+    let out = match &a.output {
         Some(o) => PathBuf::from(o),
         None if path.is_dir() => path.join("report.html"),
         None => path.with_extension("html"),
@@ -212,24 +269,15 @@ fn report(args: &[String]) -> Result<i32> {
     Ok(0)
 }
 
-const COMPARE_USAGE: &str =
-    "usage: bmk compare [--mixed] [--output=FILE.html] [--fail-if-slower=PCT] DIR_A DIR_B...";
-
 /// Exit code of `bmk compare --fail-if-slower` when a side is slower.
 const SLOWER_EXIT: i32 = 2;
 
 fn compare(args: &[String]) -> Result<i32> {
-    let a = Args::parse(
-        "compare",
-        args,
-        &["output", "fail-if-slower"],
-        &["help", "mixed"],
-    )?;
-    if a.flag("help") {
-        println!("{COMPARE_USAGE}");
-        return Ok(0);
-    }
-    let limit = match a.value("fail-if-slower") {
+    let a: CompareArgs = match parse(args) {
+        Ok(a) => a,
+        Err(done) => return done,
+    };
+    let limit = match &a.fail_if_slower {
         Some(v) => Some(
             v.trim_end_matches('%')
                 .parse::<f64>()
@@ -243,18 +291,17 @@ fn compare(args: &[String]) -> Result<i32> {
         ),
         None => None,
     };
-    if a.paths.len() < 2 {
+    if a.inputs.len() < 2 {
         return Err(fail(format!(
-            "bmk compare: give two or more results directories ({COMPARE_USAGE})"
+            "bmk compare: give two or more results directories ({})",
+            usage(CompareArgs::command())
         )));
     }
-    let runs = read_inputs("compare", &a.paths)?;
-    let opts = bmk_analysis::compare::CompareOptions {
-        mixed: a.flag("mixed"),
-    };
+    let runs = read_inputs("compare", &a.inputs)?;
+    let opts = bmk_analysis::compare::CompareOptions { mixed: a.mixed };
     let cmp = bmk_analysis::compare::compare(&runs, opts).map_err(analysis_error)?;
     print!("{}", cmp.text_summary());
-    if let Some(out) = a.value("output") {
+    if let Some(out) = &a.output {
         let html = bmk_analysis::page::render("compare", &cmp).map_err(analysis_error)?;
         bmk_analysis::output::write_atomic(Path::new(out), html.as_bytes())
             .map_err(analysis_error)?;

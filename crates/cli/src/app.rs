@@ -23,6 +23,7 @@ use crate::defs;
 use crate::execution;
 use crate::help;
 use crate::option_pipeline;
+use crate::own_commands::{self, Request};
 use crate::run_settings::RunSettings;
 use crate::runner;
 use crate::script_benchmark::ScriptBenchmark;
@@ -86,6 +87,25 @@ pub fn run(mut inv: Invocation) -> Result<i32> {
     if !inv.strict {
         if let Some(outcome) = crate::analysis_commands::dispatch(&inv.args) {
             return outcome;
+        }
+        match own_commands::request(&inv.args) {
+            Some(Request::Version) => {
+                println!("{}", banner::version_line(false, inv.compat));
+                return Ok(0);
+            }
+            Some(Request::Help(None)) => {
+                print_help(&inv);
+                return Ok(0);
+            }
+            Some(Request::Help(Some(command))) => {
+                if let Some(text) = own_commands::help_of(&command) {
+                    print!("{text}");
+                    return Ok(0);
+                }
+                // `bmk help TEST` is `bmk TEST help`.
+                inv.args = vec![command, "help".to_string()];
+            }
+            None => {}
         }
     }
     let statics = option_pipeline::static_options();
@@ -160,6 +180,9 @@ pub fn run(mut inv: Invocation) -> Result<i32> {
         print_drivers();
         return Ok(0);
     }
+    if !inv.strict {
+        check_driver(&opts)?;
+    }
     if raw.test.is_none() && !inv.strict && std::io::stdin().is_terminal() {
         print_help(&inv);
         return Ok(0);
@@ -217,10 +240,18 @@ fn reject_undeclared(opts: &OptionSet, given: &[GivenOption], strict: bool) -> R
         .iter()
         .find(|g| undeclared.contains(&bmk_engine::options::canonical(&g.name)))
     {
-        return Err(user_error(format!(
+        let mut message = format!(
             "invalid option: {}",
             bmk_report::redact::shown_argument(&first.original)
-        )));
+        );
+        // sysbench says no more; bmk names the option probably meant.
+        if let Some(meant) = (!strict)
+            .then(|| own_commands::option_suggestion(opts, &first.name))
+            .flatten()
+        {
+            message.push_str(&format!("; did you mean {meant}?"));
+        }
+        return Err(user_error(message));
     }
     validate(opts, given, strict)
 }
@@ -245,6 +276,11 @@ fn resolve_target(inv: &Invocation, test: Option<&str>) -> Result<Target> {
             on_stdout(user_error(format!(
                 "FATAL: Cannot find benchmark '{name}': no such built-in test, file or module"
             )))
+        } else if e.kind == bmk_lua::LuaErrorKind::NotFound && !name.contains(['/', '.']) {
+            let meant = own_commands::command_suggestion(name)
+                .map(|m| format!("; did you mean 'bmk {m}'?"))
+                .unwrap_or_else(|| "; 'bmk --help' lists the commands and tests".to_string());
+            user_error(format!("{e}{meant}"))
         } else {
             user_error(e.to_string())
         }
@@ -511,6 +547,9 @@ fn run_script(
         if command == "cleanup" && (builtin.is_some() || opts.string("barrier").is_some()) {
             start_barrier::drop_table(&opts).map_err(user_error)?;
         }
+        if command == "cleanup" && builtin.is_some() {
+            remove_empty_sqlite_file(&opts).map_err(user_error)?;
+        }
         return Ok(0);
     }
     let mut settings = run_settings(inv, &opts, &name, command)?;
@@ -572,6 +611,69 @@ fn run_settings(
     })
 }
 
+/// After a built-in workload's `cleanup` on SQLite: the database file goes too when
+/// nothing is left in it (no table, index, view or trigger), as a server's database
+/// would hold nothing any more. A file with anything else in it stays.
+fn remove_empty_sqlite_file(opts: &OptionSet) -> std::result::Result<(), String> {
+    use bmk_sql::{Driver, DriverConfig, DriverKind};
+    let kind: DriverKind = opts
+        .string("db-driver")
+        .unwrap_or_else(|| "mysql".into())
+        .parse()?;
+    if kind != DriverKind::Sqlite {
+        return Ok(());
+    }
+    let path = std::path::PathBuf::from(opts.string("sqlite-db").unwrap_or_default());
+    if !path.is_file() {
+        return Ok(());
+    }
+    let config = DriverConfig::from_options(kind, &|n| opts.raw(n)).map_err(|e| e.message)?;
+    let objects = {
+        let mut conn = Driver::new(config)
+            .connect(0)
+            .map_err(|e| format!("cannot check {}: {e}", path.display()))?;
+        let rs = conn
+            .query("SELECT count(*) FROM sqlite_master")
+            .map_err(|e| format!("cannot check {}: {e}", path.display()))?;
+        conn.disconnect();
+        rs.and_then(|rs| {
+            rs.rows()
+                .next()
+                .and_then(|row| row.first().copied().flatten().map(<[u8]>::to_vec))
+        })
+    };
+    if objects.as_deref() == Some(b"0".as_slice()) {
+        std::fs::remove_file(&path)
+            .map_err(|e| format!("cannot remove the empty {}: {e}", path.display()))?;
+        // SQLite's journal files of the database, if a crash left any.
+        for suffix in ["-journal", "-wal", "-shm"] {
+            let mut side = path.clone().into_os_string();
+            side.push(suffix);
+            let _ = std::fs::remove_file(side);
+        }
+    }
+    Ok(())
+}
+
+/// Refuses a `--db-driver` that names no driver, in one line, before a script could
+/// fail on it with a Lua error.
+fn check_driver(opts: &OptionSet) -> Result<()> {
+    let Some(name) = opts.string("db-driver") else {
+        return Ok(());
+    };
+    if name.parse::<bmk_sql::DriverKind>().is_ok() {
+        return Ok(());
+    }
+    let valid: Vec<&str> = bmk_sql::DriverKind::ALL.iter().map(|k| k.name()).collect();
+    let meant = own_commands::driver_suggestion(&name)
+        .map(|m| format!("; did you mean '{m}'?"))
+        .unwrap_or_default();
+    Err(user_error(format!(
+        "invalid database driver name: '{name}' (valid: {}){meant}",
+        valid.join(", ")
+    )))
+}
+
 fn print_drivers() {
     println!("Available database drivers:");
     for kind in bmk_sql::DriverKind::ALL {
@@ -591,10 +693,11 @@ fn print_help(inv: &Invocation) {
         );
         return;
     }
-    let mut text = format!(
+    let mut text = own_commands::overview();
+    text.push_str(&format!(
         "Usage:\n  {} [options]... [testname] [command]\n\nCommands implemented by most tests: prepare run cleanup help\n\n",
         inv.program()
-    );
+    ));
     for group in defs::general_groups() {
         text.push_str(group.title);
         text.push('\n');

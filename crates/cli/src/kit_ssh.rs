@@ -21,22 +21,14 @@ use std::time::Duration;
 
 use anyhow::{anyhow, Result};
 use bmk_analysis::{MergeOptions, RunData};
+use bmk_kit::args::{KitCommand, SshArgs};
 use bmk_kit::catalog::{self, Action};
 use bmk_kit::command::shell_line;
 
 use crate::user_error::user_error;
 
-const USAGE: &str = "usage: bmk kit ssh HOST... -- NAME USERS SECONDS [--ssh-command=CMD] [--remote-bmk=PATH] [--remote-dir=DIR] [--barrier=NAME] [--barrier-timeout=S] [--results-dir=DIR] [options]";
-
-/// The options of `bmk kit ssh` itself; every other option goes to each client.
-const OWN: [&str; 6] = [
-    "ssh-command",
-    "remote-bmk",
-    "remote-dir",
-    "barrier",
-    "barrier-timeout",
-    "results-dir",
-];
+const USAGE: &str =
+    "usage: bmk kit ssh HOST... -- NAME USERS SECONDS [options] (see 'bmk kit ssh --help')";
 
 /// What `bmk kit ssh` was asked for.
 #[derive(Debug)]
@@ -54,39 +46,32 @@ struct SshRun {
     passed: Vec<String>,
 }
 
-fn parse(args: &[String]) -> Result<SshRun> {
+/// `Err(Ok(0))` when a help text was printed.
+fn parse(args: &[String]) -> std::result::Result<SshRun, Result<i32>> {
+    let mut argv = vec!["ssh".to_string()];
+    argv.extend(args.iter().cloned());
+    let (a, passed) = match bmk_kit::command::parse(&argv) {
+        Ok((KitCommand::Ssh(a), passed)) => (a, passed),
+        Ok(_) => return Err(Err(user_error(USAGE))),
+        Err(done) => return Err(done.map_err(|e| user_error(e.to_string()))),
+    };
+    parse_ssh(a, passed).map_err(Err)
+}
+
+fn parse_ssh(a: SshArgs, passed: Vec<String>) -> Result<SshRun> {
     let usage = || user_error(USAGE);
-    let mut words = Vec::new();
-    let mut own = std::collections::BTreeMap::new();
-    let mut passed = Vec::new();
-    let mut after_dashes = None;
-    for a in args {
-        if a == "--" && after_dashes.is_none() {
-            after_dashes = Some(words.len());
-            continue;
-        }
-        match a.strip_prefix("--") {
-            Some(body) => {
-                let (name, value) = body.split_once('=').unwrap_or((body, ""));
-                let canon = name.replace('_', "-");
-                if OWN.contains(&canon.as_str()) {
-                    own.insert(canon, value.to_string());
-                } else if matches!(canon.as_str(), "clients" | "results" | "config") {
-                    return Err(user_error(format!(
-                        "--{canon} is set by 'bmk kit ssh' for each client (one per HOST); leave it out"
-                    )));
-                } else {
-                    passed.push(a.clone());
-                }
-            }
-            None => words.push(a.clone()),
+    for p in &passed {
+        let name = p.trim_start_matches("--").split('=').next().unwrap_or("");
+        if matches!(name, "clients" | "results" | "config") {
+            return Err(user_error(format!(
+                "--{name} is set by 'bmk kit ssh' for each client (one per HOST); leave it out"
+            )));
         }
     }
-    let split = after_dashes.ok_or_else(usage)?;
-    let (hosts, rest) = words.split_at(split);
-    let [scenario, users, seconds] = rest else {
+    let [scenario, users, seconds] = a.run.as_slice() else {
         return Err(usage());
     };
+    let hosts = &a.hosts;
     if hosts.is_empty() {
         return Err(user_error(format!("name at least one HOST ({USAGE})")));
     }
@@ -103,20 +88,21 @@ fn parse(args: &[String]) -> Result<SshRun> {
         .filter(|c| c.is_ascii_digit() || *c == 'T')
         .take(15)
         .collect();
-    let barrier = own
-        .get("barrier")
-        .cloned()
+    let barrier = a
+        .barrier
+        .clone()
         .unwrap_or_else(|| format!("ssh-{stamp}-{}", std::process::id()));
-    let ssh: Vec<String> = own
-        .get("ssh-command")
-        .map_or("ssh", String::as_str)
+    let ssh: Vec<String> = a
+        .ssh_command
+        .as_deref()
+        .unwrap_or("ssh")
         .split_whitespace()
         .map(str::to_string)
         .collect();
     if ssh.is_empty() {
         return Err(user_error("--ssh-command is empty"));
     }
-    let barrier_timeout = match own.get("barrier-timeout") {
+    let barrier_timeout = match &a.barrier_timeout {
         Some(v) => v
             .parse()
             .map_err(|_| user_error(format!("--barrier-timeout: '{v}' is not a number")))?,
@@ -128,16 +114,11 @@ fn parse(args: &[String]) -> Result<SshRun> {
         users,
         seconds,
         ssh,
-        remote_bmk: own
-            .get("remote-bmk")
-            .cloned()
-            .unwrap_or_else(|| "bmk".into()),
-        remote_dir: own
-            .get("remote-dir")
-            .cloned()
-            .unwrap_or_else(|| "/tmp".into()),
-        results_dir: own
-            .get("results-dir")
+        remote_bmk: a.remote_bmk.clone().unwrap_or_else(|| "bmk".into()),
+        remote_dir: a.remote_dir.clone().unwrap_or_else(|| "/tmp".into()),
+        results_dir: a
+            .results_dir
+            .as_ref()
             .map(PathBuf::from)
             .unwrap_or_else(|| PathBuf::from(format!("bmk-{barrier}"))),
         barrier,
@@ -180,11 +161,10 @@ fn ssh(run: &SshRun, host: &str, line: &str) -> Command {
 
 /// Runs `bmk kit ssh`; returns the exit code.
 pub fn main(args: &[String], interrupt: &Arc<AtomicUsize>) -> Result<i32> {
-    if args.iter().any(|a| a == "--help" || a == "help") {
-        println!("{USAGE}");
-        return Ok(0);
-    }
-    let run = parse(args)?;
+    let run = match parse(args) {
+        Ok(run) => run,
+        Err(done) => return done,
+    };
     let s = catalog::parse(&run.scenario).map_err(|e| user_error(e.to_string()))?;
     if s.action != Action::Run {
         return Err(user_error(format!(
@@ -210,10 +190,10 @@ pub fn main(args: &[String], interrupt: &Arc<AtomicUsize>) -> Result<i32> {
     }
     std::fs::create_dir_all(&clients_dir)?;
     println!(
-        "[kit] {} on {} hosts ({} users each), barrier '{}'; results: {}",
+        "[kit] {} on {} hosts ({} each), barrier '{}'; results: {}",
         s.name,
         run.hosts.len(),
-        run.users,
+        bmk_analysis::users(run.users),
         run.barrier,
         run.results_dir.display()
     );
@@ -348,10 +328,11 @@ mod tests {
 
     #[test]
     fn hosts_come_before_the_dashes_and_options_anywhere() {
-        let r = parse(&v(
+        let Ok(r) = parse(&v(
             "a --ssh-command=./fake b -- OLTP_RO_1K_1tab 4 10 --mysql-host=db --barrier=x",
-        ))
-        .unwrap();
+        )) else {
+            panic!("not parsed")
+        };
         assert_eq!(r.hosts, ["a", "b"]);
         assert_eq!((r.users, r.seconds), (4, 10));
         assert_eq!(r.ssh, ["./fake"]);
@@ -366,8 +347,12 @@ mod tests {
 
     #[test]
     fn what_the_clients_get_from_the_kit_is_refused() {
-        let e = parse(&v("a -- X 1 1 --clients=3")).unwrap_err().to_string();
+        let error = |line: &str| match parse(&v(line)) {
+            Err(Err(e)) => e.to_string(),
+            _ => panic!("{line} was taken"),
+        };
+        let e = error("a -- X 1 1 --clients=3");
         assert!(e.contains("--clients is set by 'bmk kit ssh'"), "{e}");
-        assert!(parse(&v("a b X 1 1")).is_err());
+        assert!(error("a b X 1 1").contains("usage: bmk kit ssh"));
     }
 }

@@ -10,6 +10,7 @@ mod execution;
 mod help;
 mod kit_ssh;
 mod option_pipeline;
+mod own_commands;
 mod results;
 mod results_dir;
 mod run_settings;

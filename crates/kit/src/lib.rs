@@ -6,7 +6,7 @@
 //! the live status capture ([`sampler`], through [`server`]), the tables an OLTP level
 //! will read ([`data_size`]), the Kubernetes manifest
 //! of a run from several client pods ([`k8s`]) and the `bmk kit` commands
-//! ([`command`]). It sits above the workloads and beside the command line: the `bmk`
+//! ([`command`], parsed by [`args`]). It sits above the workloads and beside the command line: the `bmk`
 //! binary calls into it, and it never depends on the binary. It must not measure
 //! (the engine does), format reports (`bmk-report` does) or parse the sysbench
 //! command line (the binary does).
@@ -23,6 +23,7 @@
 //! ```
 #![deny(missing_docs)]
 
+pub mod args;
 mod atomic_file;
 pub mod catalog;
 pub mod child_process;

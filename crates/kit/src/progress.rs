@@ -1,5 +1,5 @@
 //! The line saying where long work stands — a sweep (level k of n, time left) or a
-//! `kit prepare` (table k of n started) — and how the child process's own lines reach
+//! `kit prepare` (rows loaded and indexes built, or units started) — and how the child process's own lines reach
 //! the screen beside it. On a terminal (standard output and standard error both one)
 //! the line is a live `indicatif` bar on standard error kept below the scrolling lines,
 //! which stay on standard output; otherwise nothing moves: the lines pass through as
@@ -91,10 +91,11 @@ impl Position {
             String::new()
         };
         format!(
-            "[kit] {what} {} of {}: {} users{repeat}, {} left",
+            "[kit] {what} {} of {}: {} user{}{repeat}, {} left",
             self.level,
             self.levels,
             self.users,
+            if self.users == 1 { "" } else { "s" },
             clock(self.left)
         )
     }
@@ -151,6 +152,10 @@ impl Screen {
     }
 }
 
+/// The environment variable through which a `bmk` prepare reports rows loaded and
+/// index builds finished (the Lua host's load progress writes the file it names).
+pub const LOAD_PROGRESS_ENV: &str = "BMK_LOAD_PROGRESS";
+
 /// The units a `prepare` loads and the line its process prints as it starts one.
 #[derive(Debug, Clone, PartialEq)]
 pub struct PrepareWork {
@@ -158,6 +163,12 @@ pub struct PrepareWork {
     pub unit: &'static str,
     /// Units to load.
     pub total: u64,
+    /// Rows to load in all, when the test loads them through the reporting loader (the
+    /// OLTP family); 0 when only units are followed.
+    pub rows: u64,
+    /// Secondary indexes built after the load (one per table unless
+    /// `--create-secondary=off`).
+    pub indexes: u64,
     /// The start of the line printed as a unit's load starts.
     marker: &'static str,
 }
@@ -167,28 +178,44 @@ impl PrepareWork {
     /// one wins as on the command line); `None` for a test whose load is not followed.
     pub fn of(words: &[String]) -> Option<PrepareWork> {
         let test = words.first()?;
-        let get = |name: &str| -> u64 {
+        let value = |name: &str| -> Option<&str> {
             words
                 .iter()
                 .rev()
                 .filter_map(|w| w.strip_prefix("--")?.split_once('='))
                 .find(|(n, _)| n.replace('_', "-") == name)
-                .and_then(|(_, v)| v.parse().ok())
-                .unwrap_or(1)
+                .map(|(_, v)| v)
+        };
+        let get = |name: &str, default: u64| -> u64 {
+            value(name).and_then(|v| v.parse().ok()).unwrap_or(default)
         };
         let (unit, total, marker) = match test.as_str() {
             "tpcc" => (
                 "warehouse",
-                get("tables") * get("scale"),
+                get("tables", 1) * get("scale", 1),
                 "Loading warehouse ",
             ),
-            "dbstress" => ("set", get("obj-tables"), "Creating dbSTRESS set #"),
-            t if t.starts_with("oltp_") => ("table", get("tables"), "Inserting "),
+            "dbstress" => ("set", get("obj-tables", 1), "Creating dbSTRESS set #"),
+            t if t.starts_with("oltp_") => ("table", get("tables", 1), "Inserting "),
             _ => return None,
+        };
+        let total = total.max(1);
+        let (rows, indexes) = if unit == "table" {
+            let secondary = value("create-secondary")
+                .is_none_or(|v| !matches!(v, "off" | "false" | "no" | "0"));
+            // The OLTP family's default table size.
+            (
+                total * get("table-size", 10_000),
+                if secondary { total } else { 0 },
+            )
+        } else {
+            (0, 0)
         };
         Some(PrepareWork {
             unit,
-            total: total.max(1),
+            total,
+            rows,
+            indexes,
             marker,
         })
     }
@@ -196,6 +223,21 @@ impl PrepareWork {
     /// Whether `line` says a unit's load starts.
     pub fn starts_unit(&self, line: &str) -> bool {
         line.starts_with(self.marker)
+    }
+
+    /// The bar's length: rows, and each index build weighted as a quarter of its
+    /// table's rows (building an index over N rows takes a fraction of their load); or
+    /// the units, when rows are not reported.
+    pub fn length(&self) -> u64 {
+        if self.rows > 0 {
+            self.rows + self.indexes * self.index_weight()
+        } else {
+            self.total
+        }
+    }
+
+    fn index_weight(&self) -> u64 {
+        (self.rows / self.total / 4).max(1)
     }
 
     /// The progress line after `started` units started, `elapsed` into the prepare.
@@ -208,27 +250,111 @@ impl PrepareWork {
             clock(elapsed)
         )
     }
+
+    /// The progress line once rows are reported: rows loaded and indexes built.
+    pub fn rows_line(&self, done: &LoadDone, elapsed: Duration) -> String {
+        let mut line = format!(
+            "[kit] prepare: {} of {} rows",
+            short(done.rows.min(self.rows)),
+            short(self.rows)
+        );
+        if self.indexes > 0 {
+            line.push_str(&format!(
+                ", {} of {} indexes",
+                done.indexes.min(self.indexes),
+                self.indexes
+            ));
+        }
+        line.push_str(&format!(", {}", clock(elapsed)));
+        line
+    }
+
+    /// Where the bar stands. With rows reported: rows plus weighted finished indexes.
+    /// Otherwise the units whose load has ended (all started but the last ones, one
+    /// per loader, are taken as running): a bar is full only when the prepare ends.
+    pub fn position(&self, started: u64, done: &LoadDone) -> u64 {
+        if self.rows > 0 && done.reported {
+            done.rows.min(self.rows) + done.indexes.min(self.indexes) * self.index_weight()
+        } else if self.rows > 0 {
+            started.saturating_sub(1).min(self.total) * (self.rows / self.total)
+        } else {
+            started.saturating_sub(1).min(self.total)
+        }
+    }
+}
+
+/// `12.3M`, `450k`, `999`: row counts short enough for the bar's line.
+fn short(n: u64) -> String {
+    if n >= 1_000_000 {
+        format!("{:.1}M", n as f64 / 1e6)
+    } else if n >= 10_000 {
+        format!("{}k", n / 1000)
+    } else {
+        n.to_string()
+    }
+}
+
+/// What the prepare reported done through its progress file.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct LoadDone {
+    /// Whether any row was reported (else the loader does not report).
+    pub reported: bool,
+    /// Rows loaded.
+    pub rows: u64,
+    /// Index builds finished.
+    pub indexes: u64,
+}
+
+impl LoadDone {
+    /// Adds the complete lines of `text` (`rows N`, `index`); returns what is left of
+    /// an incomplete last line.
+    pub fn add(&mut self, text: &str) -> String {
+        let (complete, rest) = match text.rfind('\n') {
+            Some(i) => (&text[..=i], &text[i + 1..]),
+            None => ("", text),
+        };
+        for line in complete.lines() {
+            if let Some(n) = line.strip_prefix("rows ") {
+                if let Ok(n) = n.trim().parse::<u64>() {
+                    self.rows += n;
+                    self.reported = true;
+                }
+            } else if line == "index" {
+                self.indexes += 1;
+            }
+        }
+        rest.to_string()
+    }
 }
 
 /// A prepare's screen: the loading process's lines, and on a terminal a bar of the
-/// units started.
+/// rows loaded and indexes built (or of the units, for a test that reports no rows).
 pub struct PrepareScreen {
     work: PrepareWork,
     started: u64,
+    done: LoadDone,
+    /// The progress file the prepare appends to, and an incomplete line read from it.
+    progress: Option<(std::fs::File, String)>,
     bar: ProgressBar,
     since: Instant,
 }
 
 impl PrepareScreen {
     /// A screen whose bar is drawn to `target` ([`ProgressDrawTarget::stderr`] on a
-    /// terminal).
-    pub fn new(work: PrepareWork, target: ProgressDrawTarget) -> PrepareScreen {
+    /// terminal); `progress` is the file named to the prepare by [`LOAD_PROGRESS_ENV`].
+    pub fn new(
+        work: PrepareWork,
+        target: ProgressDrawTarget,
+        progress: Option<std::fs::File>,
+    ) -> PrepareScreen {
         // Message and bar fit in 80 columns: a wrapped bar cannot be redrawn in place.
-        let bar = bar(Some(work.total), "{msg} [{bar:20}]");
+        let bar = bar(Some(work.length()), "{msg} [{bar:20}]");
         bar.set_draw_target(target);
         let screen = PrepareScreen {
             work,
             started: 0,
+            done: LoadDone::default(),
+            progress: progress.map(|f| (f, String::new())),
             bar,
             since: Instant::now(),
         };
@@ -245,11 +371,23 @@ impl PrepareScreen {
         self.tick();
     }
 
-    /// Refreshes the bar (the elapsed time moves even when no line comes).
-    pub fn tick(&self) {
-        self.bar.set_position(self.started.min(self.work.total));
+    /// Reads what the prepare reported since and refreshes the bar (the elapsed time
+    /// moves even when nothing else does).
+    pub fn tick(&mut self) {
+        if let Some((file, pending)) = &mut self.progress {
+            use std::io::Read as _;
+            let mut text = std::mem::take(pending);
+            let _ = file.read_to_string(&mut text);
+            *pending = self.done.add(&text);
+        }
+        let elapsed = self.since.elapsed();
         self.bar
-            .set_message(self.work.line(self.started, self.since.elapsed()));
+            .set_position(self.work.position(self.started, &self.done));
+        self.bar.set_message(if self.done.reported {
+            self.work.rows_line(&self.done, elapsed)
+        } else {
+            self.work.line(self.started, elapsed)
+        });
     }
 
     /// Units started so far.
@@ -257,9 +395,13 @@ impl PrepareScreen {
         self.started
     }
 
-    /// The bar's position and message as drawn last.
-    pub fn state(&self) -> (u64, String) {
-        (self.bar.position(), self.bar.message())
+    /// The bar's position, length and message as drawn last.
+    pub fn state(&self) -> (u64, u64, String) {
+        (
+            self.bar.position(),
+            self.bar.length().unwrap_or(0),
+            self.bar.message(),
+        )
     }
 
     /// Removes the bar.
@@ -295,6 +437,11 @@ mod tests {
         assert_eq!((d.unit, d.total), ("set", 4));
         assert!(d.starts_unit("Creating dbSTRESS set #2 ..."));
         assert_eq!(PrepareWork::of(&words("cpu prepare")), None);
+        let off = PrepareWork::of(&words(
+            "oltp_read_only --tables=3 --create-secondary=off prepare",
+        ))
+        .unwrap();
+        assert_eq!((off.rows, off.indexes), (30_000, 0));
         assert_eq!(
             w.line(2, Duration::from_secs(83)),
             "[kit] prepare: table 2 of 3 started, 1:23 elapsed"
@@ -307,27 +454,70 @@ mod tests {
     }
 
     #[test]
-    fn the_prepare_bar_counts_the_units_as_their_lines_pass() {
-        let work = PrepareWork::of(&words("oltp_read_write --tables=2 prepare")).unwrap();
-        let mut screen = PrepareScreen::new(work, ProgressDrawTarget::hidden());
+    fn without_reported_rows_the_bar_counts_finished_units_and_is_never_full_early() {
+        let work = PrepareWork::of(&words("tpcc --tables=1 --scale=2 prepare")).unwrap();
+        let mut screen = PrepareScreen::new(work, ProgressDrawTarget::hidden(), None);
         assert_eq!(screen.state().0, 0);
-        for line in [
-            "Creating table 'sbtest1'...",
-            "Inserting 500 records into 'sbtest1'",
-            "Creating a secondary index on 'sbtest1'...",
-            "Creating table 'sbtest2'...",
-        ] {
-            screen.line(line);
-        }
-        assert_eq!(screen.started(), 1);
-        let (pos, msg) = screen.state();
-        assert_eq!(pos, 1);
+        screen.line("Loading warehouse 1, table set 1");
+        assert_eq!(screen.state().0, 0, "the first warehouse is loading");
+        screen.line("Loading warehouse 2, table set 1");
+        let (pos, len, msg) = screen.state();
+        assert_eq!((pos, len), (1, 2), "the last warehouse is still loading");
         assert!(
-            msg.starts_with("[kit] prepare: table 1 of 2 started, 0:0"),
+            msg.starts_with("[kit] prepare: warehouse 2 of 2 started"),
             "{msg}"
         );
-        screen.line("Inserting 500 records into 'sbtest2'");
-        assert_eq!(screen.state().0, 2);
+        screen.finish();
+    }
+
+    #[test]
+    fn the_prepare_bar_follows_rows_and_index_builds_to_the_end() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("progress");
+        std::fs::write(&path, "").unwrap();
+        let work = PrepareWork::of(&words(
+            "oltp_read_write --tables=2 --table-size=1000 prepare",
+        ))
+        .unwrap();
+        assert_eq!((work.rows, work.indexes), (2000, 2));
+        let reader = std::fs::File::open(&path).unwrap();
+        let mut screen = PrepareScreen::new(work, ProgressDrawTarget::hidden(), Some(reader));
+        let append = |text: &str| {
+            use std::io::Write as _;
+            let mut f = std::fs::File::options().append(true).open(&path).unwrap();
+            f.write_all(text.as_bytes()).unwrap();
+        };
+        screen.line("Creating table 'sbtest1'...");
+        screen.line("Inserting 1000 records into 'sbtest1'");
+        append("rows 1000\n");
+        screen.line("Creating a secondary index on 'sbtest1'...");
+        let (pos, len, msg) = screen.state();
+        assert_eq!((pos, len), (1000, 2500));
+        assert!(
+            msg.starts_with("[kit] prepare: 1000 of 2000 rows, 0 of 2 indexes, 0:0"),
+            "{msg}"
+        );
+        append("index\nrows 600\nrows 4");
+        screen.tick();
+        assert_eq!(
+            screen.state().0,
+            1850,
+            "an incomplete line waits for its end"
+        );
+        append("00\n");
+        screen.line("Creating a secondary index on 'sbtest2'...");
+        let (pos, _, msg) = screen.state();
+        assert_eq!(
+            pos, 2250,
+            "both tables loaded, the second index still building"
+        );
+        assert!(
+            msg.starts_with("[kit] prepare: 2000 of 2000 rows, 1 of 2 indexes"),
+            "{msg}"
+        );
+        append("index\n");
+        screen.tick();
+        assert_eq!(screen.state().0, 2500, "full when the last index is built");
         screen.finish();
     }
 

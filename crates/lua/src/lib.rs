@@ -64,6 +64,7 @@ mod generated_rows;
 mod heap;
 mod histogram;
 mod host;
+mod load_progress;
 mod log;
 mod options;
 mod report;

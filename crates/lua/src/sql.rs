@@ -470,6 +470,7 @@ pub unsafe extern "C" fn bmk_conn_query(c: *mut BmkConn, sql: *const c_char, len
             .map(|set| counted_as(set.is_some(), conn.affected_rows()));
         if let Some(k) = kind {
             count(k);
+            crate::load_progress::after_query(&sql);
         }
         let status = rs.take(r);
         if kind == Some(QueryKind::Read) {
@@ -641,6 +642,7 @@ pub unsafe extern "C" fn bmk_conn_insert_generated(
         |conn, _| match conn.insert_rows(&table, &names, &mut rows) {
             Ok(n) => {
                 count(QueryKind::Write);
+                crate::load_progress::rows(n);
                 if !inserted.is_null() {
                     // SAFETY: guaranteed by the caller.
                     unsafe { *inserted = n };

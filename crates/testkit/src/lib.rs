@@ -4,7 +4,10 @@
 //! Owns: the skip-or-fail gate ([`unavailable`], [`require!`], [`ci`]),
 //! [`unique_name`], and [`bmk_bin`] for tests outside the binary's own crate. A test that cannot run prints one `NOTE: skipping test:` line on
 //! standard error, so a reader of the test log sees it; under `CI=true` (which `.ci/run`
-//! sets) it fails instead, so CI never passes by skipping.
+//! sets) it fails instead, so CI never passes by skipping. A skipped test still counts
+//! as passed, and nextest hides the output of passed tests, so each skip is also
+//! appended as one line to the file `$BMK_SKIP_LOG` names; `.ci/test` (the README's
+//! test command) sets it and prints the count and reasons when the run ends.
 //!
 //! Must not: depend on any bmk crate (the crates under test take it as a
 //! dev-dependency, and a dependency back on them would link a second copy of the crate
@@ -30,7 +33,41 @@ pub fn unavailable<T>(what: &str, why: &str) -> Option<T> {
         panic!("{what} is required under CI=true but unavailable: {why}");
     }
     eprintln!("NOTE: skipping test: {what} unavailable: {why}");
+    record_skip(what, why);
     None
+}
+
+/// Appends `test<TAB>what<TAB>why` to `$BMK_SKIP_LOG` when it is set. One short
+/// `O_APPEND` write per line, so the lines of tests running at once do not interleave.
+fn record_skip(what: &str, why: &str) {
+    let Some(path) = std::env::var_os("BMK_SKIP_LOG") else {
+        return;
+    };
+    let test = std::thread::current()
+        .name()
+        .filter(|n| *n != "main")
+        .map(str::to_string)
+        .unwrap_or_else(|| std::env::args().nth(1).unwrap_or_default());
+    let binary = std::env::current_exe()
+        .ok()
+        .and_then(|p| p.file_name().map(|n| n.to_string_lossy().into_owned()))
+        .map(|n| n.rsplit_once('-').map_or(n.clone(), |(b, _)| b.to_string()))
+        .unwrap_or_default();
+    let one_line = |s: &str| s.replace(['\n', '\t'], " ");
+    let line = format!(
+        "{binary}::{}\t{}\t{}\n",
+        one_line(&test),
+        one_line(what),
+        one_line(why)
+    );
+    use std::io::Write as _;
+    if let Ok(mut f) = std::fs::File::options()
+        .create(true)
+        .append(true)
+        .open(path)
+    {
+        let _ = f.write_all(line.as_bytes());
+    }
 }
 
 /// Unwraps an `Option` from a gated constructor, or returns from the test (a skip that
@@ -131,6 +168,28 @@ mod tests {
             a.starts_with(&format!("bmk_t_{}_", std::process::id())),
             "{a}"
         );
+    }
+
+    #[test]
+    fn a_skip_is_recorded_in_the_skip_log() {
+        let dir = std::env::temp_dir().join(unique_name("bmk_skip_log"));
+        std::fs::create_dir_all(&dir).unwrap();
+        let log = dir.join("skips.txt");
+        std::env::set_var("CI", "false");
+        std::env::set_var("BMK_SKIP_LOG", &log);
+        assert_eq!(unavailable::<u8>("PostgreSQL", "refused"), None);
+        assert_eq!(unavailable::<u8>("openssl", "not\ninstalled"), None);
+        std::env::remove_var("BMK_SKIP_LOG");
+        std::env::remove_var("CI");
+        let text = std::fs::read_to_string(&log).unwrap();
+        let lines: Vec<&str> = text.lines().collect();
+        assert_eq!(lines.len(), 2, "{text}");
+        assert!(
+            lines[0].ends_with("a_skip_is_recorded_in_the_skip_log\tPostgreSQL\trefused"),
+            "{text}"
+        );
+        assert!(lines[1].ends_with("\topenssl\tnot installed"), "{text}");
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 
     #[test]

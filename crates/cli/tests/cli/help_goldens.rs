@@ -1,5 +1,7 @@
 //! Every help text, byte for byte: `--help` as `bmk` and as `sysbench`, `--db-driver=help`,
-//! each system test's `help` and each built-in workload's `help`, under both names.
+//! each system test's `help` and each built-in workload's `help`, under both names; as
+//! `bmk`, its own commands' help (`help`, `-h`, `-V`, `kit`, each subcommand's `--help`)
+//! and the one-line errors of mistyped names (`*.stderr.txt`: standard error, exit 1).
 //!
 //! The goldens live in `tests/help/`, one file per command line (its standard output;
 //! the exit code must be 0 and standard error empty). They hold the option tables the
@@ -50,8 +52,47 @@ fn command_lines() -> Vec<(String, &'static str, String)> {
             ));
         }
     }
+    for (stem, args) in [
+        ("bmk-help", "help"),
+        ("bmk--h", "-h"),
+        ("bmk--V", "-V"),
+        ("bmk-version", "version"),
+        ("bmk-help-report", "help report"),
+        ("bmk-kit", "kit"),
+        ("bmk-kit--help", "kit --help"),
+        ("bmk-report--help", "report --help"),
+        ("bmk-compare--help", "compare --help"),
+        ("bmk-merge--help", "merge --help"),
+    ] {
+        lines.push((stem.to_string(), "bmk", args.to_string()));
+    }
+    for sub in ["list", "show", "prepare", "run", "sweep", "k8s", "ssh"] {
+        lines.push((
+            format!("bmk-kit-{sub}--help"),
+            "bmk",
+            format!("kit {sub} --help"),
+        ));
+    }
     lines
 }
+
+/// Mistakes whose one line of standard error is golden: (file stem, arguments).
+const TYPOS: [(&str, &str); 5] = [
+    ("bmk-repot.stderr", "repot results"),
+    ("bmk-kit-sweeep.stderr", "kit sweeep OLTP_RW_500_2tab-trx"),
+    (
+        "bmk-db-driver=sqlit.stderr",
+        "oltp_read_write --db-driver=sqlit prepare",
+    ),
+    (
+        "bmk-tabels.stderr",
+        "oltp_read_write --db-driver=sqlite --tabels=4 prepare",
+    ),
+    (
+        "bmk-compare-fail-if-slowr.stderr",
+        "compare a b --fail-if-slowr=5",
+    ),
+];
 
 /// The text with the commit in a `sysbench X.Y.Z-<commit>` banner replaced by `REV`.
 fn without_revision(text: &str) -> String {
@@ -87,6 +128,24 @@ fn every_help_text_matches_its_golden() {
         assert_text_eq(&expected, &run.stdout, &run.context());
         checked += 1;
     }
+    for (stem, args) in TYPOS {
+        // Standard output may hold the banner, as before any test's failure.
+        let run = dir.bmk().args(args).run().code(1);
+        let path = golden_dir().join(format!("{stem}.txt"));
+        if bless {
+            std::fs::write(&path, &run.stderr).expect("write a golden");
+            continue;
+        }
+        let expected = std::fs::read_to_string(&path).unwrap_or_else(|e| {
+            panic!(
+                "no golden {} ({e}); run with BMK_BLESS=1 to create it",
+                path.display()
+            )
+        });
+        assert_text_eq(&expected, &run.stderr, &run.context());
+        assert_eq!(run.stderr.lines().count(), 1, "{}", run.context());
+        checked += 1;
+    }
     if !bless {
         // Every golden on disk belongs to a command line still checked.
         let on_disk = std::fs::read_dir(golden_dir()).unwrap().count();
@@ -97,4 +156,44 @@ fn every_help_text_matches_its_golden() {
             golden_dir().display()
         );
     }
+}
+
+/// A bare `bmk` on a terminal prints the help `bmk --help` prints (off a terminal it
+/// reads a script from standard input, as sysbench does).
+#[test]
+fn a_bare_bmk_on_a_terminal_prints_the_help() {
+    let dir = Dir::new();
+    let (mut leader, mut follower) = (0, 0);
+    // SAFETY: openpty fills the two descriptors it is given; the others may be null.
+    let opened = unsafe {
+        libc::openpty(
+            &mut leader,
+            &mut follower,
+            std::ptr::null_mut(),
+            std::ptr::null(),
+            std::ptr::null(),
+        )
+    };
+    assert_eq!(opened, 0, "openpty");
+    // SAFETY: both descriptors were just opened and are owned here alone.
+    let (leader, follower) = unsafe {
+        use std::os::fd::FromRawFd;
+        (
+            std::fs::File::from_raw_fd(leader),
+            std::fs::File::from_raw_fd(follower),
+        )
+    };
+    let out = std::process::Command::new(BMK)
+        .current_dir(dir.path())
+        .stdin(follower)
+        .output()
+        .expect("run bmk");
+    drop(leader);
+    assert_eq!(out.status.code(), Some(0));
+    let expected = std::fs::read_to_string(golden_dir().join("bmk--help.txt")).unwrap();
+    assert_text_eq(
+        &expected,
+        &String::from_utf8_lossy(&out.stdout),
+        "bmk (standard input a terminal)",
+    );
 }

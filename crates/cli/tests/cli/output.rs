@@ -370,3 +370,35 @@ fn fileio_intermediate_line() {
         assert!(re.is_match(l), "{l:?}");
     }
 }
+
+/// A built-in workload's cleanup on SQLite removes the database file it leaves empty,
+/// and keeps one that holds anything else.
+#[test]
+fn cleanup_on_sqlite_removes_the_file_only_when_nothing_is_left_in_it() {
+    let dir = Dir::new();
+    let oltp = |command: &str| {
+        dir.bmk()
+            .args(&format!(
+                "oltp_read_write --db-driver=sqlite --tables=2 --table-size=50 {command}"
+            ))
+            .run()
+            .ok()
+    };
+    oltp("prepare");
+    assert!(dir.join("sbtest.db").exists());
+    oltp("cleanup");
+    assert!(!dir.join("sbtest.db").exists(), "{:?}", dir.entries());
+
+    oltp("prepare");
+    // A table of the user's own in the same file.
+    dir.write(
+        "own.lua",
+        "local con = sysbench.sql.driver():connect()\ncon:query('CREATE TABLE mine(x INT)')\n",
+    );
+    dir.bmk().args("--db-driver=sqlite own.lua").run().ok();
+    oltp("cleanup");
+    assert!(
+        dir.join("sbtest.db").exists(),
+        "a file with a table left in it is kept"
+    );
+}

@@ -32,6 +32,15 @@ pub struct ServerDb {
 impl ServerDb {
     /// Creates the database, or returns `None` after the skip note.
     pub fn new(kind: DriverKind) -> Option<ServerDb> {
+        Self::on_port(kind, None)
+    }
+
+    /// [`ServerDb::new`] on another PostgreSQL port. The password is never given here:
+    /// the connection (and every bmk the test runs) reads it from `PGPASSWORD`, which
+    /// `.ci/run` sets, or logs in without one where `pg_hba.conf` trusts 127.0.0.1.
+    pub fn on_port(kind: DriverKind, pg_port: Option<u16>) -> Option<ServerDb> {
+        let pg_port = pg_port.unwrap_or(5432).to_string();
+        let pg_what = format!("PostgreSQL (postgres on 127.0.0.1:{pg_port})");
         let (what, admin_opts): (&str, &[(&str, &str)]) = match kind {
             DriverKind::Mysql => (
                 "MariaDB (root on 127.0.0.1:3306)",
@@ -43,10 +52,10 @@ impl ServerDb {
                 ],
             ),
             _ => (
-                "PostgreSQL (postgres on 127.0.0.1:5432)",
+                &pg_what,
                 &[
                     ("pgsql-host", "127.0.0.1"),
-                    ("pgsql-port", "5432"),
+                    ("pgsql-port", &pg_port),
                     ("pgsql-user", "postgres"),
                     ("pgsql-db", "postgres"),
                     ("pgsql-sslmode", "disable"),
@@ -69,7 +78,7 @@ impl ServerDb {
             _ => vec![
                 "--db-driver=pgsql".into(),
                 "--pgsql-host=127.0.0.1".into(),
-                "--pgsql-port=5432".into(),
+                format!("--pgsql-port={pg_port}"),
                 "--pgsql-user=postgres".into(),
                 "--pgsql-sslmode=disable".into(),
                 format!("--pgsql-db={name}"),

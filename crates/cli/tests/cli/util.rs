@@ -100,6 +100,13 @@ impl Cmd {
         self
     }
 
+    /// Removes an environment variable from the command's environment.
+    pub fn env_remove(mut self, name: &str) -> Cmd {
+        self.cmd.env_remove(name);
+        self.line = format!("env -u {name} {}", self.line);
+        self
+    }
+
     /// Sets an environment variable of the command.
     pub fn env(mut self, name: &str, value: &str) -> Cmd {
         self.cmd.env(name, value);
