@@ -301,7 +301,7 @@ fn k8s_cmd(mut a: KitArgs, ctx: &KitContext) -> Result<i32, KitError> {
             .get("job")
             .cloned()
             .unwrap_or_else(|| crate::k8s::default_job_name(name, users, &stamp)),
-        image: get("image", &format!("bmk:{}", ctx.version)),
+        image: get("image", &crate::k8s::default_image(&ctx.version)),
         secret: get("secret", "bmk-db"),
         secret_key: get("secret-key", "password"),
         results_claim: get("results-claim", "bmk-results"),
