@@ -62,8 +62,11 @@ pub fn from_git(dir: &Path) -> Option<String> {
     // A commit moves HEAD (a worktree's own HEAD file) or the branch it names (under
     // the common directory, or in packed-refs): watch those, so a new commit rebuilds.
     let git_dir = git(dir, &["rev-parse", "--absolute-git-dir"])?;
-    let common = git(dir, &["rev-parse", "--path-format=absolute", "--git-common-dir"])
-        .unwrap_or_else(|| git_dir.clone());
+    let common = git(
+        dir,
+        &["rev-parse", "--path-format=absolute", "--git-common-dir"],
+    )
+    .unwrap_or_else(|| git_dir.clone());
     println!("cargo:rerun-if-changed={git_dir}/HEAD");
     println!("cargo:rerun-if-changed={common}/packed-refs");
     if let Some(branch) = git(dir, &["symbolic-ref", "-q", "HEAD"]) {

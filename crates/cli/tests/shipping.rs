@@ -74,7 +74,12 @@ fn git_archive_fills_in_the_source_commit_file() {
     }
     let head = git(&root, &["rev-parse", "HEAD"]);
     let out = Command::new("git")
-        .args(["archive", "--format=tar", "HEAD", "crates/cli/source-commit"])
+        .args([
+            "archive",
+            "--format=tar",
+            "HEAD",
+            "crates/cli/source-commit",
+        ])
         .current_dir(&root)
         .output()
         .unwrap();
@@ -112,7 +117,10 @@ fn a_git_work_tree_names_its_commit_and_says_when_files_differ() {
     assert_eq!(from_git(d), Some(head[..12].to_string()));
     std::fs::write(d.join("a.rs"), "fn a() { }\n").unwrap();
     assert_eq!(from_git(d), Some(format!("{}.modified", &head[..12])));
-    assert_eq!(from_git(&std::env::temp_dir().join("no-such-dir-bmk")), None);
+    assert_eq!(
+        from_git(&std::env::temp_dir().join("no-such-dir-bmk")),
+        None
+    );
 }
 
 /// The binary under test was built from this work tree, so it names HEAD.
@@ -165,5 +173,8 @@ fn the_k8s_job_runs_the_recipes_image_unless_told_otherwise() {
         image(&[]),
         format!("localhost/bmk:{}", env!("CARGO_PKG_VERSION"))
     );
-    assert_eq!(image(&["--image=registry.example/bmk:1"]), "registry.example/bmk:1");
+    assert_eq!(
+        image(&["--image=registry.example/bmk:1"]),
+        "registry.example/bmk:1"
+    );
 }
