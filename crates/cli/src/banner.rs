@@ -17,14 +17,24 @@ pub fn sysbench_version_string(compat: Compat) -> String {
     format!("sysbench {}", compat.sysbench_version())
 }
 
-/// What `--version` prints.
+/// The source this binary was built from, as SemVer build metadata: `git.COMMIT`
+/// (its first 12 hex digits, `.modified` when tracked files differed from it), or
+/// `commit.unknown` (see the crate's build script).
+pub fn bmk_build() -> &'static str {
+    env!("BMK_BUILD")
+}
+
+/// What `--version` prints: as `bmk`, the version and the exact source
+/// (`bmk 0.1.0+git.0123456789ab (sysbench 1.1.0 compatible)`); as `sysbench`, the
+/// release alone, as sysbench prints it.
 pub fn version_line(strict: bool, compat: Compat) -> String {
     if strict {
         sysbench_version_string(compat)
     } else {
         format!(
-            "bmk {} (sysbench {} compatible)",
+            "bmk {}+{} (sysbench {} compatible)",
             bmk_version(),
+            bmk_build(),
             compat.sysbench_version()
         )
     }
@@ -67,6 +77,16 @@ mod tests {
             banner(true, Compat::V1_0),
             "sysbench 1.0.20 (using bundled LuaJIT 2.1.0-beta2)"
         );
+    }
+
+    #[test]
+    fn bmk_version_names_its_source() {
+        let line = version_line(false, Compat::V1_1);
+        let re = regex::Regex::new(
+            r"^bmk \d+\.\d+\.\d+\+(git\.[0-9a-f]{7,12}(\.modified)?|commit\.unknown) \(sysbench 1\.1\.0 compatible\)$",
+        )
+        .unwrap();
+        assert!(re.is_match(&line), "{line}");
     }
 
     #[test]

@@ -331,7 +331,7 @@ fn k8s_cmd(k: K8sArgs, passed: Vec<String>, ctx: &KitContext) -> Result<i32, Kit
             .job
             .clone()
             .unwrap_or_else(|| crate::k8s::default_job_name(name, users, &stamp)),
-        image: get(&k.image, &format!("bmk:{}", ctx.version)),
+        image: get(&k.image, &crate::k8s::default_image(&ctx.version)),
         secret: get(&k.secret, "bmk-db"),
         secret_key: get(&k.secret_key, "password"),
         results_claim: get(&k.results_claim, "bmk-results"),

@@ -65,6 +65,22 @@ pub struct K8sJob {
     pub passed: Vec<String>,
 }
 
+/// The name the repository's `Containerfile` is built as (`dist/container-image`):
+/// podman and buildah keep a local image as `localhost/NAME`, and a cluster's nodes
+/// find it under that name once it is loaded into them (docs/distributed.md).
+pub const IMAGE_NAME: &str = "localhost/bmk";
+
+/// The image a Job runs unless `--image` names another: the one `Containerfile` makes
+/// of this version of bmk.
+pub fn default_image(version: &str) -> String {
+    format!("{IMAGE_NAME}:{version}")
+}
+
+/// The non-root user and group that image runs as (`USER` in `Containerfile`). The pods
+/// get it as their `fsGroup`, so a results volume the kubelet can re-own is writable to
+/// that user.
+pub const IMAGE_USER: u32 = 10001;
+
 /// Where the results volume is mounted in each pod.
 pub const RESULTS_MOUNT: &str = "/results";
 
@@ -237,6 +253,7 @@ pub fn manifest(job: &K8sJob) -> Result<Value, KitError> {
                 "metadata": { "labels": labels },
                 "spec": {
                     "restartPolicy": "Never",
+                    "securityContext": { "fsGroup": IMAGE_USER },
                     "affinity": {
                         "podAntiAffinity": {
                             "requiredDuringSchedulingIgnoredDuringExecution": [{
@@ -324,6 +341,11 @@ fn embedded_config(arg: &str, job: &K8sJob) -> Result<String, KitError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_default_image_is_the_local_build_of_this_version() {
+        assert_eq!(default_image("0.1.0"), "localhost/bmk:0.1.0");
+    }
 
     #[test]
     fn job_names_are_kubernetes_names() {

@@ -2,7 +2,9 @@
 //! (`k8s-openapi`), with the properties a distributed run depends on, and is printed
 //! exactly as the golden file shows.
 
-use bmk_kit::k8s::{manifest, K8sJob, CONFIG_KEY, CONFIG_MOUNT, PASSWORD_ENV, RESULTS_MOUNT};
+use bmk_kit::k8s::{
+    manifest, K8sJob, CONFIG_KEY, CONFIG_MOUNT, IMAGE_NAME, IMAGE_USER, PASSWORD_ENV, RESULTS_MOUNT,
+};
 use k8s_openapi::api::batch::v1::Job;
 use serde_json::Value;
 
@@ -109,6 +111,30 @@ fn the_manifest_is_an_indexed_job_of_n_pods_that_are_never_replaced() {
         volume.persistent_volume_claim.clone().unwrap().claim_name,
         "bmk-results"
     );
+}
+
+/// The pods write their results as the image's user: the volume is given its group.
+#[test]
+fn the_pods_can_write_the_results_volume_as_the_images_user() {
+    let job = typed(&manifest(&job()).unwrap());
+    let pod = job.spec.unwrap().template.spec.unwrap();
+    let security = pod.security_context.unwrap();
+    assert_eq!(security.fs_group, Some(i64::from(IMAGE_USER)));
+}
+
+/// The default image and its user are what the repository's recipe builds: the name
+/// `dist/container-image` tags, the `USER` of `Containerfile`, the owner of the results
+/// folder and home that `dist/image-rootfs` makes.
+#[test]
+fn the_default_image_is_the_one_the_recipe_builds() {
+    let root = concat!(env!("CARGO_MANIFEST_DIR"), "/../..");
+    let read = |f: &str| std::fs::read_to_string(format!("{root}/{f}")).unwrap();
+    assert!(
+        read("dist/container-image").contains(&format!("\nimage={IMAGE_NAME}:$version\n")),
+        "dist/container-image does not tag {IMAGE_NAME}:VERSION"
+    );
+    assert!(read("Containerfile").contains(&format!("\nUSER {IMAGE_USER}:{IMAGE_USER}\n")));
+    assert!(read("dist/image-rootfs").contains(&format!("\nuid={IMAGE_USER}\n")));
 }
 
 #[test]

@@ -155,6 +155,12 @@ pub fn bmk_bin() -> &'static Path {
     })
 }
 
+/// The `bmk-null-server` binary: built with `bmk` (same package), so it is next to
+/// [`bmk_bin`], which builds both when needed.
+pub fn null_server_bin() -> PathBuf {
+    bmk_bin().with_file_name("bmk-null-server")
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

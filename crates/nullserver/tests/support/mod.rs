@@ -1,6 +1,7 @@
-//! Test support: the null server started as its real binary (killed when dropped), the
-//! `bmk` binary (built first when missing or stale), the system clients (skipped with
-//! a note when missing, a failure under `CI=true`), and the figures of bmk's report.
+//! Test support: the null server started as its real binary (killed when dropped; it is
+//! built with `bmk`, in bmk's package), the `bmk` binary (built first when missing or
+//! stale), the system clients (skipped with a note when missing, a failure under
+//! `CI=true`), and the figures of bmk's report.
 
 #![allow(dead_code)]
 
@@ -30,7 +31,7 @@ pub struct NullServer {
 impl NullServer {
     /// Starts the server on free ports with `extra` options, waiting for `ready`.
     pub fn start(extra: &[&str]) -> NullServer {
-        let mut child = Command::new(env!("CARGO_BIN_EXE_bmk-null-server"))
+        let mut child = Command::new(bmk_testkit::null_server_bin())
             .args(["--mysql-port", "0", "--pgsql-port", "0", "--threads", "2"])
             .args(extra)
             .stdout(Stdio::piped())

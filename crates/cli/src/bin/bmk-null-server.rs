@@ -1,4 +1,5 @@
-//! `bmk-null-server`: see `bmk_null_server` and `--help`.
+//! `bmk-null-server`: see the `bmk_null_server` library and `--help`. Built in the bmk
+//! package so that installing bmk installs the null server too.
 
 use std::io::Write;
 use std::sync::Arc;
