@@ -89,7 +89,7 @@ impl Limit {
 /// `n` bytes in the largest binary unit that divides it: `64 KiB`, `16 MiB`.
 pub fn show_bytes(n: u64) -> String {
     for (shift, unit) in [(30, "GiB"), (20, "MiB"), (10, "KiB")] {
-        if n >= 1 << shift && n % (1 << shift) == 0 {
+        if n >= 1 << shift && n.is_multiple_of(1 << shift) {
             return format!("{} {unit}", n >> shift);
         }
     }
