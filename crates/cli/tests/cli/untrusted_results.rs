@@ -2,6 +2,9 @@
 //! not regular files are skipped with a line naming them, never waited for; one run
 //! given twice is refused by `merge`.
 
+// The analysis crate's fixtures, as `analysis.rs` includes them; a second copy keeps
+// this file apart from that one, which other tests change.
+#[allow(clippy::duplicate_mod)]
 #[path = "../../../analysis/tests/support/mod.rs"]
 mod support;
 
