@@ -262,7 +262,7 @@ fn a_starved_table_group_on_mariadb_table_statistics() {
     let f = run_checks(&RunData::read(&dir).unwrap());
     assert_eq!(
         kinds(&f),
-        vec![(CheckKind::UnfairTableGroups, "level-0001 (1 users)".into())]
+        vec![(CheckKind::UnfairTableGroups, "level-0001 (1 user)".into())]
     );
     assert!(
         f[0].message
@@ -372,7 +372,7 @@ fn a_client_whose_one_user_keeps_a_core_busy_is_saturated() {
     let f = run_checks(&RunData::read(&dir).unwrap());
     assert_eq!(
         kinds(&f),
-        vec![(CheckKind::SaturatedClient, "level-0001 (1 users)".into())]
+        vec![(CheckKind::SaturatedClient, "level-0001 (1 user)".into())]
     );
     assert!(
         f[0].message
@@ -545,7 +545,7 @@ fn errors_above_a_share_of_the_attempts() {
     assert_eq!(
         kinds(&f),
         vec![
-            (CheckKind::Errors, "level-0001 (1 users)".into()),
+            (CheckKind::Errors, "level-0001 (1 user)".into()),
             (CheckKind::Errors, "level-0003 (4 users)".into()),
         ]
     );
@@ -709,7 +709,7 @@ fn data_smaller_than_the_options_claim() {
         vec![
             (
                 CheckKind::DataSmallerThanClaimed,
-                "level-0001 (1 users)".into()
+                "level-0001 (1 user)".into()
             ),
             (
                 CheckKind::DataSmallerThanClaimed,

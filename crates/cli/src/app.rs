@@ -152,7 +152,11 @@ pub fn run(mut inv: Invocation) -> Result<i32> {
             return Err(if fatal { on_stdout(err) } else { err });
         }
     }
-    print_banner(&inv, verbosity);
+    // A bare `bmk` on a terminal prints bmk's help (below), without a run's banner.
+    let bare_help = raw.test.is_none() && !inv.strict && std::io::stdin().is_terminal();
+    if !bare_help {
+        print_banner(&inv, verbosity);
+    }
     if !inv.strict && verbosity.shows(Level::Warning) {
         for w in &raw.warnings {
             eprintln!("{w}");
@@ -183,7 +187,7 @@ pub fn run(mut inv: Invocation) -> Result<i32> {
     if !inv.strict {
         check_driver(&opts)?;
     }
-    if raw.test.is_none() && !inv.strict && std::io::stdin().is_terminal() {
+    if bare_help {
         print_help(&inv);
         return Ok(0);
     }

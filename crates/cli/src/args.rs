@@ -217,8 +217,12 @@ mod tests {
             opts[0].original,
             "--mysql-pasword (line 1 of config file 'f')"
         );
-        let e = read_config_file(Path::new("/dev/zero")).unwrap_err();
+        let big = tempfile::NamedTempFile::new().unwrap();
+        big.as_file().set_len(2 << 20).unwrap();
+        let e = read_config_file(big.path()).unwrap_err();
         assert!(e.to_string().contains("larger than 1 MiB"), "{e}");
+        let e = read_config_file(Path::new("/dev/zero")).unwrap_err();
+        assert!(e.to_string().contains("not a regular file"), "{e}");
     }
 
     #[test]

@@ -142,10 +142,14 @@ fn a_late_client_refuses(db: &Target) {
     a.wait(Duration::from_secs(30), NEVER).unwrap();
     b.wait(Duration::from_secs(30), NEVER).unwrap();
     let late = join(db, &name, 2, "c:3").unwrap_err().to_string();
+    // The clients' waits return at the start instant, which lies up to the barrier's
+    // lead time ahead: the late client hears "starts in" then, "started ... ago" after.
     assert!(
-        late.starts_with(&format!("barrier '{name}' started ")),
+        late.starts_with(&format!("barrier '{name}' started "))
+            || late.starts_with(&format!("barrier '{name}' starts in ")),
         "{late}"
     );
+    assert!(!late.contains(" -"), "no negative time: {late}");
     assert!(
         late.ends_with("with 2 clients (a:1, b:2); client 'c:3' arrived late and does not join"),
         "{late}"

@@ -555,7 +555,9 @@ fn check_whole_files(results: &Path) {
     std::fs::File::create(&plain).unwrap();
     for f in files(results) {
         let name = f.file_name().unwrap().to_string_lossy().into_owned();
-        if name.starts_with('.') && name.ends_with(".tmp") {
+        // The level's space reserve (kept for its last records on a full disk) is left
+        // behind by a killed writer; no reader opens it either.
+        if name.starts_with('.') && name.ends_with(".tmp") || name == ".bmk-reserve" {
             continue;
         }
         // Readable as any new file is (a temporary file's 0600 once survived the rename).
@@ -592,6 +594,8 @@ fn check_whole_files(results: &Path) {
                 serde_json::from_str::<serde_json::Value>(&text).is_ok(),
                 "not JSON",
             ),
+            // The level's console output, as printed: any text.
+            "output.txt" => {}
             n if n.ends_with(".txt") => whole(
                 text.is_empty() || (text.starts_with("TS ") && !capture::samples(&text).is_empty()),
                 "not a capture file",
@@ -889,7 +893,7 @@ fn a_host_busy_with_other_processes_is_flagged() {
     assert!(cpu.bmk_cores() < 0.5, "{cpu:?}");
     assert!(
         run.stdout
-            .contains("busy host, level-0001 (1 users): the host was busy: other work used"),
+            .contains("busy host, level-0001 (1 user): the host was busy: other work used"),
         "{}",
         run.context()
     );

@@ -152,7 +152,7 @@ fn three_thousand_users_split_into_three_processes() {
     );
     check_split(&dir.join("out/level-0001"), 3000, 3);
     let summary = std::fs::read_to_string(dir.join("out/summary.csv")).unwrap();
-    assert!(summary.contains("\nlevel-0001,3000,1,"), "{summary}");
+    assert!(summary.contains(",level-0001,3000,1,"), "{summary}");
 }
 
 #[test]

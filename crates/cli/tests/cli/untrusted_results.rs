@@ -40,7 +40,7 @@ fn report_skips_a_fifo_and_links_to_a_device_saying_which() {
         .bmk()
         .args("report sweep")
         .run_within(Duration::from_secs(120))
-        .ok();
+        .code(0);
     let warnings: Vec<&str> = run.stderr.lines().collect();
     assert_eq!(
         warnings,
