@@ -94,10 +94,13 @@ const TYPOS: [(&str, &str); 5] = [
     ),
 ];
 
-/// The text with the commit in a `sysbench X.Y.Z-<commit>` banner replaced by `REV`.
+/// The text with the commit in a `sysbench X.Y.Z-<commit>` banner, and the source in a
+/// `bmk X.Y.Z+git.<commit>` version line, replaced by `REV`: both change with every commit.
 fn without_revision(text: &str) -> String {
     let re = regex::Regex::new(r"(?m)^(sysbench [0-9.]+)-[0-9a-f]{7,40}\b").unwrap();
-    re.replace(text, "${1}-REV").into_owned()
+    let text = re.replace(text, "${1}-REV");
+    let bmk = regex::Regex::new(r"(?m)^(bmk [0-9.]+)\+\S+").unwrap();
+    bmk.replace(&text, "${1}+REV").into_owned()
 }
 
 #[test]
