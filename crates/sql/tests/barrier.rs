@@ -176,7 +176,7 @@ fn a_dead_client_does_not_count(db: &Target) {
         .to_string();
     assert_eq!(
         e,
-        format!("barrier '{name}' timed out after 0.5 s with 1 of 2 clients: missing index-0 (never joined); present index-1")
+        format!("barrier '{name}' timed out after 0.5 s with 1 of 2 clients: missing index-0 (registered, then left before the start: its connection closed); present index-1")
     );
 }
 

@@ -13,6 +13,7 @@ use bmk_report::results_dir::{
     level_dirs, read_intervals, read_json, IntervalLine, LevelInfo, RunManifest, SummaryRow,
     INTERVALS_FILE, LEVEL_FILE, OUTPUT_FILE, RESULT_FILE, RUN_FILE, SUMMARY_FILE, SUMMARY_HEADER,
 };
+use bmk_report::CounterTotals;
 use bmk_sql::DriverKind;
 
 use crate::server_db::ServerDb;
@@ -648,7 +649,7 @@ fn kill_9_of_a_level_process_leaves_every_file_whole_and_the_sweep_failed() {
     assert!(
         report
             .stdout
-            .contains("! level did not finish: level-0002 (2 users): no result.json"),
+            .contains("FAIL level did not finish: level-0002 (2 users): no result.json"),
         "{}",
         report.stdout
     );
@@ -715,14 +716,16 @@ fn a_sampler_that_cannot_connect_leaves_the_numbers_unchanged() {
     assert_eq!(none, None, "SQLite has no server to sample");
 
     let (counters, events) = run("closed", "--capture-target=closed");
-    assert_eq!(counters, base);
+    // Rows returned depend on the random ranges drawn; every count of events is fixed.
+    let fixed = |c: CounterTotals| CounterTotals { rows: None, ..c };
+    assert_eq!(fixed(counters), fixed(base));
     let events = events.expect("the failure is recorded");
     assert!(events.contains("sampler cannot connect"), "{events}");
     let report = dir.bmk().args("report closed").run().ok();
     assert!(
         report
             .stdout
-            .contains("! capture failed: level-0001 (1 user): 1 sampler failure(s)"),
+            .contains("warn capture failed: level-0001 (1 user): 1 sampler failure(s)"),
         "{}",
         report.stdout
     );
@@ -730,7 +733,7 @@ fn a_sampler_that_cannot_connect_leaves_the_numbers_unchanged() {
     // The wrong-user case needs MariaDB up (skipped with a note without it).
     if ServerDb::new(DriverKind::Mysql).is_some() {
         let (counters, events) = run("stranger", "--capture-target=stranger");
-        assert_eq!(counters, base);
+        assert_eq!(fixed(counters), fixed(base));
         let events = events.expect("the failure is recorded");
         assert!(
             events.contains("sampler cannot connect") && events.contains("kitrep_no_such_user"),
