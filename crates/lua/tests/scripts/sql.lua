@@ -148,8 +148,12 @@ local function check()
 end
 
 local drv, con, select_stmt, id_param
+-- Each UPDATE writes a value no row holds yet: MySQL counts an UPDATE that changes
+-- nothing as `other`, and two events may pick the same id.
+local worker, updates = 0, 0
 
-function thread_init()
+function thread_init(thread_id)
+  worker = thread_id
   drv, con = connect()
   select_stmt = con:prepare("SELECT COUNT(*) FROM lua_bulk WHERE id = ?")
   id_param = select_stmt:bind_create(T.INT)
@@ -161,7 +165,9 @@ function event()
   id_param:set(sysbench.rand.uniform(1, 20000))
   local rs = select_stmt:execute()
   assert(rs:fetch_row()[1] == "1")
-  con:query("UPDATE lua_bulk SET v = 'x' WHERE id = " .. sysbench.rand.uniform(1, 20000))
+  updates = updates + 1
+  con:query(string.format("UPDATE lua_bulk SET v = 'u%d_%d' WHERE id = %d", worker, updates,
+    sysbench.rand.uniform(1, 20000)))
   con:query("COMMIT")
 end
 
