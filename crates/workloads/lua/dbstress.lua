@@ -11,6 +11,7 @@
 
 require("dbstress_common")
 local ws = require("bmk_workload_support")
+local shm = require("bmk_shared")
 
 local fmt = string.format
 local floor = math.floor
@@ -38,6 +39,19 @@ local slice = 0
 local opt = {}
 local in_trx = false
 local XS = string.rep("X", 24)
+
+-- Per-worker counters shared with the main state (bmk_shared), slot base = tid * SLOTS:
+-- committed transactions of each kind and the query groups they ran, added when an
+-- event ends (a restarted event counts only once it commits), and the first and last
+-- event times, so done() can print the rate of each over the run.
+local SLOTS = 10
+local COUNTED = { "read_only", "read_write", "sel1", "sel2", "update", "delete_insert" }
+local SLOT_START, SLOT_END = 7, 8
+shm.block("dbstress_run", shm.MAX_THREADS * SLOTS) -- at load time, like tpcc_run
+local counters = nil
+local base = 0
+-- This event's query groups so far: SEL1, SEL2, UPDATE, DELETE+INSERT.
+local pending = { 0, 0, 0, 0 }
 local NOTE_TAIL = XS .. " " .. XS .. " " .. XS .. " " .. XS
 
 local function get_set()
@@ -138,19 +152,23 @@ local function group(count, n, ref, fn)
 end
 
 local function do_sel1(n, ref)
+  pending[1] = pending[1] + 1
   exec(n, "SEL1", ref)
 end
 
 local function do_sel2(n, ref)
+  pending[2] = pending[2] + 1
   exec(n, "SEL2", ref)
 end
 
 local function do_update(n, ref)
+  pending[3] = pending[3] + 1
   local horder, state, date, note = new_values(ref)
   exec(n, "UPDATE", state, date, date, note, ref, horder)
 end
 
 local function do_insdel(n, ref)
+  pending[4] = pending[4] + 1
   local horder, state, date, note = new_values(ref)
   exec(n, "DELETE", ref, horder)
   exec(n, "INSERT", ref, horder, state, date, date, note)
@@ -173,6 +191,10 @@ function thread_init()
   end
   dbstress_connect()
   prepare_statements()
+  if tid < shm.MAX_THREADS then
+    counters = shm.block("dbstress_run", shm.MAX_THREADS * SLOTS)
+    base = tid * SLOTS
+  end
   if tid == 0 then
     print(fmt("=> dbSTRESS: users %d, objects %.2fM x %d set(s), anti-dead %s, same-ref %s, "
       .. "SEL1 %d, SEL2 %d, UPDATE %d, INSDEL %d, RW-ratio %d, trx %s, for-update %s", P,
@@ -196,7 +218,24 @@ function thread_init()
   ws.sync_wait()
 end
 
+-- Adds the event that just committed to this worker's counters.
+local function count_event(write)
+  if counters == nil then
+    return
+  end
+  local kind = write and 2 or 1
+  counters[base + kind] = counters[base + kind] + 1
+  for g = 1, 4 do
+    counters[base + 2 + g] = counters[base + 2 + g] + pending[g]
+  end
+  counters[base + SLOT_END] = shm.now()
+end
+
 function event()
+  if counters ~= nil and counters[base + SLOT_START] == 0 then
+    counters[base + SLOT_START] = shm.now()
+  end
+  pending[1], pending[2], pending[3], pending[4] = 0, 0, 0, 0
   ops = ops + 1
   local write = ops % opt.rw_ratio == 0 and (opt.updates > 0 or opt.delete_inserts > 0)
   local n, ref
@@ -217,6 +256,7 @@ function event()
     con:query("COMMIT")
     in_trx = false
   end
+  count_event(write)
 end
 
 function sysbench.hooks.before_restart_event()
@@ -241,6 +281,38 @@ function init()
   ws.sync_clean_stale()
 end
 
+-- Main state: each kind of transaction and query group, with its rate over the time
+-- from the first event to the last commit of any user; the kit keeps these in the
+-- level's result.json (`workload`).
+local function print_summary()
+  local blk = shm.block("dbstress_run", shm.MAX_THREADS * SLOTS)
+  local threads = math.min(sysbench.opt.threads or 1, shm.MAX_THREADS)
+  local sum = { 0, 0, 0, 0, 0, 0 }
+  local t0, t1 = nil, nil
+  for w = 0, threads - 1 do
+    local b = w * SLOTS
+    for k = 1, #COUNTED do
+      sum[k] = sum[k] + blk[b + k]
+    end
+    local s0, s1 = blk[b + SLOT_START], blk[b + SLOT_END]
+    if s0 > 0 and (t0 == nil or s0 < t0) then
+      t0 = s0
+    end
+    if s1 > 0 and (t1 == nil or s1 > t1) then
+      t1 = s1
+    end
+  end
+  local secs = (t0 and t1 and t1 > t0) and (t1 - t0) or 0
+  print("dbSTRESS transactions:")
+  for k, name in ipairs(COUNTED) do
+    local rate = secs > 0 and sum[k] / secs or 0
+    print(fmt("    %-22s %10d (%.2f per sec.)", name .. ":", sum[k], rate))
+  end
+  print(fmt("    %-22s %10.2f (first event to last commit)", "seconds:", secs))
+  print("")
+end
+
 function done()
   ws.sync_finish()
+  print_summary()
 end

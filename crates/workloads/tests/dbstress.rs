@@ -17,6 +17,23 @@ fn count(db: &Db, table: &str) -> u64 {
         .unwrap()
 }
 
+/// The counts of the `dbSTRESS transactions:` block the run prints, by name.
+fn dbstress_counts(stdout: &str) -> std::collections::BTreeMap<String, u64> {
+    let block = stdout
+        .split_once("dbSTRESS transactions:\n")
+        .unwrap_or_else(|| panic!("no dbSTRESS block in\n{stdout}"))
+        .1;
+    block
+        .lines()
+        .take_while(|l| !l.trim().is_empty())
+        .filter_map(|l| {
+            let (name, rest) = l.trim().split_once(':')?;
+            let count = rest.split_whitespace().next()?.parse().ok()?;
+            Some((name.to_string(), count))
+        })
+        .collect()
+}
+
 fn flow(kind: Kind, load: &[&str]) {
     let Some(db) = Db::new(kind) else { return };
     let mut prep = vec![SIZE, SETS];
@@ -62,6 +79,12 @@ fn flow(kind: Kind, load: &[&str]) {
     assert_eq!(st.read, 2 * st.transactions, "{}", run.stdout);
     assert_eq!(st.write, 3 * st.transactions, "{}", run.stdout);
     assert_eq!(st.other, 2 * st.transactions, "{}", run.stdout);
+    // Every committed transaction is read-write and ran each group once.
+    let counts = dbstress_counts(&run.stdout);
+    assert_eq!(counts["read_only"], 0, "{}", run.stdout);
+    for group in ["read_write", "sel1", "sel2", "update", "delete_insert"] {
+        assert_eq!(counts[group], st.transactions, "{group}\n{}", run.stdout);
+    }
     for n in 1..=2 {
         assert_eq!(count(&db, &format!("HISTORY{n}")), 200_000);
     }
@@ -77,6 +100,9 @@ fn flow(kind: Kind, load: &[&str]) {
     let st = stats(&run.stdout);
     assert_eq!((st.write, st.other), (0, 0), "{}", run.stdout);
     assert_eq!(st.read, 2 * st.transactions);
+    let counts = dbstress_counts(&run.stdout);
+    assert_eq!(counts["read_only"], st.transactions, "{}", run.stdout);
+    assert_eq!((counts["read_write"], counts["update"]), (0, 0));
 
     // RW10-UPD with xREF/xDEAD: one UPDATE every 10th transaction of each user.
     let run = db
@@ -96,6 +122,9 @@ fn flow(kind: Kind, load: &[&str]) {
     let st = stats(&run.stdout);
     assert_eq!(st.write, 20, "{}", run.stdout);
     assert_eq!(st.read, 400);
+    let counts = dbstress_counts(&run.stdout);
+    assert_eq!((counts["read_only"], counts["read_write"]), (180, 20));
+    assert_eq!((counts["update"], counts["delete_insert"]), (20, 0));
 
     db.bmk("dbstress", "cleanup", &[SIZE, SETS]).ok();
     assert!(db.tables().is_empty(), "{:?}", db.tables());
@@ -122,8 +151,17 @@ fn dbstress_sqlite_and_errors() {
     assert_eq!(count(&db, "HISTORY1"), 20_000);
     let mut a = small.to_vec();
     a.extend(["--threads=2", "--time=0", "--events=100"]);
-    let st = stats(&db.bmk("dbstress", "run", &a).ok().stdout);
+    let run = db.bmk("dbstress", "run", &a).ok();
+    let st = stats(&run.stdout);
     assert_eq!(st.transactions, 100);
+    let counts = dbstress_counts(&run.stdout);
+    assert_eq!(
+        counts["read_only"] + counts["read_write"],
+        100,
+        "{}",
+        run.stdout
+    );
+    assert_eq!(counts["sel1"], 100, "{}", run.stdout);
     let r = db.bmk("dbstress", "warmup", &small);
     assert_ne!(r.code, 0);
     assert!(format!("{}{}", r.stdout, r.stderr).contains("MySQL-only"));

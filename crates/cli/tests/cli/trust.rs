@@ -242,6 +242,18 @@ fn clean_tpcc_and_dbstress_runs_on_sqlite_flag_nothing_of_the_kind() {
             .code(0);
         let (v, _) = report(&dir, &dir.join(out));
         assert_clean(&v);
+        // The workload's own results are kept with the level.
+        let r = ResultsFile::read(level1(&dir.join(out)).join("result.json")).unwrap();
+        let key = if out == "tpcc" {
+            "tpmC"
+        } else {
+            "read_write_per_sec"
+        };
+        assert!(
+            r.workload.get(key).is_some_and(|v| *v > 0.0),
+            "{out}: {:?}",
+            r.workload
+        );
     }
 }
 
