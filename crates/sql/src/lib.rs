@@ -92,6 +92,10 @@ mod statement_table;
 mod trace;
 mod value;
 
+/// The query the SQLite driver panics on, with the `test-panic` feature (tests only).
+#[cfg(feature = "test-panic")]
+pub const TEST_PANIC_QUERY: &str = "SELECT 'bmk-test: panic'";
+
 pub use barrier::{
     client_identity, drop_barrier_table, AgreedStart, Barrier, BarrierError, BarrierSpec,
     ClockSample, BARRIER_TABLE, POLL_INTERVAL, START_LEAD,

@@ -379,6 +379,10 @@ keeps_state_in_field!(SqliteConnection);
 
 impl Connection for SqliteConnection {
     fn query(&mut self, sql: &str) -> Result<Option<ResultSet>, SqlError> {
+        #[cfg(feature = "test-panic")]
+        if sql == crate::TEST_PANIC_QUERY {
+            panic!("the driver was asked to panic");
+        }
         self.trace("query", sql);
         self.run(sql, &[], false, SqlOp::Query)
     }
