@@ -787,7 +787,7 @@ fn sql_fatal_errors_print_fatal_and_abort() {
     // Like sysbench's, the message names the script line that ran the query.
     assert!(
         out.stderr.contains(
-            "sql.lua:177: SQL error, errno = 1, state = '': no such table: no_such_table\n\
+            "sql.lua:183: SQL error, errno = 1, state = '': no such table: no_such_table\n\
              stack traceback:"
         ),
         "{}",
@@ -1038,7 +1038,7 @@ fn sql_on_server(server: &Server, test: &str) {
         out.stdout
     );
     assert!(
-        out.stderr.contains("sql.lua:177: SQL error, errno = "),
+        out.stderr.contains("sql.lua:183: SQL error, errno = "),
         "{}",
         out.stderr
     );
