@@ -47,12 +47,12 @@ fn caught(entry: &str, payload: &(dyn Any + Send)) -> String {
 /// The first panic an entry point caught for the calling worker (or, outside a run,
 /// on this thread) since the last call, if any; forgets it and any later ones.
 pub(crate) fn take_panic() -> Option<String> {
-    let worker = with_current(|ctx| ctx.thread_id());
     CAUGHT.with(|c| {
         let mut c = c.borrow_mut();
         if c.is_empty() {
             return None;
         }
+        let worker = with_current(|ctx| ctx.thread_id());
         let mut first = None;
         c.retain_mut(|(w, message)| {
             if *w != worker {
