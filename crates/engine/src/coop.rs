@@ -18,17 +18,18 @@
 //!
 //! Each worker keeps its own [`WorkerContext`] (counters, latency, fairness), and
 //! the worker code is the same as on a thread of its own: only code that calls
-//! [`wait_readable`] (the drivers' socket reads) yields; anything else that blocks
-//! holds up the loop's other workers for that long. Rate mode (`--rate`) always uses a
+//! [`wait_readable`] (the drivers' socket reads) or [`sleep`] yields; anything else that
+//! blocks holds up the loop's other workers for that long. Rate mode (`--rate`) always uses a
 //! thread per worker, as its workers block on the arrival queue.
 
 use std::cell::Cell;
 use std::collections::VecDeque;
-use std::os::fd::RawFd;
+use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::rc::Rc;
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
+use std::time::Duration;
 
 use corosensei::stack::DefaultStack;
 use corosensei::{Coroutine, CoroutineResult, Yielder};
@@ -80,6 +81,66 @@ pub fn wait_readable(fd: RawFd, socket: u64) -> bool {
     // Other coroutines ran meanwhile and set their own yielder.
     YIELDER.with(|c| c.set(y));
     true
+}
+
+/// Pauses the calling worker for `d`. On an event loop only this worker waits: it is
+/// suspended on a timer descriptor (through [`wait_readable`], so the loop needs no
+/// timers of its own and its `epoll_wait` keeps no timeout) while the loop runs the
+/// others. Elsewhere, or should the timer not be available, the thread sleeps.
+pub fn sleep(d: Duration) {
+    if d.is_zero() {
+        return;
+    }
+    if !active() || !sleep_on_timer(d) {
+        std::thread::sleep(d);
+    }
+}
+
+/// Waits for a one-shot timer of `d` through [`wait_readable`]; `false` when no timer
+/// could be made (nothing waited).
+fn sleep_on_timer(d: Duration) -> bool {
+    // SAFETY: plain syscall; the descriptor is owned below.
+    let fd = unsafe {
+        libc::timerfd_create(
+            libc::CLOCK_MONOTONIC,
+            libc::TFD_NONBLOCK | libc::TFD_CLOEXEC,
+        )
+    };
+    if fd < 0 {
+        return false;
+    }
+    // SAFETY: a new descriptor nothing else owns; closing it unregisters it from epoll.
+    let timer = unsafe { OwnedFd::from_raw_fd(fd) };
+    let expiry = libc::itimerspec {
+        it_interval: libc::timespec {
+            tv_sec: 0,
+            tv_nsec: 0,
+        },
+        it_value: libc::timespec {
+            tv_sec: d.as_secs() as libc::time_t,
+            tv_nsec: d.subsec_nanos() as libc::c_long,
+        },
+    };
+    // SAFETY: `expiry` is a valid itimerspec; no old value is asked for.
+    if unsafe { libc::timerfd_settime(fd, 0, &expiry, std::ptr::null_mut()) } != 0 {
+        return false;
+    }
+    let socket = new_socket_id();
+    let mut expirations = [0u8; 8];
+    loop {
+        wait_readable(timer.as_raw_fd(), socket);
+        // Wake-ups may be spurious: the timer has fired when its count can be read.
+        // SAFETY: `expirations` is writable for its 8 bytes, the size a timer read needs.
+        let n = unsafe { libc::read(fd, expirations.as_mut_ptr().cast(), expirations.len()) };
+        let again = n < 0
+            && matches!(
+                std::io::Error::last_os_error().kind(),
+                std::io::ErrorKind::WouldBlock | std::io::ErrorKind::Interrupted
+            );
+        if !again {
+            return true;
+        }
+    }
 }
 
 /// A number for a new connection, for [`wait_readable`].
@@ -334,11 +395,11 @@ mod tests {
     use std::io::{ErrorKind, Read, Write};
     use std::os::fd::AsRawFd;
     use std::os::unix::net::UnixStream;
-    use std::sync::atomic::Ordering;
+    use std::sync::atomic::{AtomicBool, Ordering};
     use std::sync::mpsc::{channel, Receiver, Sender};
     use std::sync::{Arc, Mutex};
     use std::thread;
-    use std::time::Duration;
+    use std::time::{Duration, Instant};
 
     use super::{active, loop_main, new_socket_id, wait_readable, LoopTally};
     use crate::clock::RunClock;
@@ -431,6 +492,87 @@ mod tests {
                 receipts[tid].send(()).unwrap();
             }
         }
+    }
+
+    /// Worker 0 sleeps in its one event; worker 1, on the same loop, notes whether
+    /// worker 0 was asleep when it ran its own.
+    struct SleepWorker {
+        tid: u32,
+        asleep: Arc<AtomicBool>,
+        seen_asleep: Arc<AtomicBool>,
+        slept: Arc<Mutex<Option<Duration>>>,
+    }
+
+    const NAP: Duration = Duration::from_millis(30);
+
+    impl Worker for SleepWorker {
+        fn event(&mut self, _ctx: &WorkerContext) -> Result<EventFlow, WorkerError> {
+            if self.tid == 0 {
+                self.asleep.store(true, Ordering::SeqCst);
+                let start = Instant::now();
+                super::sleep(NAP);
+                *self.slept.lock().unwrap() = Some(start.elapsed());
+                self.asleep.store(false, Ordering::SeqCst);
+            } else {
+                self.seen_asleep
+                    .store(self.asleep.load(Ordering::SeqCst), Ordering::SeqCst);
+            }
+            Ok(EventFlow::StopWorker)
+        }
+    }
+
+    #[test]
+    fn a_sleeping_worker_lets_the_others_of_its_loop_run() {
+        let asleep = Arc::new(AtomicBool::new(false));
+        let seen_asleep = Arc::new(AtomicBool::new(false));
+        let slept = Arc::new(Mutex::new(None));
+        let workers = (0..2)
+            .map(|tid| {
+                Some(SleepWorker {
+                    tid,
+                    asleep: asleep.clone(),
+                    seen_asleep: seen_asleep.clone(),
+                    slept: slept.clone(),
+                })
+            })
+            .collect();
+        struct SleepTest(Mutex<Vec<Option<SleepWorker>>>);
+        impl Workload for SleepTest {
+            fn create_worker(&self, tid: u32) -> Result<Box<dyn Worker>, WorkerError> {
+                let worker = self.0.lock().unwrap()[tid as usize].take();
+                Ok(Box::new(worker.expect("one worker per tid")))
+            }
+            fn cooperative(&self) -> bool {
+                true
+            }
+        }
+        let config = RunConfig {
+            threads: 2,
+            time: None,
+            ..RunConfig::default()
+        };
+        let shared = Arc::new(Shared::new(config, 2, RunClock::system()));
+        shared.measuring.store(true, Ordering::SeqCst);
+        shared.release(shared.control());
+        loop_main(
+            vec![0, 1],
+            shared.clone(),
+            Arc::new(SleepTest(Mutex::new(workers))),
+        );
+
+        let ctl = shared.control();
+        assert!(ctl.fatal.is_empty(), "{:?}", ctl.fatal);
+        assert_eq!(ctl.finished, 2);
+        assert!(
+            seen_asleep.load(Ordering::SeqCst),
+            "worker 1 ran while worker 0 slept"
+        );
+        let slept = slept.lock().unwrap().expect("worker 0 slept");
+        assert!(slept >= NAP, "slept {slept:?}");
+        // Outside a loop the thread sleeps.
+        let start = Instant::now();
+        super::sleep(NAP);
+        assert!(start.elapsed() >= NAP);
     }
 
     #[test]

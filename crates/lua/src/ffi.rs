@@ -5,7 +5,9 @@
 //! (event start/stop, counters) and the thread's random generator. Called outside a
 //! run (the main state, parallel commands) the event and counter functions do nothing
 //! and `sb_more_events` answers `false`. The thread id arguments exist for signature
-//! compatibility; the calling thread is authoritative.
+//! compatibility; the calling thread is authoritative. Each runs its body in
+//! [`guarded`]: a panic must not unwind into LuaJIT (see `ffi_panic.rs`); the call
+//! then answers a harmless value and the Lua call that made it fails.
 //!
 //! LuaJIT resolves `ffi.C.name` with `dlsym` in the running executable, so the
 //! executable must export these symbols: link it with `-rdynamic` and reference
@@ -18,85 +20,101 @@ use std::os::raw::{c_char, c_int};
 use bmk_engine::rand::{self, Distribution};
 use bmk_engine::{with_current, Counter};
 
+use crate::ffi_panic::guarded;
+
 /// `void sb_counter_inc(int thread_id, sb_counter_type type)`.
 #[no_mangle]
 pub extern "C" fn sb_counter_inc(_thread_id: c_int, counter: c_int) {
-    if let Some(c) = u32::try_from(counter).ok().and_then(Counter::from_raw) {
-        with_current(|ctx| ctx.count(c));
-    }
+    let _ = guarded("sb_counter_inc", || {
+        if let Some(c) = u32::try_from(counter).ok().and_then(Counter::from_raw) {
+            with_current(|ctx| ctx.count(c));
+        }
+    });
 }
 
 /// `void sb_event_start(int thread_id)`.
 #[no_mangle]
 pub extern "C" fn sb_event_start(_thread_id: c_int) {
-    with_current(|ctx| ctx.event_start());
+    let _ = guarded("sb_event_start", || with_current(|ctx| ctx.event_start()));
 }
 
 /// `void sb_event_stop(int thread_id)`.
 #[no_mangle]
 pub extern "C" fn sb_event_stop(_thread_id: c_int) {
-    with_current(|ctx| ctx.event_stop());
+    let _ = guarded("sb_event_stop", || with_current(|ctx| ctx.event_stop()));
 }
 
 /// `bool sb_more_events(int thread_id)`: blocks for the next arrival in rate mode.
 #[no_mangle]
 pub extern "C" fn sb_more_events(_thread_id: c_int) -> bool {
-    with_current(|ctx| ctx.more_events()).unwrap_or(false)
+    guarded("sb_more_events", || with_current(|ctx| ctx.more_events()))
+        .ok()
+        .flatten()
+        .unwrap_or(false)
 }
 
 /// `uint64_t sb_rand_uniform_uint64(void)`.
 #[no_mangle]
 pub extern "C" fn sb_rand_uniform_uint64() -> u64 {
-    rand::uniform_u64()
+    guarded("sb_rand_uniform_uint64", rand::uniform_u64).unwrap_or(0)
 }
 
 /// `uint32_t sb_rand_default(uint32_t, uint32_t)`: the `--rand-type` distribution.
 #[no_mangle]
 pub extern "C" fn sb_rand_default(a: u32, b: u32) -> u32 {
-    rand::default(a, b)
+    guarded("sb_rand_default", || rand::default(a, b)).unwrap_or(a)
 }
 
 /// `uint32_t sb_rand_uniform(uint32_t, uint32_t)`.
 #[no_mangle]
 pub extern "C" fn sb_rand_uniform(a: u32, b: u32) -> u32 {
-    rand::uniform(a, b)
+    guarded("sb_rand_uniform", || rand::uniform(a, b)).unwrap_or(a)
 }
 
 /// `uint32_t sb_rand_gaussian(uint32_t, uint32_t)`.
 #[no_mangle]
 pub extern "C" fn sb_rand_gaussian(a: u32, b: u32) -> u32 {
-    rand::draw(Distribution::Gaussian, a, b)
+    guarded("sb_rand_gaussian", || {
+        rand::draw(Distribution::Gaussian, a, b)
+    })
+    .unwrap_or(a)
 }
 
 /// `uint32_t sb_rand_pareto(uint32_t, uint32_t)`.
 #[no_mangle]
 pub extern "C" fn sb_rand_pareto(a: u32, b: u32) -> u32 {
-    rand::draw(Distribution::Pareto, a, b)
+    guarded("sb_rand_pareto", || rand::draw(Distribution::Pareto, a, b)).unwrap_or(a)
 }
 
 /// `uint32_t sb_rand_zipfian(uint32_t, uint32_t)`.
 #[no_mangle]
 pub extern "C" fn sb_rand_zipfian(a: u32, b: u32) -> u32 {
-    rand::draw(Distribution::Zipfian, a, b)
+    guarded("sb_rand_zipfian", || {
+        rand::draw(Distribution::Zipfian, a, b)
+    })
+    .unwrap_or(a)
 }
 
 /// `uint32_t sb_rand_special(uint32_t, uint32_t)` (bmk addition backing
 /// `sysbench.rand.special`).
 #[no_mangle]
 pub extern "C" fn sb_rand_special(a: u32, b: u32) -> u32 {
-    rand::draw(Distribution::Special, a, b)
+    guarded("sb_rand_special", || {
+        rand::draw(Distribution::Special, a, b)
+    })
+    .unwrap_or(a)
 }
 
 /// `uint32_t sb_rand_unique(void)`: unique across all threads for the whole run.
 #[no_mangle]
 pub extern "C" fn sb_rand_unique() -> u32 {
-    rand::unique()
+    guarded("sb_rand_unique", rand::unique).unwrap_or(0)
 }
 
 /// `double sb_rand_uniform_double(void)`: in `[0, 1)`.
 #[no_mangle]
 pub extern "C" fn sb_rand_uniform_double() -> f64 {
-    rand::uniform_double()
+    guarded("sb_rand_uniform_double", rand::uniform_double).unwrap_or(0.0)
 }
 
 /// `void sb_rand_str(const char *fmt, char *buf)`: writes `strlen(fmt)` bytes to `buf`,
@@ -112,11 +130,12 @@ pub unsafe extern "C" fn sb_rand_str(fmt: *const c_char, buf: *mut c_char) {
         return;
     }
     // SAFETY: the caller guarantees a NUL-terminated `fmt` and a buffer of its length.
-    unsafe {
+    let (template, out) = unsafe {
         let template = std::ffi::CStr::from_ptr(fmt).to_bytes();
         let out = std::slice::from_raw_parts_mut(buf.cast::<u8>(), template.len());
-        rand::fill_template(template, out);
-    }
+        (template, out)
+    };
+    let _ = guarded("sb_rand_str", || rand::fill_template(template, out));
 }
 
 /// `uint32_t sb_rand_varstr(char *buf, uint32_t min, uint32_t max)`: writes a random
@@ -133,7 +152,10 @@ pub unsafe extern "C" fn sb_rand_varstr(buf: *mut c_char, min: u32, max: u32) ->
     }
     // SAFETY: the caller guarantees room for `max` bytes.
     let out = unsafe { std::slice::from_raw_parts_mut(buf.cast::<u8>(), max as usize) };
-    rand::fill_varstring(out, min, max) as u32
+    guarded("sb_rand_varstr", || {
+        rand::fill_varstring(out, min, max) as u32
+    })
+    .unwrap_or(0)
 }
 
 /// Keeps every `sb_*` entry point (and the prelude's own `bmk_*` ones, see

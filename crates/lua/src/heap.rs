@@ -217,8 +217,29 @@ impl Drop for StateHeap {
     }
 }
 
-/// The `lua_Alloc` function of every state; `ud` is its [`StateHeap`].
+/// The `lua_Alloc` function of every state; `ud` is its [`StateHeap`]. A panic must not
+/// unwind into LuaJIT (see `ffi_panic.rs`): it answers null, an allocation failure,
+/// which LuaJIT raises as "not enough memory" in the Lua call that asked.
 unsafe extern "C" fn lua_alloc(
+    ud: *mut c_void,
+    block: *mut c_void,
+    osize: usize,
+    nsize: usize,
+) -> *mut c_void {
+    // SAFETY: forwarded from LuaJIT, which keeps the lua_Alloc contract.
+    crate::ffi_panic::guarded("lua_alloc", || unsafe {
+        reallocate(ud, block, osize, nsize)
+    })
+    .unwrap_or(ptr::null_mut())
+}
+
+/// The body of [`lua_alloc`].
+///
+/// # Safety
+/// The `lua_Alloc` contract: `ud` is the state's [`StateHeap`], `block` null or a
+/// block of `osize` bytes this heap handed out.
+#[inline(always)]
+unsafe fn reallocate(
     ud: *mut c_void,
     block: *mut c_void,
     osize: usize,

@@ -60,6 +60,7 @@
 
 mod error;
 mod ffi;
+mod ffi_panic;
 mod generated_rows;
 mod heap;
 mod histogram;

@@ -2,9 +2,11 @@
 //! printers `sysbench.report_default`, `report_csv` and `report_json`, which accept
 //! whatever `stat` table a script passes them.
 //!
-//! The formats themselves belong to `bmk-report` (its [`ReportStat`] is the `stat`
-//! table); this module only converts between Lua tables and that struct and writes the
-//! result to standard output.
+//! The `stat` table is `bmk-report`'s [`ReportStat`], and the CSV line is its format;
+//! this module converts between Lua tables and that struct and writes the result to
+//! standard output. The text line and the JSON element are laid out here: they are what
+//! sysbench's Lua printers print, which differs from the built-in reports of
+//! `bmk-report` (see [`print_text`], [`print_json`]).
 
 use std::cell::RefCell;
 use std::io::Write;

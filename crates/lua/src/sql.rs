@@ -20,7 +20,8 @@
 //! `FATAL:` lines and a `<script>:<line>: SQL error, errno = N, ...` Lua error. Every
 //! statement that succeeds is classified and counted as read, write or other on the
 //! calling worker; ignorable errors count as ignored errors (or reconnects when the
-//! driver reconnected) when they happen.
+//! driver reconnected) when they happen. A panic in an entry point (a bug in bmk or a
+//! driver) is that call's fatal error, and fails the worker (see `ffi_panic.rs`).
 
 use std::cell::{Cell, RefCell};
 use std::io::Write as _;
@@ -35,6 +36,7 @@ use bmk_sql::{
 };
 use mlua::{LightUserData, Lua, Table, UserData, UserDataMethods, Value};
 
+use crate::ffi_panic::guarded;
 use crate::generated_rows::GeneratedRows;
 use crate::state_data::StateData;
 
@@ -175,6 +177,20 @@ fn fail(e: SqlError) -> c_int {
     count_error(&e);
     LAST_ERROR.with(|l| *l.borrow_mut() = Some(e));
     -1
+}
+
+/// The body of entry point `entry`, which has an error status: a panic fails the call
+/// (`-1`) with the panic as a fatal SQL error of driver `kind` (see
+/// [`crate::ffi_panic`]).
+#[inline]
+fn with_status(entry: &'static str, kind: DriverKind, body: impl FnOnce() -> c_int) -> c_int {
+    guarded(entry, body).unwrap_or_else(|message| fail(panic_error(kind, message)))
+}
+
+/// A panic of an entry point as the fatal SQL error the prelude raises.
+#[cold]
+fn panic_error(kind: DriverKind, message: String) -> SqlError {
+    SqlError::new(kind, SqlOp::Query, 0, "", message)
 }
 
 /// The `errinfo` table for the prelude (the error is counted already).
@@ -439,7 +455,8 @@ unsafe fn text<'a>(ptr: *const c_char, len: usize) -> std::borrow::Cow<'a, str> 
 // C entry points -------------------------------------------------------------------------
 //
 // Called only by the prelude with the handles it got from `connect` / `bmk_conn_prepare`
-// (never null, never freed while in use: `ffi.gc` frees them once unreachable).
+// (never null, never freed while in use: `ffi.gc` frees them once unreachable). Each
+// runs its body in `guarded` / `with_status`: a panic must not unwind into LuaJIT.
 
 /// `void bmk_conn_free(bmk_conn *)`: the `ffi.gc` finalizer of a connection.
 ///
@@ -449,7 +466,8 @@ unsafe fn text<'a>(ptr: *const c_char, len: usize) -> std::borrow::Cow<'a, str> 
 pub unsafe extern "C" fn bmk_conn_free(c: *mut BmkConn) {
     if !c.is_null() {
         // SAFETY: `c` was made by Box::into_raw in `connect`.
-        drop(unsafe { Box::from_raw(c) });
+        let c = unsafe { Box::from_raw(c) };
+        let _ = guarded("bmk_conn_free", move || drop(c));
     }
 }
 
@@ -462,24 +480,26 @@ pub unsafe extern "C" fn bmk_conn_free(c: *mut BmkConn) {
 pub unsafe extern "C" fn bmk_conn_query(c: *mut BmkConn, sql: *const c_char, len: usize) -> c_int {
     // SAFETY: guaranteed by the caller.
     let (c, sql) = unsafe { (&mut *c, text(sql, len)) };
-    let status = c.with(|conn, rs| {
-        let r = conn.query(&sql);
-        let kind = r
-            .as_ref()
-            .ok()
-            .map(|set| counted_as(set.is_some(), conn.affected_rows()));
-        if let Some(k) = kind {
-            count(k);
-            crate::load_progress::after_query(&sql);
-        }
-        let status = rs.take(r);
-        if kind == Some(QueryKind::Read) {
-            count_rows(rs.nrows);
-        }
+    with_status("bmk_conn_query", c.kind, || {
+        let status = c.with(|conn, rs| {
+            let r = conn.query(&sql);
+            let kind = r
+                .as_ref()
+                .ok()
+                .map(|set| counted_as(set.is_some(), conn.affected_rows()));
+            if let Some(k) = kind {
+                count(k);
+                crate::load_progress::after_query(&sql);
+            }
+            let status = rs.take(r);
+            if kind == Some(QueryKind::Read) {
+                count_rows(rs.nrows);
+            }
+            status
+        });
+        c.shared.has_result.set(status == 1);
         status
-    });
-    c.shared.has_result.set(status == 1);
-    status
+    })
 }
 
 /// `bmk_stmt *bmk_conn_prepare(bmk_conn *, const char *sql, size_t len)`: a new
@@ -495,25 +515,32 @@ pub unsafe extern "C" fn bmk_conn_prepare(
 ) -> *mut BmkStmt {
     // SAFETY: guaranteed by the caller.
     let (c, sql) = unsafe { (&mut *c, text(sql, len)) };
-    let mut id = None;
-    let status = c.with(|conn, _| match conn.prepare(&sql) {
-        Ok(i) => {
-            id = Some(i);
-            0
+    let kind = c.kind;
+    let made = guarded("bmk_conn_prepare", || {
+        let mut id = None;
+        let status = c.with(|conn, _| match conn.prepare(&sql) {
+            Ok(i) => {
+                id = Some(i);
+                0
+            }
+            Err(e) => fail(e),
+        });
+        if status != 0 {
+            return std::ptr::null_mut();
         }
-        Err(e) => fail(e),
+        Box::into_raw(Box::new(BmkStmt {
+            rs: RsPart::default(),
+            conn: c.shared.clone(),
+            kind: c.kind,
+            id,
+            types: Vec::new(),
+            values: Vec::new(),
+        }))
     });
-    if status != 0 {
-        return std::ptr::null_mut();
-    }
-    Box::into_raw(Box::new(BmkStmt {
-        rs: RsPart::default(),
-        conn: c.shared.clone(),
-        kind: c.kind,
-        id,
-        types: Vec::new(),
-        values: Vec::new(),
-    }))
+    made.unwrap_or_else(|message| {
+        fail(panic_error(kind, message));
+        std::ptr::null_mut()
+    })
 }
 
 /// `int bmk_conn_bulk_init(bmk_conn *, const char *prefix, size_t len)`: `0` or `-1`.
@@ -528,9 +555,11 @@ pub unsafe extern "C" fn bmk_conn_bulk_init(
 ) -> c_int {
     // SAFETY: guaranteed by the caller.
     let (c, prefix) = unsafe { (&mut *c, text(prefix, len)) };
-    let r = c.with(|conn, _| status(conn.bulk_insert_init(&prefix)));
-    c.bulk_started |= r == 0;
-    r
+    with_status("bmk_conn_bulk_init", c.kind, || {
+        let r = c.with(|conn, _| status(conn.bulk_insert_init(&prefix)));
+        c.bulk_started |= r == 0;
+        r
+    })
 }
 
 /// `int bmk_conn_bulk_next(bmk_conn *, const char *tuple, size_t len)`: `0` or `-1`.
@@ -545,10 +574,14 @@ pub unsafe extern "C" fn bmk_conn_bulk_next(
 ) -> c_int {
     // SAFETY: guaranteed by the caller.
     let (c, tuple) = unsafe { (&mut *c, text(tuple, len)) };
-    if c.shared.borrow_mut().is_some() && !c.bulk_started {
-        return api_error("ALERT: attempt to call bulk_insert_next() before bulk_insert_init()");
-    }
-    c.with(|conn, _| status(conn.bulk_insert_next(&tuple)))
+    with_status("bmk_conn_bulk_next", c.kind, || {
+        if c.shared.borrow_mut().is_some() && !c.bulk_started {
+            return api_error(
+                "ALERT: attempt to call bulk_insert_next() before bulk_insert_init()",
+            );
+        }
+        c.with(|conn, _| status(conn.bulk_insert_next(&tuple)))
+    })
 }
 
 /// `int bmk_conn_bulk_done(bmk_conn *)`: `0` or `-1`; counts one write.
@@ -559,13 +592,15 @@ pub unsafe extern "C" fn bmk_conn_bulk_next(
 pub unsafe extern "C" fn bmk_conn_bulk_done(c: *mut BmkConn) -> c_int {
     // SAFETY: guaranteed by the caller.
     let c = unsafe { &mut *c };
-    c.bulk_started = false;
-    c.with(|conn, _| {
-        let r = conn.bulk_insert_done();
-        if r.is_ok() {
-            count(QueryKind::Write);
-        }
-        status(r)
+    with_status("bmk_conn_bulk_done", c.kind, || {
+        c.bulk_started = false;
+        c.with(|conn, _| {
+            let r = conn.bulk_insert_done();
+            if r.is_ok() {
+                count(QueryKind::Write);
+            }
+            status(r)
+        })
     })
 }
 
@@ -597,17 +632,19 @@ pub unsafe extern "C" fn bmk_conn_load_text(
             bytes(data, data_len),
         )
     };
-    c.with(|conn, _| match conn.load_text(&table, &columns, data) {
-        Ok(Some(n)) => {
-            count(QueryKind::Write);
-            if !rows.is_null() {
-                // SAFETY: guaranteed by the caller.
-                unsafe { *rows = n };
+    with_status("bmk_conn_load_text", c.kind, || {
+        c.with(|conn, _| match conn.load_text(&table, &columns, data) {
+            Ok(Some(n)) => {
+                count(QueryKind::Write);
+                if !rows.is_null() {
+                    // SAFETY: guaranteed by the caller.
+                    unsafe { *rows = n };
+                }
+                1
             }
-            1
-        }
-        Ok(None) => 0,
-        Err(e) => fail(e),
+            Ok(None) => 0,
+            Err(e) => fail(e),
+        })
     })
 }
 
@@ -632,26 +669,28 @@ pub unsafe extern "C" fn bmk_conn_insert_generated(
     // SAFETY: guaranteed by the caller.
     let (c, table, columns) =
         unsafe { (&mut *c, text(table, table_len), bytes(columns, columns_len)) };
-    let mut rows = match GeneratedRows::parse(columns, nrows) {
-        Ok(rows) => rows,
-        Err(msg) => return fail(SqlError::new(c.kind, SqlOp::Query, 0, "HY000", msg)),
-    };
-    let names: Vec<String> = rows.names().iter().map(|n| n.to_string()).collect();
-    let names: Vec<&str> = names.iter().map(String::as_str).collect();
-    c.with(
-        |conn, _| match conn.insert_rows(&table, &names, &mut rows) {
-            Ok(n) => {
-                count(QueryKind::Write);
-                crate::load_progress::rows(n);
-                if !inserted.is_null() {
-                    // SAFETY: guaranteed by the caller.
-                    unsafe { *inserted = n };
+    with_status("bmk_conn_insert_generated", c.kind, || {
+        let mut rows = match GeneratedRows::parse(columns, nrows) {
+            Ok(rows) => rows,
+            Err(msg) => return fail(SqlError::new(c.kind, SqlOp::Query, 0, "HY000", msg)),
+        };
+        let names: Vec<String> = rows.names().iter().map(|n| n.to_string()).collect();
+        let names: Vec<&str> = names.iter().map(String::as_str).collect();
+        c.with(
+            |conn, _| match conn.insert_rows(&table, &names, &mut rows) {
+                Ok(n) => {
+                    count(QueryKind::Write);
+                    crate::load_progress::rows(n);
+                    if !inserted.is_null() {
+                        // SAFETY: guaranteed by the caller.
+                        unsafe { *inserted = n };
+                    }
+                    1
                 }
-                1
-            }
-            Err(e) => fail(e),
-        },
-    )
+                Err(e) => fail(e),
+            },
+        )
+    })
 }
 
 /// `int bmk_conn_reconnect(bmk_conn *)`: `0` or `-1`.
@@ -662,19 +701,21 @@ pub unsafe extern "C" fn bmk_conn_insert_generated(
 pub unsafe extern "C" fn bmk_conn_reconnect(c: *mut BmkConn) -> c_int {
     // SAFETY: guaranteed by the caller.
     let c = unsafe { &mut *c };
-    if c.shared.borrow_mut().is_none() {
-        crate::log::log_line(crate::log::ALERT, CLOSE_CLOSED);
-        return 0;
-    }
-    c.shared.has_result.set(false);
-    c.with(|conn, _| {
-        let r = conn.reconnect();
-        if r.is_ok() {
-            // sysbench counts every reconnect, asked for or not.
-            count_caught_fatal();
-            with_current(|ctx| ctx.count(Counter::Reconnect));
+    with_status("bmk_conn_reconnect", c.kind, || {
+        if c.shared.borrow_mut().is_none() {
+            crate::log::log_line(crate::log::ALERT, CLOSE_CLOSED);
+            return 0;
         }
-        status(r)
+        c.shared.has_result.set(false);
+        c.with(|conn, _| {
+            let r = conn.reconnect();
+            if r.is_ok() {
+                // sysbench counts every reconnect, asked for or not.
+                count_caught_fatal();
+                with_current(|ctx| ctx.count(Counter::Reconnect));
+            }
+            status(r)
+        })
     })
 }
 
@@ -687,11 +728,13 @@ pub unsafe extern "C" fn bmk_conn_reconnect(c: *mut BmkConn) -> c_int {
 pub unsafe extern "C" fn bmk_conn_disconnect(c: *mut BmkConn) {
     // SAFETY: guaranteed by the caller.
     let c = unsafe { &mut *c };
-    c.shared.has_result.set(false);
-    match c.shared.borrow_mut().take() {
-        Some(mut conn) => conn.disconnect(),
-        None => crate::log::log_line(crate::log::ALERT, CLOSE_CLOSED),
-    }
+    let _ = guarded("bmk_conn_disconnect", || {
+        c.shared.has_result.set(false);
+        match c.shared.borrow_mut().take() {
+            Some(mut conn) => conn.disconnect(),
+            None => crate::log::log_line(crate::log::ALERT, CLOSE_CLOSED),
+        }
+    });
 }
 
 /// What closing (or reconnecting) a closed connection logs.
@@ -705,13 +748,16 @@ const CLOSE_CLOSED: &str = "ALERT: attempt to close an already closed connection
 pub unsafe extern "C" fn bmk_conn_more_results(c: *mut BmkConn) -> bool {
     // SAFETY: guaranteed by the caller.
     let c = unsafe { &mut *c };
-    match c.shared.borrow_mut().as_deref_mut() {
-        Some(conn) => conn.more_results(),
-        None => {
-            crate::log::log_line(crate::log::ALERT, CLOSED);
-            false
+    guarded("bmk_conn_more_results", || {
+        match c.shared.borrow_mut().as_deref_mut() {
+            Some(conn) => conn.more_results(),
+            None => {
+                crate::log::log_line(crate::log::ALERT, CLOSED);
+                false
+            }
         }
-    }
+    })
+    .unwrap_or(false)
 }
 
 /// `int bmk_conn_next_result(bmk_conn *)`: like `bmk_conn_query`.
@@ -722,9 +768,11 @@ pub unsafe extern "C" fn bmk_conn_more_results(c: *mut BmkConn) -> bool {
 pub unsafe extern "C" fn bmk_conn_next_result(c: *mut BmkConn) -> c_int {
     // SAFETY: guaranteed by the caller.
     let c = unsafe { &mut *c };
-    let status = c.with(|conn, rs| rs.take(conn.next_result()));
-    c.shared.has_result.set(status == 1);
-    status
+    with_status("bmk_conn_next_result", c.kind, || {
+        let status = c.with(|conn, rs| rs.take(conn.next_result()));
+        c.shared.has_result.set(status == 1);
+        status
+    })
 }
 
 fn status(r: Result<(), SqlError>) -> c_int {
@@ -742,7 +790,8 @@ fn status(r: Result<(), SqlError>) -> c_int {
 pub unsafe extern "C" fn bmk_stmt_free(s: *mut BmkStmt) {
     if !s.is_null() {
         // SAFETY: `s` was made by Box::into_raw in `bmk_conn_prepare`.
-        drop(unsafe { Box::from_raw(s) });
+        let s = unsafe { Box::from_raw(s) };
+        let _ = guarded("bmk_stmt_free", move || drop(s));
     }
 }
 
@@ -755,14 +804,16 @@ pub unsafe extern "C" fn bmk_stmt_free(s: *mut BmkStmt) {
 pub unsafe extern "C" fn bmk_stmt_close(s: *mut BmkStmt) {
     // SAFETY: guaranteed by the caller.
     let s = unsafe { &mut *s };
-    let mut guard = s.conn.borrow_mut();
-    let Some(conn) = guard.as_deref_mut() else {
-        crate::log::log_line(crate::log::ALERT, CLOSED);
-        return;
-    };
-    if let Some(id) = s.id.take() {
-        conn.close_statement(id);
-    }
+    let _ = guarded("bmk_stmt_close", || {
+        let mut guard = s.conn.borrow_mut();
+        let Some(conn) = guard.as_deref_mut() else {
+            crate::log::log_line(crate::log::ALERT, CLOSED);
+            return;
+        };
+        if let Some(id) = s.id.take() {
+            conn.close_statement(id);
+        }
+    });
 }
 
 /// `void bmk_stmt_bind_reset(bmk_stmt *)`: forgets the bound parameters.
@@ -773,8 +824,10 @@ pub unsafe extern "C" fn bmk_stmt_close(s: *mut BmkStmt) {
 pub unsafe extern "C" fn bmk_stmt_bind_reset(s: *mut BmkStmt) {
     // SAFETY: guaranteed by the caller.
     let s = unsafe { &mut *s };
-    s.types.clear();
-    s.values.clear();
+    let _ = guarded("bmk_stmt_bind_reset", || {
+        s.types.clear();
+        s.values.clear();
+    });
 }
 
 /// `int bmk_stmt_bind_add(bmk_stmt *, uint32_t type, double max_len)`: binds the next
@@ -787,15 +840,18 @@ pub unsafe extern "C" fn bmk_stmt_bind_reset(s: *mut BmkStmt) {
 pub unsafe extern "C" fn bmk_stmt_bind_add(s: *mut BmkStmt, ty: u32, max_len: f64) -> c_int {
     // SAFETY: guaranteed by the caller.
     let s = unsafe { &mut *s };
-    let Some(ty) = SqlType::from_code(ty) else {
-        return -1;
-    };
-    s.types.push(ParamType {
-        ty,
-        max_len: max_len.max(0.0) as usize,
-    });
-    s.values.push(SqlValue::Null);
-    0
+    guarded("bmk_stmt_bind_add", || {
+        let Some(ty) = SqlType::from_code(ty) else {
+            return -1;
+        };
+        s.types.push(ParamType {
+            ty,
+            max_len: max_len.max(0.0) as usize,
+        });
+        s.values.push(SqlValue::Null);
+        0
+    })
+    .unwrap_or(-1)
 }
 
 /// `void bmk_stmt_set_null(bmk_stmt *, uint32_t i)`: parameter `i` (0-based) is NULL.
@@ -806,9 +862,11 @@ pub unsafe extern "C" fn bmk_stmt_bind_add(s: *mut BmkStmt, ty: u32, max_len: f6
 pub unsafe extern "C" fn bmk_stmt_set_null(s: *mut BmkStmt, i: u32) {
     // SAFETY: guaranteed by the caller.
     let s = unsafe { &mut *s };
-    if let Some(slot) = s.values.get_mut(i as usize) {
-        *slot = SqlValue::Null;
-    }
+    let _ = guarded("bmk_stmt_set_null", || {
+        if let Some(slot) = s.values.get_mut(i as usize) {
+            *slot = SqlValue::Null;
+        }
+    });
 }
 
 /// `void bmk_stmt_set_int(bmk_stmt *, uint32_t i, int64_t v)`: parameter `i` is the
@@ -820,9 +878,11 @@ pub unsafe extern "C" fn bmk_stmt_set_null(s: *mut BmkStmt, i: u32) {
 pub unsafe extern "C" fn bmk_stmt_set_int(s: *mut BmkStmt, i: u32, v: i64) {
     // SAFETY: guaranteed by the caller.
     let s = unsafe { &mut *s };
-    if let Some(slot) = s.values.get_mut(i as usize) {
-        *slot = SqlValue::Int(v);
-    }
+    let _ = guarded("bmk_stmt_set_int", || {
+        if let Some(slot) = s.values.get_mut(i as usize) {
+            *slot = SqlValue::Int(v);
+        }
+    });
 }
 
 /// `void bmk_stmt_set_number(bmk_stmt *, uint32_t i, double v)`: parameter `i` is Lua
@@ -834,10 +894,12 @@ pub unsafe extern "C" fn bmk_stmt_set_int(s: *mut BmkStmt, i: u32, v: i64) {
 pub unsafe extern "C" fn bmk_stmt_set_number(s: *mut BmkStmt, i: u32, v: f64) {
     // SAFETY: guaranteed by the caller.
     let s = unsafe { &mut *s };
-    let i = i as usize;
-    if let (Some(t), Some(slot)) = (s.types.get(i), s.values.get_mut(i)) {
-        t.set_number(slot, v);
-    }
+    let _ = guarded("bmk_stmt_set_number", || {
+        let i = i as usize;
+        if let (Some(t), Some(slot)) = (s.types.get(i), s.values.get_mut(i)) {
+            t.set_number(slot, v);
+        }
+    });
 }
 
 /// `void bmk_stmt_set_text(bmk_stmt *, uint32_t i, const char *p, size_t len)`:
@@ -849,10 +911,12 @@ pub unsafe extern "C" fn bmk_stmt_set_number(s: *mut BmkStmt, i: u32, v: f64) {
 pub unsafe extern "C" fn bmk_stmt_set_text(s: *mut BmkStmt, i: u32, p: *const c_char, len: usize) {
     // SAFETY: guaranteed by the caller.
     let (s, v) = unsafe { (&mut *s, bytes(p, len)) };
-    let i = i as usize;
-    if let (Some(t), Some(slot)) = (s.types.get(i), s.values.get_mut(i)) {
-        t.set_text(slot, v);
-    }
+    let _ = guarded("bmk_stmt_set_text", || {
+        let i = i as usize;
+        if let (Some(t), Some(slot)) = (s.types.get(i), s.values.get_mut(i)) {
+            t.set_text(slot, v);
+        }
+    });
 }
 
 /// `int bmk_stmt_execute(bmk_stmt *)`: executes with the values set; `1` with the
@@ -864,6 +928,12 @@ pub unsafe extern "C" fn bmk_stmt_set_text(s: *mut BmkStmt, i: u32, p: *const c_
 pub unsafe extern "C" fn bmk_stmt_execute(s: *mut BmkStmt) -> c_int {
     // SAFETY: guaranteed by the caller.
     let s = unsafe { &mut *s };
+    with_status("bmk_stmt_execute", s.kind, || execute(s))
+}
+
+/// The body of [`bmk_stmt_execute`].
+#[inline]
+fn execute(s: &mut BmkStmt) -> c_int {
     let Some(id) = s.id else {
         return fail(closed_error(s.kind));
     };
@@ -907,14 +977,17 @@ pub unsafe extern "C" fn bmk_rs_cell(
 ) -> *const c_char {
     // SAFETY: both handle types start with an `RsPart` (`#[repr(C)]`).
     let rs = unsafe { &*rs.cast::<RsPart>() };
-    match rs.rs.get(row as usize, col as usize) {
-        Some(v) => {
-            // SAFETY: guaranteed by the caller.
-            unsafe { *len = v.len() };
-            v.as_ptr().cast()
+    guarded("bmk_rs_cell", || {
+        match rs.rs.get(row as usize, col as usize) {
+            Some(v) => {
+                // SAFETY: guaranteed by the caller.
+                unsafe { *len = v.len() };
+                v.as_ptr().cast()
+            }
+            None => std::ptr::null(),
         }
-        None => std::ptr::null(),
-    }
+    })
+    .unwrap_or(std::ptr::null())
 }
 
 /// `void bmk_rs_free(const void *rs)`: empties the result set of a connection or statement
@@ -938,20 +1011,23 @@ pub unsafe extern "C" fn bmk_rs_free(rs: *mut c_void) -> c_int {
     .clone();
     // SAFETY: as above.
     let rs = unsafe { &mut *rs.cast::<RsPart>() };
-    // As sysbench, a result set can be freed once, while its connection still holds
-    // it (no query since), and not on a closed connection.
-    if conn.borrow_mut().is_none() {
-        crate::log::log_line(crate::log::ALERT, CLOSED);
-        return 1;
-    }
-    if !conn.has_result.get() {
-        crate::log::log_line(crate::log::ALERT, FREE_INVALID);
-        return 1;
-    }
-    conn.has_result.set(false);
-    rs.rs = ResultSet::default();
-    rs.sync(false);
-    0
+    guarded("bmk_rs_free", || {
+        // As sysbench, a result set can be freed once, while its connection still
+        // holds it (no query since), and not on a closed connection.
+        if conn.borrow_mut().is_none() {
+            crate::log::log_line(crate::log::ALERT, CLOSED);
+            return 1;
+        }
+        if !conn.has_result.get() {
+            crate::log::log_line(crate::log::ALERT, FREE_INVALID);
+            return 1;
+        }
+        conn.has_result.set(false);
+        rs.rs = ResultSet::default();
+        rs.sync(false);
+        0
+    })
+    .unwrap_or(1)
 }
 
 /// What freeing a result set that is no longer (or never was) current logs.

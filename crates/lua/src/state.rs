@@ -298,8 +298,15 @@ impl ScriptState {
         let mut args = args.into_lua_multi(&self.lua)?;
         args.push_front(Value::Function(f));
         let mut ret: MultiValue = call.call(args)?;
+        // A panic an entry point caught fails the call: the Lua error it raised says
+        // where, else (no status to raise it from, or the script caught it) the panic
+        // itself.
+        let panic = crate::ffi_panic::take_panic();
         match ret.pop_front() {
-            Some(Value::Boolean(true)) => Ok(ret),
+            Some(Value::Boolean(true)) => match panic {
+                Some(message) => Err(LuaError::runtime(message)),
+                None => Ok(ret),
+            },
             _ => {
                 let msg = match ret.pop_front() {
                     Some(Value::String(s)) => s.to_string_lossy(),

@@ -18,6 +18,7 @@ fn script(name: &str) -> PathBuf {
 
 struct Output {
     ok: bool,
+    status: std::process::ExitStatus,
     stdout: String,
     stderr: String,
 }
@@ -46,6 +47,7 @@ fn host_in(dir: &std::path::Path, args: &[&str], stdin: &str) -> Output {
     let out = child.wait_with_output().unwrap();
     Output {
         ok: out.status.success(),
+        status: out.status,
         stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
         stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
     }
@@ -828,6 +830,31 @@ fn sql_fatal_errors_caught_by_the_script_count_as_errors() {
     assert!(out.ok, "{}\n{}", out.stdout, out.stderr);
     assert_eq!(total_field(&out.stdout, "errors"), 10.0, "{}", out.stdout);
     assert_eq!(total_field(&out.stdout, "reads"), 5.0, "{}", out.stdout);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn a_driver_panic_fails_its_worker_and_the_run_still_reports() {
+    use std::os::unix::process::ExitStatusExt;
+    let dir = scratch_dir("sql-panic");
+    let out = sqlite(
+        &dir,
+        &["--threads=2", "--events=1000", &path("sql_panic.lua")],
+    );
+    // An error exit, not the abort of a panic unwinding into LuaJIT.
+    assert_eq!(out.status.signal(), None, "{}\n{}", out.stdout, out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{}\n{}", out.stdout, out.stderr);
+    // The worker's Lua error, at the script line that ran the query.
+    assert!(
+        out.stderr.contains(
+            "sql_panic.lua:14: SQL error, errno = 0, state = '': internal error: \
+             bmk_conn_query panicked: the driver was asked to panic"
+        ),
+        "{}",
+        out.stderr
+    );
+    // The report of what was measured: at least the two reads of the failed worker.
+    assert!(total_field(&out.stdout, "reads") >= 2.0, "{}", out.stdout);
     let _ = std::fs::remove_dir_all(&dir);
 }
 

@@ -4,7 +4,21 @@
 
 use std::fmt::Write as _;
 
+use crate::config::PsMode;
 use crate::value::Value;
+
+/// The text query a prepared statement runs as under `--db-ps-mode=disable` on the
+/// servers that quote the standard way (PostgreSQL, SQLite): `template` with `params`
+/// quoted in. `None` when statements are prepared on the server. (MySQL decides at
+/// prepare time instead, as it also emulates the statements its server cannot
+/// prepare.)
+pub(crate) fn unprepared_text(
+    mode: PsMode,
+    template: &Template,
+    params: &[Value],
+) -> Option<String> {
+    (mode == PsMode::Disable).then(|| template.render(params, Dialect::Standard))
+}
 
 /// Literal quoting rules of a server.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -1,11 +1,13 @@
 //! bmk's SQL driver layer.
 //!
 //! This crate owns:
-//! * the three drivers — MySQL/MariaDB ([`mysql`](crate::DriverKind::Mysql) via the
-//!   pure-Rust `mysql` crate), PostgreSQL (bmk's own protocol client, plain or TLS;
-//!   the `postgres` crate for the certificate-verifying modes) and embedded SQLite
-//!   (`rusqlite`, bundled) — behind one [`Connection`] trait: connect, query, prepare,
-//!   execute with bound [`Value`]s, result sets as text, bulk insert, reconnect;
+//! * the three drivers — MySQL/MariaDB ([`mysql`](crate::DriverKind::Mysql): bmk's own
+//!   login and protocol path on plain sockets, the pure-Rust `mysql` crate for TLS and
+//!   compression), PostgreSQL (bmk's own protocol client, plain or TLS; the `postgres`
+//!   crate for the certificate-verifying modes) and embedded SQLite (`rusqlite`,
+//!   bundled) — behind one [`Connection`] trait: connect, query, prepare, execute with
+//!   bound [`Value`]s, result sets as text, bulk insert, reconnect;
+//! * one reconnect policy for the drivers with a server (`reconnect.rs`);
 //! * sysbench's database options (`--db-driver`, `--mysql-*`, `--pgsql-*`, ...) and
 //!   bmk's additions ([`option_specs`], [`DriverConfig`]);
 //! * how a statement counts as read, write or other ([`counted_as`]);
@@ -14,8 +16,9 @@
 //! * error classification into ignorable (restart the event, maybe after a reconnect)
 //!   and fatal ([`SqlError`], [`SqlErrorKind`]) and the exact FATAL message lines.
 //!
-//! It must not: know about Lua, use the engine beyond [`bmk_engine::coop::wait_readable`]
-//! and the names of its counters, print reports, or print anything except
+//! It must not: know about Lua, use the engine beyond its event-loop waits
+//! ([`bmk_engine::coop`]: `active`, `wait_readable`, `sleep`), its option table types and
+//! the names of its counters, print reports, or print anything except
 //! the `--db-debug`/`--mysql-debug` query trace on stderr. Passwords are never printed
 //! or logged (the `Debug` impls of the option structs hide them; error messages never
 //! contain them).
@@ -29,8 +32,9 @@
 //!   2006/2013 lost connection, 2026 TLS). Ignorable when listed in
 //!   `--mysql-ignore-errors` (or `all`). A listed lost-connection error (2013, 2006,
 //!   2055, 2011, and MariaDB's 1053/1927, 4031) reconnects at once; while the server
-//!   stays down every call fails ignorably (after a 100 ms pause) until a reconnect
-//!   succeeds, which is reported once as `Ignorable { reconnected: true }`.
+//!   stays down every call fails ignorably (after a 100 ms pause, which on an event
+//!   loop holds up only its own worker) until a reconnect succeeds, which is reported
+//!   once as `Ignorable { reconnected: true }`.
 //! * pgsql: `errno` is 0 and `sqlstate` carries the code; `--pgsql-ignore-errors` holds
 //!   SQLSTATEs or 2-character classes. A lost connection (closed socket, or a FATAL
 //!   server error such as 57P01) reconnects when its SQLSTATE, 08006 or class 08 is
@@ -79,6 +83,7 @@ mod mysql_fast;
 mod mysql_handshake;
 mod mysql_rsa;
 mod pgsql;
+mod reconnect;
 mod resultset;
 mod row_source;
 mod socket_timeouts;
@@ -86,6 +91,10 @@ mod sqlite;
 mod statement_table;
 mod trace;
 mod value;
+
+/// The query the SQLite driver panics on, with the `test-panic` feature (tests only).
+#[cfg(feature = "test-panic")]
+pub const TEST_PANIC_QUERY: &str = "SELECT 'bmk-test: panic'";
 
 pub use barrier::{
     client_identity, drop_barrier_table, AgreedStart, Barrier, BarrierError, BarrierSpec,

@@ -1,4 +1,8 @@
-//! The MySQL/MariaDB driver (pure-Rust `mysql` crate).
+//! The MySQL/MariaDB driver. Plain sockets log in with bmk's own handshake
+//! (`mysql_handshake.rs`) and run every command on bmk's own protocol path
+//! (`mysql_fast.rs`); the `mysql` crate logs in and serves TLS, compression,
+//! `--mysql-fast-path=off` and the logins bmk's handshake does not do (its commands on
+//! plain sockets still take the own protocol path when the fast path is on).
 
 use std::collections::VecDeque;
 use std::io::ErrorKind;
@@ -24,6 +28,7 @@ use crate::mysql_fast::{BulkOutcome, FastIo, StmtMeta};
 use crate::mysql_handshake::{
     log_in, plugin_refusal, refusal, HandshakeError, Login, CR_AUTH_PLUGIN_ERR,
 };
+use crate::reconnect::{after_listed_error, retry_lost, Lost, Reconnects};
 use crate::resultset::ResultSet;
 use crate::row_source::{Replay, RowSource};
 use crate::socket_timeouts::{set_socket_timeouts, timed_out};
@@ -120,9 +125,9 @@ pub(crate) struct MysqlConnection {
     /// What the shared `Connection` methods keep.
     state: ConnectionState,
     debug: bool,
-    /// Set after a lost connection whose reconnect failed: the errno to report while
-    /// the server stays unreachable.
-    lost_errno: Option<u32>,
+    /// The lost connection being got back (see [`crate::reconnect`]): set when a
+    /// listed error lost it, cleared by a successful connect.
+    lost: Option<Lost>,
     /// Buffers of the hand-written execute path; `None` when the connection uses TLS or
     /// compression (or `--mysql-fast-path=off`), where the crate does everything.
     fast: Option<FastIo>,
@@ -538,7 +543,7 @@ impl MysqlConnection {
             stmts: Vec::new(),
             state: ConnectionState::new(DriverKind::Mysql),
             debug,
-            lost_errno: None,
+            lost: None,
             infile: Arc::default(),
             infile_refused: false,
             bulk_execute: None,
@@ -585,7 +590,7 @@ impl MysqlConnection {
         match res {
             Ok(session) => {
                 self.conn = Some(session);
-                self.lost_errno = None;
+                self.lost = None;
                 for s in self.stmts.iter_mut().flatten() {
                     s.server = None;
                     s.meta = None;
@@ -716,22 +721,15 @@ impl MysqlConnection {
     fn fail(&mut self, e: mysql::Error, op: SqlOp, sql: &str) -> SqlError {
         let (errno, state, msg, lost) = describe(&e, op, &self.endpoint);
         trace_if(self.debug, "mysql", "error", || format!("{errno} ({msg})"));
-        let mut err = SqlError::new(DriverKind::Mysql, op, errno, state, msg).with_query(sql);
-        let listed = self.cfg.mysql.ignore_errors.contains(&errno);
+        let err = SqlError::new(DriverKind::Mysql, op, errno, state, msg).with_query(sql);
         if lost {
             self.conn = None;
             self.state.pending.clear();
         }
-        if !listed {
+        if !self.cfg.mysql.ignore_errors.contains(&errno) {
             return err;
         }
-        let mut reconnected = false;
-        if lost {
-            self.lost_errno = Some(errno);
-            reconnected = self.open().is_ok();
-        }
-        err.kind = SqlErrorKind::Ignorable { reconnected };
-        err
+        after_listed_error(self, err, lost.then_some(Lost { errno }))
     }
 
     /// The live connection, reconnecting first if an earlier lost connection left it
@@ -739,40 +737,17 @@ impl MysqlConnection {
     /// `reconnected: true` so the caller counts it and restarts the event.
     fn live(&mut self, op: SqlOp, sql: &str) -> Result<&mut Session, SqlError> {
         if self.conn.is_none() {
-            let Some(errno) = self.lost_errno else {
-                return Err(SqlError::new(
-                    DriverKind::Mysql,
-                    op,
-                    2006,
-                    "HY000",
-                    "Server has gone away (connection closed)",
-                )
-                .with_query(sql));
-            };
-            let reconnected = self.open().is_ok();
-            if !reconnected {
-                // Do not spin at full speed while the server is down.
-                std::thread::sleep(Duration::from_millis(100));
-            }
-            let mut err = SqlError::new(
+            return Err(retry_lost(self, op, sql));
+        }
+        self.conn.as_mut().ok_or_else(|| {
+            SqlError::new(
                 DriverKind::Mysql,
                 op,
-                errno,
+                2000,
                 "HY000",
-                if reconnected {
-                    "Lost connection to server; reconnected"
-                } else {
-                    "Lost connection to server; reconnect failed"
-                },
+                "internal error: no connection after the check for one",
             )
-            .with_query(sql);
-            err.kind = SqlErrorKind::Ignorable { reconnected };
-            if !reconnected {
-                self.lost_errno = Some(errno);
-            }
-            return Err(err);
-        }
-        Ok(self.conn.as_mut().expect("checked above"))
+        })
     }
 
     /// The live connection when it is the crate's session (the crate-only paths: the
@@ -1143,6 +1118,40 @@ impl MysqlConnection {
 
 keeps_state_in_field!(MysqlConnection);
 
+impl Reconnects for MysqlConnection {
+    fn reopen(&mut self) -> Result<(), SqlError> {
+        self.open()
+    }
+
+    fn lost_mark(&mut self) -> &mut Option<Lost> {
+        &mut self.lost
+    }
+
+    fn closed_error(&self, op: SqlOp) -> SqlError {
+        SqlError::new(
+            DriverKind::Mysql,
+            op,
+            2006,
+            "HY000",
+            "Server has gone away (connection closed)",
+        )
+    }
+
+    fn lost_error(&self, lost: Lost, op: SqlOp, reconnected: bool) -> SqlError {
+        SqlError::new(
+            DriverKind::Mysql,
+            op,
+            lost.errno,
+            "HY000",
+            if reconnected {
+                "Lost connection to server; reconnected"
+            } else {
+                "Lost connection to server; reconnect failed"
+            },
+        )
+    }
+}
+
 impl Connection for MysqlConnection {
     fn query(&mut self, sql: &str) -> Result<Option<ResultSet>, SqlError> {
         self.run_text(sql, SqlOp::Query)
@@ -1321,7 +1330,7 @@ impl Connection for MysqlConnection {
     fn disconnect(&mut self) {
         trace_if(self.debug, "mysql", "disconnect", || self.target());
         self.close();
-        self.lost_errno = None;
+        self.lost = None;
         self.state.pending.clear();
     }
 }

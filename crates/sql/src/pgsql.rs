@@ -29,8 +29,9 @@ use crate::connection::{Connection, StatementId};
 use crate::connection_state::{keeps_state_in_field, ConnectionState};
 use crate::deadline::run_with_deadline;
 use crate::driver_kind::DriverKind;
-use crate::emulate::{Dialect, Template};
+use crate::emulate::{unprepared_text, Dialect, Template};
 use crate::error::{Endpoint, SqlError, SqlErrorKind, SqlOp};
+use crate::reconnect::{after_listed_error, retry_lost, Lost, Reconnects};
 use crate::resultset::ResultSet;
 use crate::row_source::RowSource;
 use crate::statement_table::registered;
@@ -190,7 +191,8 @@ pub(crate) struct PgConnection {
     /// What the shared `Connection` methods keep.
     state: ConnectionState,
     debug: bool,
-    lost: bool,
+    /// The lost connection being got back (see [`crate::reconnect`]).
+    lost: Option<Lost>,
     /// The stream failed below SQL (I/O, or a message the client could not parse):
     /// closing the client may wait for ever.
     broken: bool,
@@ -473,7 +475,7 @@ impl PgConnection {
             stmts: Vec::new(),
             state: ConnectionState::new(DriverKind::Pgsql),
             debug,
-            lost: false,
+            lost: None,
             broken: false,
         };
         c.open()?;
@@ -590,7 +592,7 @@ impl PgConnection {
     /// Take `client` as the live connection; statements are prepared again on it.
     fn connected(&mut self, client: Backend) {
         self.client = Some(client);
-        self.lost = false;
+        self.lost = None;
         self.broken = false;
         for s in self.stmts.iter_mut().flatten() {
             s.server = None;
@@ -644,11 +646,7 @@ impl PgConnection {
         if !(list.matches_sqlstate(&state) || (lost && list.matches_sqlstate(LOST_STATE))) {
             return err;
         }
-        let mut reconnected = false;
-        if lost {
-            self.lost = true;
-            reconnected = self.open().is_ok();
-        } else {
+        if !lost {
             // The event restarts: end the aborted transaction so its BEGIN works.
             match self.client.as_mut() {
                 Some(Backend::Crate(c)) => {
@@ -661,45 +659,22 @@ impl PgConnection {
                 None => {}
             }
         }
-        err.kind = SqlErrorKind::Ignorable { reconnected };
-        err
+        after_listed_error(self, err, lost.then_some(Lost { errno: 0 }))
     }
 
     fn live(&mut self, op: SqlOp, sql: &str) -> Result<&mut Backend, SqlError> {
         if self.client.is_none() {
-            if !self.lost {
-                return Err(SqlError::new(
-                    DriverKind::Pgsql,
-                    op,
-                    0,
-                    "08003",
-                    "connection is closed",
-                )
-                .with_query(sql));
-            }
-            let reconnected = self.open().is_ok();
-            if !reconnected {
-                std::thread::sleep(Duration::from_millis(100));
-            }
-            let mut err = SqlError::new(
+            return Err(retry_lost(self, op, sql));
+        }
+        self.client.as_mut().ok_or_else(|| {
+            SqlError::new(
                 DriverKind::Pgsql,
                 op,
                 0,
-                LOST_STATE,
-                if reconnected {
-                    "connection to server was lost; reconnected"
-                } else {
-                    "connection to server was lost; reconnect failed"
-                },
+                "08003",
+                "internal error: no connection after the check for one",
             )
-            .with_query(sql);
-            err.kind = SqlErrorKind::Ignorable { reconnected };
-            if !reconnected {
-                self.lost = true;
-            }
-            return Err(err);
-        }
-        Ok(self.client.as_mut().expect("checked above"))
+        })
     }
 
     fn run_text(&mut self, sql: &str, op: SqlOp) -> Result<Option<ResultSet>, SqlError> {
@@ -809,6 +784,34 @@ impl PgConnection {
     }
 }
 
+impl Reconnects for PgConnection {
+    fn reopen(&mut self) -> Result<(), SqlError> {
+        self.open()
+    }
+
+    fn lost_mark(&mut self) -> &mut Option<Lost> {
+        &mut self.lost
+    }
+
+    fn closed_error(&self, op: SqlOp) -> SqlError {
+        SqlError::new(DriverKind::Pgsql, op, 0, "08003", "connection is closed")
+    }
+
+    fn lost_error(&self, _lost: Lost, op: SqlOp, reconnected: bool) -> SqlError {
+        SqlError::new(
+            DriverKind::Pgsql,
+            op,
+            0,
+            LOST_STATE,
+            if reconnected {
+                "connection to server was lost; reconnected"
+            } else {
+                "connection to server was lost; reconnect failed"
+            },
+        )
+    }
+}
+
 impl Connection for PgConnection {
     fn query(&mut self, sql: &str) -> Result<Option<ResultSet>, SqlError> {
         self.run_text(sql, SqlOp::Query)
@@ -851,15 +854,8 @@ impl Connection for PgConnection {
     ) -> Result<bool, SqlError> {
         out.clear();
         let stmt = registered(&self.stmts, id, DriverKind::Pgsql)?;
-        if self.cfg.common.ps_mode == PsMode::Disable {
-            let sql = stmt.template.render(params, Dialect::Standard);
-            return Ok(match self.run_text(&sql, SqlOp::Query)? {
-                Some(rs) => {
-                    *out = rs;
-                    true
-                }
-                None => false,
-            });
+        if let Some(sql) = unprepared_text(self.cfg.common.ps_mode, &stmt.template, params) {
+            return self.query_into(&sql, out);
         }
         if self.debug {
             self.trace("execute", &stmt.template.render(params, Dialect::Standard));
@@ -1029,7 +1025,7 @@ impl Connection for PgConnection {
 
     fn disconnect(&mut self) {
         self.client = None;
-        self.lost = false;
+        self.lost = None;
         self.state.pending.clear();
     }
 }

@@ -5,6 +5,11 @@
 //! were most of a connect's client CPU; see BENCHMARKS.md). A [`ReadDeadline`] makes
 //! the same timeouts bound a read made of many `recv`s as a whole (the handshake, a
 //! packet, a message).
+//!
+//! The crates' logins are the exception: the `mysql` crate's (TLS, compression, logins
+//! bmk's own handshake does not do) and the `postgres` crate's (the certificate-verifying
+//! modes, or `--pgsql-fast-path=off`) run on a helper thread bounded as a whole
+//! (`deadline.rs`), as their sockets are not bmk's until they return.
 
 use std::io::{self, ErrorKind};
 use std::net::{TcpStream, ToSocketAddrs};

@@ -21,7 +21,7 @@ use crate::config::{DriverConfig, PsMode};
 use crate::connection::{Connection, StatementId};
 use crate::connection_state::{keeps_state_in_field, ConnectionState};
 use crate::driver_kind::DriverKind;
-use crate::emulate::{Dialect, Template};
+use crate::emulate::{unprepared_text, Dialect, Template};
 use crate::error::{Endpoint, SqlError, SqlErrorKind, SqlOp};
 use crate::resultset::ResultSet;
 use crate::statement_table::registered;
@@ -379,6 +379,10 @@ keeps_state_in_field!(SqliteConnection);
 
 impl Connection for SqliteConnection {
     fn query(&mut self, sql: &str) -> Result<Option<ResultSet>, SqlError> {
+        #[cfg(feature = "test-panic")]
+        if sql == crate::TEST_PANIC_QUERY {
+            panic!("the driver was asked to panic");
+        }
         self.trace("query", sql);
         self.run(sql, &[], false, SqlOp::Query)
     }
@@ -413,16 +417,8 @@ impl Connection for SqliteConnection {
     ) -> Result<bool, SqlError> {
         out.clear();
         let stmt = registered(&self.stmts, id, DriverKind::Sqlite)?;
-        if self.cfg.common.ps_mode == PsMode::Disable {
-            let sql = stmt.template.render(params, Dialect::Standard);
-            self.trace("query", &sql);
-            return Ok(match self.run(&sql, &[], false, SqlOp::Query)? {
-                Some(rs) => {
-                    *out = rs;
-                    true
-                }
-                None => false,
-            });
+        if let Some(sql) = unprepared_text(self.cfg.common.ps_mode, &stmt.template, params) {
+            return self.query_into(&sql, out);
         }
         if self.debug {
             self.trace("execute", &stmt.template.render(params, Dialect::Standard));

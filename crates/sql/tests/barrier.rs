@@ -8,7 +8,7 @@ mod support;
 use bmk_testkit::require;
 
 use std::thread;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use bmk_sql::{
     drop_barrier_table, Barrier, BarrierError, BarrierSpec, Connection, DriverKind, START_LEAD,
@@ -58,6 +58,33 @@ fn join(db: &Target, name: &str, clients: u32, client: &str) -> Result<Barrier, 
 }
 
 const NEVER: &dyn Fn() -> bool = &|| false;
+
+/// Waits until the server has ended every session of the test's user but this probe's
+/// own, the clients dropped before: their session locks are free from then on.
+fn wait_for_sessions_to_end(db: &Target) {
+    let mut probe = db.conn();
+    // A user sees its own sessions in MariaDB's process list without privileges.
+    let others = match db.kind() {
+        DriverKind::Mysql => {
+            "SELECT COUNT(*) FROM information_schema.PROCESSLIST WHERE ID <> CONNECTION_ID()"
+        }
+        _ => {
+            "SELECT count(*) FROM pg_stat_activity \
+             WHERE usename = current_user AND pid <> pg_backend_pid()"
+        }
+    };
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while scalar(&mut *probe, others).as_deref() != Some("0") {
+        assert!(
+            Instant::now() < deadline,
+            "the dropped clients' sessions live on"
+        );
+        thread::sleep(POLL);
+    }
+}
+
+/// How often a test looks again for what it waits for on the server.
+const POLL: Duration = Duration::from_millis(5);
 
 /// Three clients pass; all get the same start, a lead after the last arrival, and
 /// clock samples that bracket the server's time.
@@ -157,7 +184,7 @@ fn a_late_client_refuses(db: &Target) {
     a.finish().unwrap();
     // b's process died mid-run: its connection closes without marking it done.
     drop(b);
-    thread::sleep(Duration::from_millis(200));
+    wait_for_sessions_to_end(db);
     let c = join(db, &name, 1, "c:3").expect("the old round is over");
     drop(c);
 }
@@ -168,7 +195,7 @@ fn a_dead_client_does_not_count(db: &Target) {
     let name = unique_name();
     let dead = join(db, &name, 2, "index-0").unwrap();
     drop(dead);
-    thread::sleep(Duration::from_millis(200));
+    wait_for_sessions_to_end(db);
     let mut b = join(db, &name, 2, "index-1").unwrap();
     let e = b
         .wait(Duration::from_millis(500), NEVER)

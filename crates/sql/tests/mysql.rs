@@ -8,7 +8,9 @@ use bmk_testkit::require;
 use std::net::TcpListener;
 use std::time::{Duration, Instant};
 
-use bmk_sql::{classify, Driver, DriverKind, QueryKind, ResultSet, SqlErrorKind, Value};
+use bmk_sql::{
+    classify, Connection, Driver, DriverKind, QueryKind, ResultSet, SqlErrorKind, Value,
+};
 use support::{connect, exec, mysql_connect_timing_out, scalar, types, MysqlTestDb};
 
 #[test]
@@ -86,7 +88,8 @@ fn connect_runs_on_the_calling_thread() {
     let silent = TcpListener::bind("127.0.0.1:0").unwrap();
     let port = silent.local_addr().unwrap().port().to_string();
     let waiting = std::thread::spawn(move || mysql_connect_timing_out(&port));
-    std::thread::sleep(Duration::from_millis(400));
+    // The client has connected and waits for the greeting: inside its handshake.
+    let (_held, _) = silent.accept().unwrap();
     let names: Vec<String> = std::fs::read_dir("/proc/self/task")
         .unwrap()
         .filter_map(|t| std::fs::read_to_string(t.ok()?.path().join("comm")).ok())
@@ -254,9 +257,19 @@ fn ignorable_and_fatal_errors() {
     assert!(con.query("SELEC 1").unwrap_err().is_ignorable());
 }
 
+/// Waits until `sql`, a condition, is true (`1`) on the server, looking again every few
+/// milliseconds.
+fn wait_until(con: &mut dyn Connection, sql: &str) {
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while scalar(con, sql).as_deref() != Some("1") {
+        assert!(Instant::now() < deadline, "still not so after 30 s: {sql}");
+        std::thread::sleep(Duration::from_millis(5));
+    }
+}
+
 #[test]
 fn deadlock_is_ignorable_by_default() {
-    let db = require!(MysqlTestDb::create());
+    let mut db = require!(MysqlTestDb::create());
     let mut setup = db.connect(&[]);
     exec(
         &mut *setup,
@@ -269,12 +282,22 @@ fn deadlock_is_ignorable_by_default() {
     exec(&mut *b, "BEGIN");
     exec(&mut *a, "UPDATE d SET v=1 WHERE id=1");
     exec(&mut *b, "UPDATE d SET v=1 WHERE id=2");
+    let a_id = scalar(&mut *a, "SELECT CONNECTION_ID()").unwrap();
     let t = std::thread::spawn(move || {
         let r = a.query("UPDATE d SET v=2 WHERE id=2").map(|_| ());
         let _ = a.query("ROLLBACK");
         r
     });
-    std::thread::sleep(Duration::from_millis(300));
+    // b closes the cycle once a's UPDATE runs on the server, waiting for b's row. (The
+    // process list, not INNODB_TRX: that table is a cache refreshed only when nobody
+    // read it for 0.1 s.)
+    wait_until(
+        db.admin(),
+        &format!(
+            "SELECT COUNT(*) FROM information_schema.PROCESSLIST \
+             WHERE ID = {a_id} AND INFO LIKE 'UPDATE d SET v=2%'"
+        ),
+    );
     let rb = b.query("UPDATE d SET v=2 WHERE id=1").map(|_| ());
     let _ = b.query("ROLLBACK");
     let ra = t.join().unwrap();
@@ -291,7 +314,11 @@ fn lost_connection_reconnects_only_when_listed() {
         let st = con.prepare("SELECT ?").unwrap();
         let id = scalar(&mut *con, "SELECT CONNECTION_ID()").unwrap();
         exec(db.admin(), &format!("KILL CONNECTION {id}"));
-        std::thread::sleep(Duration::from_millis(200));
+        // Its socket is closed once the server has ended the session.
+        wait_until(
+            db.admin(),
+            &format!("SELECT COUNT(*) = 0 FROM information_schema.PROCESSLIST WHERE ID = {id}"),
+        );
         let e = con.query("SELECT 1").unwrap_err();
         if expect_reconnect {
             assert!(matches!(e.errno, 2013 | 2006), "{e}");

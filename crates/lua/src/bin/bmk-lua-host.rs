@@ -9,7 +9,8 @@
 //! `run` prints `interval: time=.. events=.. p99_ms=.. max_ms=.. queue=..` per
 //! `--report-interval` (unless the script has a report hook) and a final
 //! `total: events=.. time=.. eps=.. reads=.. writes=.. other=.. errors=.. reconnects=..
-//! max_ms=..` line (unless it has a cumulative hook). It is not the real CLI.
+//! max_ms=..` line (unless it has a cumulative hook; also after a worker failed, before
+//! the failure). It is not the real CLI.
 
 use std::process::ExitCode;
 use std::sync::atomic::AtomicUsize;
@@ -200,7 +201,12 @@ fn run(host: &mut ScriptHost, options: &OptionSet) -> Result<(), String> {
         return Err(msg);
     }
     host.close_reports();
-    if let RunStatus::Fatal(messages) | RunStatus::InitFailed(messages) = &outcome.status {
+    if let RunStatus::InitFailed(messages) = &outcome.status {
+        return Err(messages.join("\n"));
+    }
+    if let RunStatus::Fatal(messages) = &outcome.status {
+        // As bmk does: what was measured up to the failure, then the failure.
+        print_total(&outcome.stats);
         return Err(messages.join("\n"));
     }
     if host.has_report_hook(false) {

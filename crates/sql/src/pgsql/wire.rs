@@ -41,6 +41,7 @@ use postgres_protocol::message::backend::{self, Message};
 use postgres_protocol::message::frontend;
 use postgres_protocol::IsNull;
 use rustls::ClientConfig;
+use socket2::{SockRef, TcpKeepalive};
 
 use crate::config::{PgSslMode, PgsqlOptions};
 use crate::coop_read::{read_blocking, read_some};
@@ -212,31 +213,17 @@ impl Drop for WireConn {
 /// answering while its kernel keeps the connection up is bounded by the run's stop
 /// grace instead.
 fn set_tcp_timeouts(s: &TcpStream, t: Duration) {
-    let fd = s.as_raw_fd();
-    let secs = |d: Duration| d.as_secs().clamp(1, i32::MAX as u64) as libc::c_int;
-    let opts = [
-        (libc::SOL_SOCKET, libc::SO_KEEPALIVE, 1),
-        (libc::IPPROTO_TCP, libc::TCP_KEEPIDLE, secs(t / 3)),
-        (libc::IPPROTO_TCP, libc::TCP_KEEPINTVL, secs(t / 9)),
-        (libc::IPPROTO_TCP, libc::TCP_KEEPCNT, 3),
-        (
-            libc::IPPROTO_TCP,
-            libc::TCP_USER_TIMEOUT,
-            t.as_millis().min(i32::MAX as u128) as libc::c_int,
-        ),
-    ];
-    for (level, name, value) in opts {
-        // SAFETY: `fd` is the open socket of `s`; the option value is a c_int.
-        unsafe {
-            libc::setsockopt(
-                fd,
-                level,
-                name,
-                (&value as *const libc::c_int).cast(),
-                std::mem::size_of::<libc::c_int>() as libc::socklen_t,
-            );
-        }
-    }
+    // Whole seconds, at least one, within the kernel's int; the user timeout likewise
+    // in milliseconds.
+    let secs = |d: Duration| Duration::from_secs(d.as_secs().clamp(1, i32::MAX as u64));
+    let keepalive = TcpKeepalive::new()
+        .with_time(secs(t / 3))
+        .with_interval(secs(t / 9))
+        .with_retries(3);
+    let sock = SockRef::from(s);
+    // Best effort: a socket that refuses one keeps the system's default.
+    let _ = sock.set_tcp_keepalive(&keepalive);
+    let _ = sock.set_tcp_user_timeout(Some(t.min(Duration::from_millis(i32::MAX as u64))));
 }
 
 fn open_stream(
