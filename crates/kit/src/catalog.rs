@@ -60,7 +60,7 @@ pub struct Scenario {
     pub socket: bool,
 }
 
-/// Where the name came from, for messages.
+/// The name being parsed: for messages, and the name of the scenario it becomes.
 struct Ctx<'a> {
     name: &'a str,
 }
