@@ -15,7 +15,7 @@ use serde::Serialize;
 
 use crate::charts::LineChart;
 use crate::compare_rules::{self, letter};
-use crate::compare_stats::{self, Samples};
+use crate::compare_stats::{self, Outcome, Samples};
 use crate::load::{Level, RunData};
 use crate::output;
 use crate::report::Chart;
@@ -247,8 +247,29 @@ pub fn compare(runs: &[RunData], opts: CompareOptions) -> Result<Comparison, Err
         warnings.push(format!("unlike runs compared anyway (--mixed): {d}"));
     }
     let diffs = differences(runs);
-    let sides: Vec<Side> = runs
-        .iter()
+    let sides = sides(runs, &diffs);
+    let all: Vec<Levels> = runs.iter().map(levels_of).collect();
+    let busy = data_warnings(runs, &all, &mut warnings);
+    let per_users = statistics(&all);
+    let mut verdicts = Vec::new();
+    let mut rows = Vec::new();
+    for at in &per_users {
+        rows.extend(table_rows(at));
+        verdicts.extend(verdicts_at(at, &busy));
+    }
+    Ok(Comparison {
+        sides,
+        warnings,
+        verdicts,
+        rows,
+        charts: charts(runs, &per_users)?,
+        differences: diffs,
+    })
+}
+
+/// Each run as a side: its letter, and its label with the first settings that differ.
+fn sides(runs: &[RunData], diffs: &[Difference]) -> Vec<Side> {
+    runs.iter()
         .enumerate()
         .map(|(i, r)| {
             let mut what: Vec<String> = diffs
@@ -269,8 +290,13 @@ pub fn compare(runs: &[RunData], opts: CompareOptions) -> Result<Comparison, Err
                 label,
             }
         })
-        .collect();
-    let all: Vec<Levels> = runs.iter().map(levels_of).collect();
+        .collect()
+}
+
+/// Adds to `warnings` what weakens each side's data: levels left out, levels never
+/// steady, a busy host, too few repeats. Returns the letters of the sides whose host
+/// was busy.
+fn data_warnings(runs: &[RunData], all: &[Levels], warnings: &mut Vec<String>) -> Vec<String> {
     let mut busy = Vec::new();
     for (i, run) in runs.iter().enumerate() {
         let out = compare_rules::left_out(run);
@@ -308,107 +334,166 @@ pub fn compare(runs: &[RunData], opts: CompareOptions) -> Result<Comparison, Err
             ));
         }
     }
-    let mut verdicts = Vec::new();
-    let mut rows = Vec::new();
-    let mut means: Vec<BTreeMap<u32, (f64, f64)>> = vec![BTreeMap::new(); runs.len()];
+    busy
+}
+
+/// The statistics at one users count.
+struct AtUsers {
+    users: u32,
+    /// Whether the samples come from the levels' steady windows (else from their
+    /// whole measured time).
+    steady: bool,
+    /// Each side's samples; `None` for a side without a compared level here.
+    samples: Vec<Option<Samples>>,
+    /// Each side's outcome against A (none for A itself, for a side without samples,
+    /// and for too few samples); empty when A has no samples here.
+    outcomes: Vec<Option<Outcome>>,
+}
+
+/// The samples and outcomes at every users count any side has, in users order.
+fn statistics(all: &[Levels]) -> Vec<AtUsers> {
     let users: BTreeSet<u32> = all.iter().flat_map(|l| l.keys().copied()).collect();
-    for &u in &users {
-        // Steady windows only when every level of every side at this users count has
-        // one: A and B are then measured over the same kind of span.
-        let use_steady = all
-            .iter()
-            .filter_map(|l| l.get(&u))
-            .all(|ls| ls.iter().all(|v| v.steady.is_some()));
-        let window = if use_steady { "steady" } else { "whole" };
-        let row = |side: String, s: &Samples| {
-            let (mean, sd) = stats::mean_sd(&s.tps);
-            CompareRow {
-                users: u,
-                side,
-                n: s.tps.len(),
-                mean,
-                sd,
-                p95_ms: stats::mean_sd(&s.p95_ms).0,
-                change: String::new(),
-                ci: String::new(),
-                p: String::new(),
-                test: String::new(),
-                window: window.into(),
-            }
-        };
-        let per_side: Vec<Option<Samples>> = all
-            .iter()
-            .map(|l| l.get(&u).map(|v| samples(v, use_steady)))
-            .collect();
-        for (m, s) in means.iter_mut().zip(&per_side) {
-            if let Some(s) = s {
-                m.insert(u, (stats::mean_sd(&s.tps).0, stats::mean_sd(&s.p95_ms).0));
-            }
-        }
-        let Some(a) = &per_side[0] else { continue };
-        rows.push(row("A".into(), a));
-        for (i, b) in per_side.iter().enumerate().skip(1) {
-            let Some(b) = b else { continue };
-            let side = letter(i);
-            let mut r = row(side.clone(), b);
-            let outcome = compare_stats::judge(a, b);
-            match &outcome {
-                Some(o) => {
-                    r.change = pct(o.change);
-                    r.ci = format!("[{}, {}]", pct(o.ci.0), pct(o.ci.1));
-                    r.p = format!("{:.3}", o.p);
-                    r.test = o.test.clone();
-                }
-                None => r.test = "not enough samples".into(),
-            }
-            rows.push(r);
-            let (mut text, class) = compare_stats::sentence(&side, u, outcome.as_ref());
-            let caveat: Vec<&str> = ["A", side.as_str()]
-                .into_iter()
-                .filter(|s| busy.iter().any(|b| b == s))
+    users
+        .into_iter()
+        .map(|u| {
+            // Steady windows only when every level of every side at this users count
+            // has one: A and B are then measured over the same kind of span.
+            let steady = all
+                .iter()
+                .filter_map(|l| l.get(&u))
+                .all(|ls| ls.iter().all(|v| v.steady.is_some()));
+            let samples: Vec<Option<Samples>> = all
+                .iter()
+                .map(|l| l.get(&u).map(|v| samples(v, steady)))
                 .collect();
-            match caveat.as_slice() {
-                [] => {}
-                [one] => text.push_str(&format!(
-                    " (but {one}'s host was busy with other work: see the warning)"
-                )),
-                _ => text.push_str(" (but both hosts were busy with other work: see the warnings)"),
-            }
-            verdicts.push(Verdict {
-                text,
-                class: class.into(),
+            let outcomes = match &samples[0] {
+                Some(a) => samples
+                    .iter()
+                    .enumerate()
+                    .map(|(i, b)| match b {
+                        Some(b) if i > 0 => compare_stats::judge(a, b),
+                        _ => None,
+                    })
+                    .collect(),
+                None => Vec::new(),
+            };
+            AtUsers {
                 users: u,
-                side,
-                change_pct: outcome.as_ref().map_or(0.0, |o| o.change * 100.0),
-                significant: outcome.as_ref().is_some_and(|o| o.significant),
-            });
+                steady,
+                samples,
+                outcomes,
+            }
+        })
+        .collect()
+}
+
+/// The table's rows at one users count: A, then each later side with samples. None
+/// when A has no samples there.
+fn table_rows(at: &AtUsers) -> Vec<CompareRow> {
+    let Some(a) = &at.samples[0] else {
+        return Vec::new();
+    };
+    let window = if at.steady { "steady" } else { "whole" };
+    let row = |side: String, s: &Samples| {
+        let (mean, sd) = stats::mean_sd(&s.tps);
+        CompareRow {
+            users: at.users,
+            side,
+            n: s.tps.len(),
+            mean,
+            sd,
+            p95_ms: stats::mean_sd(&s.p95_ms).0,
+            change: String::new(),
+            ci: String::new(),
+            p: String::new(),
+            test: String::new(),
+            window: window.into(),
         }
+    };
+    let mut rows = vec![row("A".into(), a)];
+    for (i, b) in at.samples.iter().enumerate().skip(1) {
+        let Some(b) = b else { continue };
+        let mut r = row(letter(i), b);
+        match &at.outcomes[i] {
+            Some(o) => {
+                r.change = pct(o.change);
+                r.ci = format!("[{}, {}]", pct(o.ci.0), pct(o.ci.1));
+                r.p = format!("{:.3}", o.p);
+                r.test = o.test.clone();
+            }
+            None => r.test = "not enough samples".into(),
+        }
+        rows.push(r);
     }
-    let series = |pick: &dyn Fn(&(f64, f64)) -> f64| {
-        means
-            .iter()
+    rows
+}
+
+/// The verdicts at one users count, one per later side with samples, each with a
+/// caveat when its host or A's was busy (`busy`: those sides' letters).
+fn verdicts_at(at: &AtUsers, busy: &[String]) -> Vec<Verdict> {
+    if at.samples[0].is_none() {
+        return Vec::new();
+    }
+    let mut out = Vec::new();
+    for (i, b) in at.samples.iter().enumerate().skip(1) {
+        if b.is_none() {
+            continue;
+        }
+        let side = letter(i);
+        let outcome = at.outcomes[i].as_ref();
+        let (mut text, class) = compare_stats::sentence(&side, at.users, outcome);
+        let caveat: Vec<&str> = ["A", side.as_str()]
+            .into_iter()
+            .filter(|s| busy.iter().any(|b| b == s))
+            .collect();
+        match caveat.as_slice() {
+            [] => {}
+            [one] => text.push_str(&format!(
+                " (but {one}'s host was busy with other work: see the warning)"
+            )),
+            _ => text.push_str(" (but both hosts were busy with other work: see the warnings)"),
+        }
+        out.push(Verdict {
+            text,
+            class: class.into(),
+            users: at.users,
+            side,
+            change_pct: outcome.map_or(0.0, |o| o.change * 100.0),
+            significant: outcome.is_some_and(|o| o.significant),
+        });
+    }
+    out
+}
+
+/// The overlay charts: each side's mean TPS and mean p95 latency against users.
+fn charts(runs: &[RunData], per_users: &[AtUsers]) -> Result<Vec<Chart>, Error> {
+    let series = |pick: &dyn Fn(&Samples) -> f64| {
+        runs.iter()
             .enumerate()
-            .map(|(i, m)| {
+            .map(|(i, run)| {
                 (
-                    format!("{} {}", letter(i), runs[i].label()),
-                    m.iter().map(|(u, v)| (*u as f64, pick(v))).collect(),
+                    format!("{} {}", letter(i), run.label()),
+                    per_users
+                        .iter()
+                        .filter_map(|at| Some((at.users as f64, pick(at.samples[i].as_ref()?))))
+                        .collect(),
                 )
             })
             .collect::<Vec<_>>()
     };
-    let charts = vec![
+    [
         LineChart {
             title: "TPS vs users".into(),
             x_label: "users".into(),
             y_label: "TPS (mean of repeats)".into(),
-            series: series(&|v| v.0),
+            series: series(&|s| stats::mean_sd(&s.tps).0),
             ..LineChart::default()
         },
         LineChart {
             title: "p95 latency vs users".into(),
             x_label: "users".into(),
             y_label: "ms".into(),
-            series: series(&|v| v.1),
+            series: series(&|s| stats::mean_sd(&s.p95_ms).0),
             ..LineChart::default()
         },
     ]
@@ -419,15 +504,7 @@ pub fn compare(runs: &[RunData], opts: CompareOptions) -> Result<Comparison, Err
             svg: c.to_svg()?,
         })
     })
-    .collect::<Result<Vec<_>, Error>>()?;
-    Ok(Comparison {
-        sides,
-        warnings,
-        verdicts,
-        rows,
-        charts,
-        differences: diffs,
-    })
+    .collect()
 }
 
 /// What the `window` column means, printed under the table when a steady window was

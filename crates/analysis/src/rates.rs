@@ -125,155 +125,232 @@ pub fn mysql_status_samples(text: &str) -> CounterSamples {
     samples
 }
 
+/// How one group is shown: its id, chart title and unit.
+#[derive(Debug, Clone, Copy)]
+struct GroupSpec {
+    id: &'static str,
+    title: &'static str,
+    unit: &'static str,
+}
+
+impl GroupSpec {
+    /// Adds the group of `series` to `out`, keeping only the series with points; a
+    /// group left without any is not added.
+    fn push(self, out: &mut Vec<MetricGroup>, series: Vec<Series>) {
+        let series: Vec<Series> = series
+            .into_iter()
+            .filter(|s| !s.points.is_empty())
+            .collect();
+        if !series.is_empty() {
+            out.push(MetricGroup {
+                id: self.id,
+                title: self.title.to_string(),
+                unit: self.unit,
+                series,
+            });
+        }
+    }
+
+    /// Adds the group of one series named `name`.
+    fn push_one(self, out: &mut Vec<MetricGroup>, name: &str, points: Vec<(f64, f64)>) {
+        self.push(
+            out,
+            vec![Series {
+                name: name.into(),
+                points,
+            }],
+        );
+    }
+}
+
+/// A group of per-second counter rates, each series named as its counter.
+struct RateGroup {
+    spec: GroupSpec,
+    counters: &'static [&'static str],
+}
+
+impl RateGroup {
+    fn series(&self, samples: &CounterSamples) -> Vec<Series> {
+        rates(samples, self.counters)
+    }
+}
+
+const fn spec(id: &'static str, title: &'static str, unit: &'static str) -> GroupSpec {
+    GroupSpec { id, title, unit }
+}
+
+const MYSQL_STATEMENTS: RateGroup = RateGroup {
+    spec: spec("mysql_statements", "Statements", "/s"),
+    counters: &[
+        "Questions without SHOW",
+        "Com_select",
+        "Com_insert",
+        "Com_update",
+        "Com_delete",
+        "Com_begin",
+        "Com_commit",
+        "Com_rollback",
+    ],
+};
+const INNODB_ROWS: RateGroup = RateGroup {
+    spec: spec("innodb_rows", "InnoDB rows", "/s"),
+    counters: &[
+        "Innodb_rows_read",
+        "Innodb_rows_inserted",
+        "Innodb_rows_updated",
+        "Innodb_rows_deleted",
+    ],
+};
+/// MariaDB 10.6 and later dropped `Innodb_rows_*`; the handler counters count the same
+/// row operations for every engine.
+const HANDLER_ROWS: RateGroup = RateGroup {
+    spec: spec("handler_rows", "Row operations (Handler_*)", "/s"),
+    counters: &[
+        "Handler_read_key",
+        "Handler_read_next",
+        "Handler_read_rnd_next",
+        "Handler_write",
+        "Handler_update",
+        "Handler_delete",
+    ],
+};
+const INNODB_IO: RateGroup = RateGroup {
+    spec: spec("innodb_io", "InnoDB data reads and writes", "/s"),
+    counters: &[
+        "Innodb_data_reads",
+        "Innodb_data_writes",
+        "Innodb_buffer_pool_reads",
+    ],
+};
+const INNODB_CHECKPOINT_AGE: GroupSpec =
+    spec("innodb_checkpoint_age", "InnoDB checkpoint age", "bytes");
+const INNODB_HISTORY: GroupSpec = spec(
+    "innodb_history",
+    "InnoDB history list length",
+    "undo records",
+);
+const PG_TRANSACTIONS: GroupSpec = spec(
+    "pg_transactions",
+    "PostgreSQL transactions (the benchmark's database)",
+    "/s",
+);
+const PG_BLOCKS: GroupSpec = spec(
+    "pg_blocks",
+    "PostgreSQL blocks (the benchmark's database)",
+    "/s",
+);
+const PG_TUPLES: RateGroup = RateGroup {
+    spec: spec(
+        "pg_tuples",
+        "PostgreSQL tuples (the benchmark's database)",
+        "/s",
+    ),
+    counters: &[
+        "tup_returned",
+        "tup_fetched",
+        "tup_inserted",
+        "tup_updated",
+        "tup_deleted",
+    ],
+};
+const PG_CHECKPOINTS: GroupSpec = spec("pg_checkpoints", "PostgreSQL checkpoints", "/min");
+const PG_CHECKPOINT_BUFFERS: GroupSpec = spec(
+    "pg_checkpoint_buffers",
+    "PostgreSQL buffers written by checkpoints",
+    "/s",
+);
+const CPU: GroupSpec = spec("cpu", "Client host CPU", "%");
+const CLIENT_CPU: GroupSpec = spec("client_cpu", "bmk processes' CPU (100 % = one core)", "%");
+const DISK_IOPS: GroupSpec = spec("disk_iops", "Disk IOPS", "/s");
+const DISK_MBS: GroupSpec = spec("disk_mbs", "Disk throughput", "MB/s");
+const LOAD: GroupSpec = spec("load", "Load average (1 min)", "");
+
+/// Adds the groups one capture of a level gives (the clock ticks per second are for
+/// CPU times).
+type Source = fn(&Level, u64, &mut Vec<MetricGroup>);
+
+/// Every source of groups, in page order.
+const SOURCES: [Source; 8] = [
+    mysql_status_groups,
+    innodb_status_groups,
+    pg_database_groups,
+    pg_checkpoint_groups,
+    host_cpu_group,
+    client_cpu_group,
+    disk_groups,
+    load_average_group,
+];
+
 /// Every metric group of a level, in page order; groups without data are left out.
 pub fn level_metrics(level: &Level, clock_ticks: u64) -> Vec<MetricGroup> {
     let mut out = Vec::new();
-    if let Some(text) = level.server_capture(capture::MYSQL_GLOBAL_STATUS) {
-        let s = mysql_status_samples(&text);
-        push(
-            &mut out,
-            "mysql_statements",
-            "Statements",
-            "/s",
-            rates(
-                &s,
-                &[
-                    "Questions without SHOW",
-                    "Com_select",
-                    "Com_insert",
-                    "Com_update",
-                    "Com_delete",
-                    "Com_begin",
-                    "Com_commit",
-                    "Com_rollback",
-                ],
-            ),
-        );
-        let rows = rates(
-            &s,
-            &[
-                "Innodb_rows_read",
-                "Innodb_rows_inserted",
-                "Innodb_rows_updated",
-                "Innodb_rows_deleted",
-            ],
-        );
-        if rows.is_empty() {
-            // MariaDB 10.6 and later dropped Innodb_rows_*; the handler counters count
-            // the same row operations for every engine.
-            push(
-                &mut out,
-                "handler_rows",
-                "Row operations (Handler_*)",
-                "/s",
-                rates(
-                    &s,
-                    &[
-                        "Handler_read_key",
-                        "Handler_read_next",
-                        "Handler_read_rnd_next",
-                        "Handler_write",
-                        "Handler_update",
-                        "Handler_delete",
-                    ],
-                ),
-            );
-        } else {
-            push(&mut out, "innodb_rows", "InnoDB rows", "/s", rows);
+    for source in SOURCES {
+        source(level, clock_ticks, &mut out);
+    }
+    out
+}
+
+/// MySQL/MariaDB `SHOW GLOBAL STATUS`: statements, row operations, InnoDB I/O.
+fn mysql_status_groups(level: &Level, _: u64, out: &mut Vec<MetricGroup>) {
+    let Some(text) = level.server_capture(capture::MYSQL_GLOBAL_STATUS) else {
+        return;
+    };
+    let s = mysql_status_samples(&text);
+    MYSQL_STATEMENTS.spec.push(out, MYSQL_STATEMENTS.series(&s));
+    let rows = INNODB_ROWS.series(&s);
+    if rows.is_empty() {
+        HANDLER_ROWS.spec.push(out, HANDLER_ROWS.series(&s));
+    } else {
+        INNODB_ROWS.spec.push(out, rows);
+    }
+    INNODB_IO.spec.push(out, INNODB_IO.series(&s));
+}
+
+/// `SHOW ENGINE INNODB STATUS`: checkpoint age and history list length.
+fn innodb_status_groups(level: &Level, _: u64, out: &mut Vec<MetricGroup>) {
+    let Some(text) = level.server_capture(capture::MYSQL_INNODB_STATUS) else {
+        return;
+    };
+    let mut age = Vec::new();
+    let mut hll = Vec::new();
+    for s in &capture::samples(&text) {
+        let g = InnodbGauges::parse(s.body);
+        if let Some(a) = g.checkpoint_age() {
+            age.push((s.unix_s(), a as f64));
         }
-        push(
-            &mut out,
-            "innodb_io",
-            "InnoDB data reads and writes",
-            "/s",
-            rates(
-                &s,
-                &[
-                    "Innodb_data_reads",
-                    "Innodb_data_writes",
-                    "Innodb_buffer_pool_reads",
-                ],
-            ),
-        );
-    }
-    if let Some(text) = level.server_capture(capture::MYSQL_INNODB_STATUS) {
-        let samples = capture::samples(&text);
-        let mut age = Vec::new();
-        let mut hll = Vec::new();
-        for s in &samples {
-            let g = InnodbGauges::parse(s.body);
-            if let Some(a) = g.checkpoint_age() {
-                age.push((s.unix_s(), a as f64));
-            }
-            if let Some(h) = g.history_list_length {
-                hll.push((s.unix_s(), h as f64));
-            }
+        if let Some(h) = g.history_list_length {
+            hll.push((s.unix_s(), h as f64));
         }
-        push(
-            &mut out,
-            "innodb_checkpoint_age",
-            "InnoDB checkpoint age",
-            "bytes",
-            vec![Series {
-                name: "checkpoint age".into(),
-                points: age,
-            }],
-        );
-        push(
-            &mut out,
-            "innodb_history",
-            "InnoDB history list length",
-            "undo records",
-            vec![Series {
-                name: "history list length".into(),
-                points: hll,
-            }],
-        );
     }
-    if let Some(text) = level.server_capture(capture::PG_STAT_DATABASE) {
-        // The benchmark's database; the rest of the server drawn beside it as context.
-        let (own, others) = pg_database_split(&text);
-        let mut transactions = rates(&own, &["xact_commit", "xact_rollback"]);
-        transactions.extend(rates_as(
-            &others,
-            [("xact_commit", "other databases' xact_commit".to_string())],
-        ));
-        push(
-            &mut out,
-            "pg_transactions",
-            "PostgreSQL transactions (the benchmark's database)",
-            "/s",
-            transactions,
-        );
-        let mut blocks = rates(&own, &["blks_read", "blks_hit"]);
-        blocks.extend(rates_as(
-            &others,
-            [("blks_read", "other databases' blks_read".to_string())],
-        ));
-        push(
-            &mut out,
-            "pg_blocks",
-            "PostgreSQL blocks (the benchmark's database)",
-            "/s",
-            blocks,
-        );
-        push(
-            &mut out,
-            "pg_tuples",
-            "PostgreSQL tuples (the benchmark's database)",
-            "/s",
-            rates(
-                &own,
-                &[
-                    "tup_returned",
-                    "tup_fetched",
-                    "tup_inserted",
-                    "tup_updated",
-                    "tup_deleted",
-                ],
-            ),
-        );
-    }
+    INNODB_CHECKPOINT_AGE.push_one(out, "checkpoint age", age);
+    INNODB_HISTORY.push_one(out, "history list length", hll);
+}
+
+/// `pg_stat_database`: the benchmark's database, with the rest of the server drawn
+/// beside it as context.
+fn pg_database_groups(level: &Level, _: u64, out: &mut Vec<MetricGroup>) {
+    let Some(text) = level.server_capture(capture::PG_STAT_DATABASE) else {
+        return;
+    };
+    let (own, others) = pg_database_split(&text);
+    let mut transactions = rates(&own, &["xact_commit", "xact_rollback"]);
+    transactions.extend(rates_as(
+        &others,
+        [("xact_commit", "other databases' xact_commit".to_string())],
+    ));
+    PG_TRANSACTIONS.push(out, transactions);
+    let mut blocks = rates(&own, &["blks_read", "blks_hit"]);
+    blocks.extend(rates_as(
+        &others,
+        [("blks_read", "other databases' blks_read".to_string())],
+    ));
+    PG_BLOCKS.push(out, blocks);
+    PG_TUPLES.spec.push(out, PG_TUPLES.series(&own));
+}
+
+/// `pg_stat_checkpointer` (PostgreSQL 17 and later), else `pg_stat_bgwriter`:
+/// checkpoints and the buffers they wrote.
+fn pg_checkpoint_groups(level: &Level, _: u64, out: &mut Vec<MetricGroup>) {
     let checkpointer = level
         .server_capture(capture::PG_STAT_CHECKPOINTER)
         .map(|t| (t, ["num_timed", "num_requested", "buffers_written"]));
@@ -283,104 +360,67 @@ pub fn level_metrics(level: &Level, clock_ticks: u64) -> Vec<MetricGroup> {
             ["checkpoints_timed", "checkpoints_req", "buffers_checkpoint"],
         )
     });
-    if let Some((text, [timed, req, buffers])) = checkpointer.or(bgwriter) {
-        let s = first_row_samples(&text);
-        let mut series = rates_as(
-            &s,
-            [
-                (timed, "timed checkpoints".to_string()),
-                (req, "requested checkpoints".to_string()),
-            ],
-        );
-        // Checkpoints are rare: per minute reads better than per second.
-        for line in &mut series {
-            line.name.push_str(" per min");
-            for p in &mut line.points {
-                p.1 *= 60.0;
-            }
+    let Some((text, [timed, req, buffers])) = checkpointer.or(bgwriter) else {
+        return;
+    };
+    let s = first_row_samples(&text);
+    let mut series = rates_as(
+        &s,
+        [
+            (timed, "timed checkpoints".to_string()),
+            (req, "requested checkpoints".to_string()),
+        ],
+    );
+    // Checkpoints are rare: per minute reads better than per second.
+    for line in &mut series {
+        line.name.push_str(" per min");
+        for p in &mut line.points {
+            p.1 *= 60.0;
         }
-        push(
-            &mut out,
-            "pg_checkpoints",
-            "PostgreSQL checkpoints",
-            "/min",
-            series,
-        );
-        push(
-            &mut out,
-            "pg_checkpoint_buffers",
-            "PostgreSQL buffers written by checkpoints",
-            "/s",
-            rates_as(&s, [(buffers, "buffers written".to_string())]),
-        );
     }
-    if let Some(text) = level.os_capture("stat.txt") {
-        push(
-            &mut out,
-            "cpu",
-            "Client host CPU",
-            "%",
-            cpu_percent(&text, clock_ticks),
-        );
-    }
-    if let Some(text) = level.os_capture(capture::OS_CLIENT_STAT) {
-        push(
-            &mut out,
-            "client_cpu",
-            "bmk processes' CPU (100 % = one core)",
-            "%",
-            vec![Series {
-                name: "client CPU".into(),
-                points: client_cpu_percent(&text, clock_ticks),
-            }],
-        );
-    }
-    if let Some(text) = level.os_capture("diskstats.txt") {
-        let (iops, mbs) = disk_rates(&text);
-        push(&mut out, "disk_iops", "Disk IOPS", "/s", iops);
-        push(&mut out, "disk_mbs", "Disk throughput", "MB/s", mbs);
-    }
-    if let Some(text) = level.os_capture("loadavg.txt") {
-        let points = capture::samples(&text)
-            .iter()
-            .filter_map(|s| {
-                let l = procfs_core::LoadAverage::from_read(s.body.as_bytes()).ok()?;
-                Some((s.unix_s(), l.one as f64))
-            })
-            .collect();
-        push(
-            &mut out,
-            "load",
-            "Load average (1 min)",
-            "",
-            vec![Series {
-                name: "load 1 min".into(),
-                points,
-            }],
-        );
-    }
-    out
+    PG_CHECKPOINTS.push(out, series);
+    PG_CHECKPOINT_BUFFERS.push(
+        out,
+        rates_as(&s, [(buffers, "buffers written".to_string())]),
+    );
 }
 
-fn push(
-    out: &mut Vec<MetricGroup>,
-    id: &'static str,
-    title: &str,
-    unit: &'static str,
-    series: Vec<Series>,
-) {
-    let series: Vec<Series> = series
-        .into_iter()
-        .filter(|s| !s.points.is_empty())
-        .collect();
-    if !series.is_empty() {
-        out.push(MetricGroup {
-            id,
-            title: title.to_string(),
-            unit,
-            series,
-        });
+/// `/proc/stat`: the client host's CPU.
+fn host_cpu_group(level: &Level, clock_ticks: u64, out: &mut Vec<MetricGroup>) {
+    if let Some(text) = level.os_capture("stat.txt") {
+        CPU.push(out, cpu_percent(&text, clock_ticks));
     }
+}
+
+/// The bmk processes' `/proc/<pid>/stat`: their CPU.
+fn client_cpu_group(level: &Level, clock_ticks: u64, out: &mut Vec<MetricGroup>) {
+    if let Some(text) = level.os_capture(capture::OS_CLIENT_STAT) {
+        CLIENT_CPU.push_one(out, "client CPU", client_cpu_percent(&text, clock_ticks));
+    }
+}
+
+/// `/proc/diskstats`: IOPS and throughput per disk.
+fn disk_groups(level: &Level, _: u64, out: &mut Vec<MetricGroup>) {
+    if let Some(text) = level.os_capture("diskstats.txt") {
+        let (iops, mbs) = disk_rates(&text);
+        DISK_IOPS.push(out, iops);
+        DISK_MBS.push(out, mbs);
+    }
+}
+
+/// `/proc/loadavg`: the 1-minute load average.
+fn load_average_group(level: &Level, _: u64, out: &mut Vec<MetricGroup>) {
+    let Some(text) = level.os_capture("loadavg.txt") else {
+        return;
+    };
+    let points = capture::samples(&text)
+        .iter()
+        .filter_map(|s| {
+            let l = procfs_core::LoadAverage::from_read(s.body.as_bytes()).ok()?;
+            Some((s.unix_s(), l.one as f64))
+        })
+        .collect();
+    LOAD.push_one(out, "load 1 min", points);
 }
 
 /// `pg_stat_database` samples summed over every database row.

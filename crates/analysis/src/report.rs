@@ -155,107 +155,18 @@ impl Report {
     /// Computes the report of `run`, drawing every chart.
     pub fn build(run: &RunData) -> Result<Report, Error> {
         let m = run.manifest.as_ref();
-        let first_result = run.levels.iter().find_map(|l| l.result.as_ref());
         let clock_ticks = m.and_then(|m| m.host.clock_ticks_per_s).unwrap_or(100);
-        let mut facts = Vec::new();
-        let mut fact = |k: &str, v: String| {
-            if !v.is_empty() {
-                facts.push((k.to_string(), v));
-            }
-        };
-        fact("test", run.test());
-        if let Some(m) = m {
-            fact("scenario", m.scenario.clone().unwrap_or_default());
-            fact("tool", format!("{} {}", m.tool.name, m.tool.version));
-            fact("started", m.start_time.clone());
-            fact("ended", m.end_time.clone().unwrap_or_default());
-            fact("status", m.status.clone());
-            let h = &m.host;
-            fact(
-                "client host",
-                format!(
-                    "{} ({}, {} CPUs, {}, kernel {})",
-                    h.hostname,
-                    h.cpu_model.clone().unwrap_or_default(),
-                    h.cpu_count,
-                    h.os,
-                    h.kernel
-                ),
-            );
-            if let Some(s) = &m.server {
-                fact(
-                    "server",
-                    format!(
-                        "{} {} at {}",
-                        s.driver,
-                        s.version.clone().unwrap_or_default(),
-                        s.address.clone().unwrap_or_default()
-                    ),
-                );
-            }
-            fact("command", m.command_line.join(" "));
-        } else if let Some(r) = first_result {
-            fact(
-                "tool",
-                format!("{} {}", r.run.tool.name, r.run.tool.version),
-            );
-            fact("started", r.run.start_time.clone());
-            fact("command", r.run.command_line.join(" "));
-        }
-
         let rows: Vec<LevelRow> = run.levels.iter().filter_map(level_row).collect();
         let found = checks::run_checks(run);
         let findings = found.iter().map(FindingView::from).collect();
         let verdicts = found.iter().map(Verdict::from).collect();
-
-        let mut scalability = Vec::new();
         let off_curves: Vec<String> = run
             .levels
             .iter()
             .filter(|l| l.result.is_some() && !l.usable())
             .map(|l| format!("{} ({})", l.name(), l.status()))
             .collect();
-        if rows.iter().any(|r| r.usable) {
-            let by_users = |get: &dyn Fn(&LevelRow) -> f64| -> Vec<(f64, f64)> {
-                let mut m: BTreeMap<u32, Vec<f64>> = BTreeMap::new();
-                for r in rows.iter().filter(|r| r.usable) {
-                    m.entry(r.summary.users).or_default().push(get(r));
-                }
-                m.into_iter()
-                    .map(|(u, v)| (u as f64, v.iter().sum::<f64>() / v.len() as f64))
-                    .collect()
-            };
-            for (title, name, get) in [
-                (
-                    "Transactions per second vs users",
-                    "TPS",
-                    &(|r: &LevelRow| r.summary.tps) as &dyn Fn(&LevelRow) -> f64,
-                ),
-                ("Queries per second vs users", "QPS", &|r: &LevelRow| {
-                    r.summary.qps
-                }),
-            ] {
-                scalability.push(chart(LineChart {
-                    title: title.into(),
-                    x_label: "users".into(),
-                    y_label: name.into(),
-                    series: vec![(name.into(), by_users(get))],
-                    ..LineChart::default()
-                })?);
-            }
-            scalability.push(chart(LineChart {
-                title: "Latency vs users".into(),
-                x_label: "users".into(),
-                y_label: "ms".into(),
-                series: vec![
-                    ("avg".into(), by_users(&|r| r.summary.avg_ms)),
-                    ("p95".into(), by_users(&|r| r.summary.p95_ms)),
-                    ("p99".into(), by_users(&|r| r.summary.p99_ms)),
-                ],
-                ..LineChart::default()
-            })?);
-        }
-
+        let scalability = scalability_charts(&rows)?;
         let steady: Vec<LevelSteady> = run.levels.iter().map(steady::of_level).collect();
         let mut levels = Vec::new();
         for (level, st) in run.levels.iter().zip(&steady) {
@@ -272,7 +183,7 @@ impl Report {
             title: m
                 .and_then(|m| m.scenario.clone())
                 .unwrap_or_else(|| run.test()),
-            facts,
+            facts: facts(run),
             findings,
             verdicts,
             rows,
@@ -308,6 +219,105 @@ impl Report {
         }
         out
     }
+}
+
+/// Facts about the run, (what, value), from its manifest or, without one, from its
+/// first level's results; empty values are left out.
+fn facts(run: &RunData) -> Vec<(String, String)> {
+    let mut facts = Vec::new();
+    let mut fact = |k: &str, v: String| {
+        if !v.is_empty() {
+            facts.push((k.to_string(), v));
+        }
+    };
+    fact("test", run.test());
+    if let Some(m) = run.manifest.as_ref() {
+        fact("scenario", m.scenario.clone().unwrap_or_default());
+        fact("tool", format!("{} {}", m.tool.name, m.tool.version));
+        fact("started", m.start_time.clone());
+        fact("ended", m.end_time.clone().unwrap_or_default());
+        fact("status", m.status.clone());
+        let h = &m.host;
+        fact(
+            "client host",
+            format!(
+                "{} ({}, {} CPUs, {}, kernel {})",
+                h.hostname,
+                h.cpu_model.clone().unwrap_or_default(),
+                h.cpu_count,
+                h.os,
+                h.kernel
+            ),
+        );
+        if let Some(s) = &m.server {
+            fact(
+                "server",
+                format!(
+                    "{} {} at {}",
+                    s.driver,
+                    s.version.clone().unwrap_or_default(),
+                    s.address.clone().unwrap_or_default()
+                ),
+            );
+        }
+        fact("command", m.command_line.join(" "));
+    } else if let Some(r) = run.levels.iter().find_map(|l| l.result.as_ref()) {
+        fact(
+            "tool",
+            format!("{} {}", r.run.tool.name, r.run.tool.version),
+        );
+        fact("started", r.run.start_time.clone());
+        fact("command", r.run.command_line.join(" "));
+    }
+    facts
+}
+
+/// Throughput and latency against users, each point the mean of the completed levels
+/// at that users count; none without a completed level.
+fn scalability_charts(rows: &[LevelRow]) -> Result<Vec<Chart>, Error> {
+    let mut scalability = Vec::new();
+    if !rows.iter().any(|r| r.usable) {
+        return Ok(scalability);
+    }
+    let by_users = |get: &dyn Fn(&LevelRow) -> f64| -> Vec<(f64, f64)> {
+        let mut m: BTreeMap<u32, Vec<f64>> = BTreeMap::new();
+        for r in rows.iter().filter(|r| r.usable) {
+            m.entry(r.summary.users).or_default().push(get(r));
+        }
+        m.into_iter()
+            .map(|(u, v)| (u as f64, v.iter().sum::<f64>() / v.len() as f64))
+            .collect()
+    };
+    for (title, name, get) in [
+        (
+            "Transactions per second vs users",
+            "TPS",
+            &(|r: &LevelRow| r.summary.tps) as &dyn Fn(&LevelRow) -> f64,
+        ),
+        ("Queries per second vs users", "QPS", &|r: &LevelRow| {
+            r.summary.qps
+        }),
+    ] {
+        scalability.push(chart(LineChart {
+            title: title.into(),
+            x_label: "users".into(),
+            y_label: name.into(),
+            series: vec![(name.into(), by_users(get))],
+            ..LineChart::default()
+        })?);
+    }
+    scalability.push(chart(LineChart {
+        title: "Latency vs users".into(),
+        x_label: "users".into(),
+        y_label: "ms".into(),
+        series: vec![
+            ("avg".into(), by_users(&|r| r.summary.avg_ms)),
+            ("p95".into(), by_users(&|r| r.summary.p95_ms)),
+            ("p99".into(), by_users(&|r| r.summary.p99_ms)),
+        ],
+        ..LineChart::default()
+    })?);
+    Ok(scalability)
 }
 
 /// The per-level table as aligned text.
@@ -402,8 +412,40 @@ fn chart(c: LineChart) -> Result<Chart, Error> {
 }
 
 fn level_section(level: &Level, st: &LevelSteady, clock_ticks: u64) -> Result<LevelSection, Error> {
-    let s = LevelSeries::of(level);
     let label = checks::level_label(level);
+    let result = level.result.as_ref();
+    Ok(LevelSection {
+        charts: time_charts(level, st, &label)?,
+        metric_charts: metric_charts(level, clock_ticks)?,
+        fairness: result.map(|r| {
+            let f = &r.final_stats.fairness;
+            FairnessView {
+                events_avg: f.events_avg,
+                events_stddev: f.events_stddev,
+                events_cv_pct: if f.events_avg > 0.0 {
+                    f.events_stddev / f.events_avg * 100.0
+                } else {
+                    0.0
+                },
+                time_avg_s: f.time_avg_s,
+                time_stddev_s: f.time_stddev_s,
+            }
+        }),
+        query_types: query_types(level),
+        label,
+        name: level.name(),
+        steady: st.clone(),
+    })
+}
+
+/// A level's throughput, queries and p95 latency over time, its stalls marked and its
+/// steady window shaded.
+fn time_charts(level: &Level, st: &LevelSteady, label: &str) -> Result<Vec<Chart>, Error> {
+    let s = LevelSeries::of(level);
+    let mut charts = Vec::new();
+    if s.time_s.is_empty() {
+        return Ok(charts);
+    }
     // The steady window shaded on the throughput and latency charts (and the
     // candidate window of a level that never settled, named so).
     let band = st.window.as_ref().map(|w| {
@@ -413,47 +455,49 @@ fn level_section(level: &Level, st: &LevelSteady, clock_ticks: u64) -> Result<Le
         };
         (w.start_s, w.end_s, name.to_string())
     });
-    let mut charts = Vec::new();
-    if !s.time_s.is_empty() {
-        let pts = |v: &[f64]| {
-            s.time_s
+    let pts = |v: &[f64]| {
+        s.time_s
+            .iter()
+            .copied()
+            .zip(v.iter().copied())
+            .collect::<Vec<_>>()
+    };
+    charts.push(chart(LineChart {
+        title: format!("{label}: throughput"),
+        x_label: "seconds".into(),
+        y_label: "per second".into(),
+        series: vec![("TPS".into(), pts(&s.tps))],
+        marks: s.stalls.iter().map(|&i| (s.time_s[i], s.tps[i])).collect(),
+        marks_label: "stall".into(),
+        band: band.clone(),
+    })?);
+    charts.push(chart(LineChart {
+        title: format!("{label}: queries per second"),
+        x_label: "seconds".into(),
+        y_label: "QPS".into(),
+        series: vec![("QPS".into(), pts(&s.qps))],
+        ..LineChart::default()
+    })?);
+    if s.p95_ms.iter().any(|v| *v > 0.0) {
+        charts.push(chart(LineChart {
+            title: format!("{label}: 95th percentile latency"),
+            x_label: "seconds".into(),
+            y_label: "ms".into(),
+            series: vec![("p95".into(), pts(&s.p95_ms))],
+            marks: s
+                .stalls
                 .iter()
-                .copied()
-                .zip(v.iter().copied())
-                .collect::<Vec<_>>()
-        };
-        charts.push(chart(LineChart {
-            title: format!("{label}: throughput"),
-            x_label: "seconds".into(),
-            y_label: "per second".into(),
-            series: vec![("TPS".into(), pts(&s.tps))],
-            marks: s.stalls.iter().map(|&i| (s.time_s[i], s.tps[i])).collect(),
+                .map(|&i| (s.time_s[i], s.p95_ms[i]))
+                .collect(),
             marks_label: "stall".into(),
-            band: band.clone(),
+            band,
         })?);
-        charts.push(chart(LineChart {
-            title: format!("{label}: queries per second"),
-            x_label: "seconds".into(),
-            y_label: "QPS".into(),
-            series: vec![("QPS".into(), pts(&s.qps))],
-            ..LineChart::default()
-        })?);
-        if s.p95_ms.iter().any(|v| *v > 0.0) {
-            charts.push(chart(LineChart {
-                title: format!("{label}: 95th percentile latency"),
-                x_label: "seconds".into(),
-                y_label: "ms".into(),
-                series: vec![("p95".into(), pts(&s.p95_ms))],
-                marks: s
-                    .stalls
-                    .iter()
-                    .map(|&i| (s.time_s[i], s.p95_ms[i]))
-                    .collect(),
-                marks_label: "stall".into(),
-                band: band.clone(),
-            })?);
-        }
     }
+    Ok(charts)
+}
+
+/// A level's server and OS metrics, timed from the level's start.
+fn metric_charts(level: &Level, clock_ticks: u64) -> Result<Vec<Chart>, Error> {
     let start_s = level.info.start_unix_ns as f64 / 1e9;
     let mut metric_charts = Vec::new();
     for g in rates::level_metrics(level, clock_ticks) {
@@ -474,21 +518,12 @@ fn level_section(level: &Level, st: &LevelSteady, clock_ticks: u64) -> Result<Le
             ..LineChart::default()
         })?);
     }
-    let result = level.result.as_ref();
-    let fairness = result.map(|r| {
-        let f = &r.final_stats.fairness;
-        FairnessView {
-            events_avg: f.events_avg,
-            events_stddev: f.events_stddev,
-            events_cv_pct: if f.events_avg > 0.0 {
-                f.events_stddev / f.events_avg * 100.0
-            } else {
-                0.0
-            },
-            time_avg_s: f.time_avg_s,
-            time_stddev_s: f.time_stddev_s,
-        }
-    });
+    Ok(metric_charts)
+}
+
+/// A level's counts per query kind: from its result (with latency), else summed over
+/// its intervals.
+fn query_types(level: &Level) -> Vec<QueryTypeRow> {
     let seconds = level.seconds();
     let per_s = |n: u64| {
         if seconds > 0.0 {
@@ -497,7 +532,7 @@ fn level_section(level: &Level, st: &LevelSteady, clock_ticks: u64) -> Result<Le
             0.0
         }
     };
-    let query_types = match result.and_then(|r| r.query_types.as_ref()) {
+    match level.result.as_ref().and_then(|r| r.query_types.as_ref()) {
         Some(q) => q
             .iter()
             .map(|(name, q)| QueryTypeRow {
@@ -526,14 +561,5 @@ fn level_section(level: &Level, st: &LevelSteady, clock_ticks: u64) -> Result<Le
                 })
                 .collect()
         }
-    };
-    Ok(LevelSection {
-        label,
-        name: level.name(),
-        charts,
-        metric_charts,
-        fairness,
-        query_types,
-        steady: st.clone(),
-    })
+    }
 }

@@ -85,27 +85,8 @@ pub fn run(mut inv: Invocation) -> Result<i32> {
         return run_kit(&inv);
     }
     if !inv.strict {
-        if let Some(outcome) = crate::analysis_commands::dispatch(&inv.args) {
+        if let Some(outcome) = own_command(&mut inv) {
             return outcome;
-        }
-        match own_commands::request(&inv.args) {
-            Some(Request::Version) => {
-                println!("{}", banner::version_line(false, inv.compat));
-                return Ok(0);
-            }
-            Some(Request::Help(None)) => {
-                print_help(&inv);
-                return Ok(0);
-            }
-            Some(Request::Help(Some(command))) => {
-                if let Some(text) = own_commands::help_of(&command) {
-                    print!("{text}");
-                    return Ok(0);
-                }
-                // `bmk help TEST` is `bmk TEST help`.
-                inv.args = vec![command, "help".to_string()];
-            }
-            None => {}
         }
     }
     let statics = option_pipeline::static_options();
@@ -135,22 +116,7 @@ pub fn run(mut inv: Invocation) -> Result<i32> {
     }
     let verbosity = Verbosity::given(&raw.options);
     if inv.strict {
-        // sysbench warns and checks these before its banner, at any --verbosity.
-        for w in &raw.warnings {
-            eprintln!("{w}");
-        }
-        if inv.compat.is_1_0() {
-            for w in sysbench_wording::old_name_warnings(&raw.options) {
-                println!("{w}");
-            }
-        }
-        if let Some(message) = sysbench_wording::before_banner(&raw.options, inv.compat) {
-            // sysbench logs its FATAL lines on stdout; a number it cannot parse is
-            // refused on stderr by its option parser.
-            let fatal = message.starts_with("FATAL:");
-            let err = user_error(message);
-            return Err(if fatal { on_stdout(err) } else { err });
-        }
+        sysbench_before_banner(&inv, &raw)?;
     }
     // A bare `bmk` on a terminal prints bmk's help (below), without a run's banner.
     let bare_help = raw.test.is_none() && !inv.strict && std::io::stdin().is_terminal();
@@ -199,6 +165,53 @@ pub fn run(mut inv: Invocation) -> Result<i32> {
         Target::System(test) => run_system(&inv, test, opts, &raw),
         Target::Script(src) => run_script(&inv, src, opts, &raw),
     }
+}
+
+/// bmk's own commands (`report`, `compare`, ..., `version`, `help`), when the command
+/// line is one; `bmk help TEST` becomes `bmk TEST help`.
+fn own_command(inv: &mut Invocation) -> Option<Result<i32>> {
+    if let Some(outcome) = crate::analysis_commands::dispatch(&inv.args) {
+        return Some(outcome);
+    }
+    match own_commands::request(&inv.args) {
+        Some(Request::Version) => {
+            println!("{}", banner::version_line(false, inv.compat));
+            Some(Ok(0))
+        }
+        Some(Request::Help(None)) => {
+            print_help(inv);
+            Some(Ok(0))
+        }
+        Some(Request::Help(Some(command))) => {
+            if let Some(text) = own_commands::help_of(&command) {
+                print!("{text}");
+                return Some(Ok(0));
+            }
+            inv.args = vec![command, "help".to_string()];
+            None
+        }
+        None => None,
+    }
+}
+
+/// What sysbench warns about and checks before its banner, at any `--verbosity`.
+fn sysbench_before_banner(inv: &Invocation, raw: &RawArgs) -> Result<()> {
+    for w in &raw.warnings {
+        eprintln!("{w}");
+    }
+    if inv.compat.is_1_0() {
+        for w in sysbench_wording::old_name_warnings(&raw.options) {
+            println!("{w}");
+        }
+    }
+    if let Some(message) = sysbench_wording::before_banner(&raw.options, inv.compat) {
+        // sysbench logs its FATAL lines on stdout; a number it cannot parse is
+        // refused on stderr by its option parser.
+        let fatal = message.starts_with("FATAL:");
+        let err = user_error(message);
+        return Err(if fatal { on_stdout(err) } else { err });
+    }
+    Ok(())
 }
 
 /// `bmk kit ...`: the kit's own commands.
@@ -449,23 +462,9 @@ fn run_script(
     };
     // A built-in workload by name (not a file that happens to share its name).
     let builtin = src.path.is_none().then(|| src.name.clone());
-    let command = raw.command.clone().unwrap_or_default();
-    let config = HostConfig {
-        argv: inv.argv.clone(),
-        command: command.clone(),
-        options: opts.clone(),
-        library: Arc::new(BuiltinLibrary),
-        threads: opts.int("threads", 1) as u32,
-        banner: Some(banner::version_line(inv.strict, inv.compat)),
-        api: match inv.compat {
-            Compat::V1_1 => bmk_lua::ApiLevel::V1_1,
-            Compat::V1_0 => bmk_lua::ApiLevel::V1_0,
-        },
-        as_sysbench: inv.strict,
-    };
     let from_stdin = src.path.is_none() && src.name == "stdin";
     // sysbench logs a script that fails to load on stdout, after its banner.
-    let mut host = ScriptHost::load(src, config)
+    let mut host = ScriptHost::load(src, host_config(inv, &opts, raw))
         .map_err(script_error(inv.strict))
         .map_err(|e| if inv.strict { on_stdout(e) } else { e })?;
     // As in sysbench: a script read from standard input, or named without a command,
@@ -473,26 +472,8 @@ fn run_script(
     if from_stdin || raw.command.is_none() {
         return Ok(0);
     }
-    let declared = host.declared_options();
-    let script_options: Vec<String> = declared.iter().map(|s| s.key()).collect();
-    match &builtin {
-        Some(_) => opts.declare(
-            declared
-                .into_iter()
-                .map(bmk_workloads::option_limits::with_limits),
-        ),
-        None => opts.declare(declared),
-    }
-    if host.declares_options() {
-        reject_undeclared(&opts, &raw.options, inv.strict)?;
-    } else {
-        // A script without `sysbench.cmdline.options` takes any option, as in
-        // sysbench 1.0: 0.5-era scripts read theirs as globals.
-        validate(&opts, &raw.options, inv.strict)?;
-    }
-    if builtin.is_some() {
-        bmk_workloads::option_limits::check(&opts).map_err(user_error)?;
-    }
+    let script_options =
+        declare_script_options(&host, &mut opts, raw, inv.strict, builtin.is_some())?;
     let command = require_command(inv, raw, &name)?;
     // `prepare` builds indexes and `cleanup` drops tables: single statements that may
     // rightly take longer than any read timeout, so there it is off unless asked for.
@@ -502,6 +483,79 @@ fn run_script(
     }
     host.set_options(opts.clone())
         .map_err(script_error(inv.strict))?;
+    if command != "run" || host.has_command("run") {
+        return run_script_command(inv, &mut host, &opts, &name, command, builtin.is_some());
+    }
+    run_script_benchmark(
+        inv,
+        &mut host,
+        &opts,
+        &name,
+        builtin.as_deref(),
+        &script_options,
+    )
+}
+
+/// What the Lua host of a script run needs to know of the command line.
+fn host_config(inv: &Invocation, opts: &OptionSet, raw: &RawArgs) -> HostConfig {
+    HostConfig {
+        argv: inv.argv.clone(),
+        command: raw.command.clone().unwrap_or_default(),
+        options: opts.clone(),
+        library: Arc::new(BuiltinLibrary),
+        threads: opts.int("threads", 1) as u32,
+        banner: Some(banner::version_line(inv.strict, inv.compat)),
+        api: match inv.compat {
+            Compat::V1_1 => bmk_lua::ApiLevel::V1_1,
+            Compat::V1_0 => bmk_lua::ApiLevel::V1_0,
+        },
+        as_sysbench: inv.strict,
+    }
+}
+
+/// Declares the options the script declares (with the built-in workloads' limits) and
+/// checks the given ones against them. Returns the script's option names.
+fn declare_script_options(
+    host: &ScriptHost,
+    opts: &mut OptionSet,
+    raw: &RawArgs,
+    strict: bool,
+    builtin: bool,
+) -> Result<Vec<String>> {
+    let declared = host.declared_options();
+    let script_options: Vec<String> = declared.iter().map(|s| s.key()).collect();
+    if builtin {
+        opts.declare(
+            declared
+                .into_iter()
+                .map(bmk_workloads::option_limits::with_limits),
+        );
+    } else {
+        opts.declare(declared);
+    }
+    if host.declares_options() {
+        reject_undeclared(opts, &raw.options, strict)?;
+    } else {
+        // A script without `sysbench.cmdline.options` takes any option, as in
+        // sysbench 1.0: 0.5-era scripts read theirs as globals.
+        validate(opts, &raw.options, strict)?;
+    }
+    if builtin {
+        bmk_workloads::option_limits::check(opts).map_err(user_error)?;
+    }
+    Ok(script_options)
+}
+
+/// A script command other than a benchmark run (`prepare`, `cleanup`, `help`, its own
+/// commands, or a `run` the script defines itself).
+fn run_script_command(
+    inv: &Invocation,
+    host: &mut ScriptHost,
+    opts: &OptionSet,
+    name: &str,
+    command: &str,
+    builtin: bool,
+) -> Result<i32> {
     let not_implemented = || {
         user_error(format!(
             "'{name}' test does not implement the '{command}' command."
@@ -516,72 +570,79 @@ fn run_script(
         print!("{options}");
         return Ok(0);
     }
-    if command != "run" || host.has_command("run") {
-        if !host.has_command(command) {
-            return Err(match command {
-                "prepare" | "cleanup" | "help" => not_implemented(),
-                _ => user_error(format!("Unknown command: {command}")),
-            });
-        }
-        if host.command_runs_on_workers(command) && verbosity_of(&opts).shows(Level::Notice) {
-            println!("Initializing worker threads...\n");
-        }
-        match host.run_command(command) {
-            Ok(CommandOutcome::Done) => {}
-            Ok(CommandOutcome::ReturnedFalse) => return Ok(1),
-            // Each thread's failure, on stdout as sysbench prints them; sysbench then
-            // exits 0 all the same, bmk says the command failed.
-            Ok(CommandOutcome::ThreadsFailed(errors)) => {
-                let messages: Vec<String> = errors
-                    .into_iter()
-                    .map(|e| lua_error(e).to_string())
-                    .collect();
-                print_command_failures(&messages, inv.strict)?;
-                return Ok(if inv.strict { 0 } else { 1 });
-            }
-            Err(e) if e.kind == bmk_lua::LuaErrorKind::Runtime => {
-                print_command_failures(&[lua_error(e).to_string()], inv.strict)?;
-                return Ok(1);
-            }
-            Err(e) => return Err(lua_error(e)),
-        }
-        // The start barrier's table goes with the rest: always for the built-in
-        // workloads (they live in a database), for other scripts when they name a
-        // barrier (a script may not use a database at all).
-        if command == "cleanup" && (builtin.is_some() || opts.string("barrier").is_some()) {
-            start_barrier::drop_table(&opts).map_err(user_error)?;
-        }
-        if command == "cleanup" && builtin.is_some() {
-            remove_empty_sqlite_file(&opts).map_err(user_error)?;
-        }
-        return Ok(0);
+    if !host.has_command(command) {
+        return Err(match command {
+            "prepare" | "cleanup" | "help" => not_implemented(),
+            _ => user_error(format!("Unknown command: {command}")),
+        });
     }
-    let mut settings = run_settings(inv, &opts, &name, command)?;
+    if host.command_runs_on_workers(command) && verbosity_of(opts).shows(Level::Notice) {
+        println!("Initializing worker threads...\n");
+    }
+    match host.run_command(command) {
+        Ok(CommandOutcome::Done) => {}
+        Ok(CommandOutcome::ReturnedFalse) => return Ok(1),
+        // Each thread's failure, on stdout as sysbench prints them; sysbench then
+        // exits 0 all the same, bmk says the command failed.
+        Ok(CommandOutcome::ThreadsFailed(errors)) => {
+            let messages: Vec<String> = errors
+                .into_iter()
+                .map(|e| lua_error(e).to_string())
+                .collect();
+            print_command_failures(&messages, inv.strict)?;
+            return Ok(if inv.strict { 0 } else { 1 });
+        }
+        Err(e) if e.kind == bmk_lua::LuaErrorKind::Runtime => {
+            print_command_failures(&[lua_error(e).to_string()], inv.strict)?;
+            return Ok(1);
+        }
+        Err(e) => return Err(lua_error(e)),
+    }
+    // The start barrier's table goes with the rest: always for the built-in
+    // workloads (they live in a database), for other scripts when they name a
+    // barrier (a script may not use a database at all).
+    if command == "cleanup" && (builtin || opts.string("barrier").is_some()) {
+        start_barrier::drop_table(opts).map_err(user_error)?;
+    }
+    if command == "cleanup" && builtin {
+        remove_empty_sqlite_file(opts).map_err(user_error)?;
+    }
+    Ok(0)
+}
+
+/// The benchmark run of a script: on native workers when the built-in workload and
+/// its options allow, else on Lua workers.
+fn run_script_benchmark(
+    inv: &Invocation,
+    host: &mut ScriptHost,
+    opts: &OptionSet,
+    name: &str,
+    builtin: Option<&str>,
+    script_options: &[String],
+) -> Result<i32> {
+    let mut settings = run_settings(inv, opts, name, "run")?;
     let interrupt = signals::install().context("cannot install signal handlers")?;
-    let choice = match &builtin {
-        Some(w) => bmk_workloads::native::choose(w, &opts, &script_options),
+    let choice = match builtin {
+        Some(w) => bmk_workloads::native::choose(w, opts, script_options),
         None => Choice::Lua("not a built-in workload".to_string()),
     };
     let (mut bench, lua_reason) = match choice {
         Choice::Native(workload) => {
-            if verbosity_of(&opts).shows(Level::Debug) {
+            if verbosity_of(opts).shows(Level::Debug) {
                 println!("DEBUG: '{name}' runs on native workers");
             }
-            (
-                ScriptBenchmark::with_native_workload(&mut host, workload),
-                None,
-            )
+            (ScriptBenchmark::with_native_workload(host, workload), None)
         }
-        Choice::Lua(reason) => (ScriptBenchmark::new(&mut host), Some(reason)),
+        Choice::Lua(reason) => (ScriptBenchmark::new(host), Some(reason)),
     };
     let execution = execution::record(
-        &opts,
+        opts,
         &settings.config,
         bench.workload().cooperative(),
         lua_reason,
     );
     // bmk's own detail: sysbench prints no such line at any level.
-    if !inv.strict && verbosity_of(&opts).shows(Level::Info) {
+    if !inv.strict && verbosity_of(opts).shows(Level::Info) {
         println!("{}", execution::line(&execution));
     }
     settings.execution = Some(execution);

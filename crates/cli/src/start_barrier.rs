@@ -69,7 +69,7 @@ pub fn settings(opts: &OptionSet) -> Result<Option<BarrierSettings>, SettingsErr
     }
     let driver =
         DriverConfig::from_options(kind, &|n| opts.raw(n)).map_err(|e| SettingsError(e.message))?;
-    let host = hostname();
+    let host = bmk_report::host::hostname();
     let job_index = std::env::var("JOB_COMPLETION_INDEX").ok();
     Ok(Some(BarrierSettings {
         name,
@@ -96,22 +96,6 @@ pub fn drop_table(opts: &OptionSet) -> Result<(), String> {
         .map_err(|e| format!("cannot remove the barrier table: {e}"))?;
     bmk_sql::drop_barrier_table(&mut *conn)
         .map_err(|e| format!("cannot remove the barrier table: {e}"))
-}
-
-/// This host's name (`uname -n`).
-fn hostname() -> String {
-    // SAFETY: `uname` fills the zeroed struct it is given.
-    let mut u: libc::utsname = unsafe { std::mem::zeroed() };
-    if unsafe { libc::uname(&mut u) } != 0 {
-        return "localhost".into();
-    }
-    let bytes: Vec<u8> = u
-        .nodename
-        .iter()
-        .take_while(|&&c| c != 0)
-        .map(|&c| c as u8)
-        .collect();
-    String::from_utf8_lossy(&bytes).into_owned()
 }
 
 /// The engine's start gate for `--barrier`; after the run, [`DatabaseGate::finish`]

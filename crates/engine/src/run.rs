@@ -133,15 +133,74 @@ fn run_on(
     let threads = config.threads.max(1);
     let shared = Arc::new(Shared::new(config, threads, clock));
     let mut stats = Collector::new(shared.clone());
+    let (mut handles, spawned_workers) = spawn_workers(&shared, &test, threads);
+    // Workers whose thread runs: the others count as initialised when a spawn failed,
+    // so that the wait for the initialisations ends.
+    shared.note_initialized(threads - spawned_workers);
+    match wait_for_init(&shared, threads, interrupt) {
+        InitWait::Done => {}
+        InitWait::TimedOut => {
+            shared.stop();
+            return outcome(&shared, &mut stats, RunStatus::InitTimeout);
+        }
+        InitWait::Failed(fatal) => {
+            shared.stop();
+            join_stopped(&shared, handles, spawned_workers, INIT_FAILED_GRACE);
+            return outcome(&shared, &mut stats, RunStatus::InitFailed(fatal));
+        }
+    }
+    let released = match release_time(&shared, gate, interrupt) {
+        Ok(at) => at,
+        Err(message) => {
+            shared.stop();
+            join_stopped(&shared, handles, spawned_workers, INIT_FAILED_GRACE);
+            let sig = interrupt.load(Ordering::Relaxed);
+            let status = if sig != 0 {
+                RunStatus::Interrupted(sig as i32)
+            } else {
+                RunStatus::StartRefused(message)
+            };
+            return outcome(&shared, &mut stats, status);
+        }
+    };
+    {
+        let ctl = shared.control();
+        // Without warm-up, measuring starts at the release itself, so no event can
+        // slip in unclaimed between the release and the start of the event limit.
+        if shared.config.warmup.is_zero() {
+            stats.start_at_release();
+            shared.measuring.store(true, Ordering::SeqCst);
+        }
+        // Announced before the release, as sysbench does from its start barrier, so
+        // that "Threads started!" comes before anything the first events print.
+        observer.threads_started();
+        shared.release(ctl);
+    }
+    let status = controller::drive(
+        &shared,
+        &mut stats,
+        observer,
+        interrupt,
+        &mut handles,
+        released,
+    );
+    outcome(&shared, &mut stats, status)
+}
 
+/// Starts the workers: on event-loop threads when the run has loops, else a thread
+/// each. Returns the threads and how many workers they run; after a failed spawn
+/// (recorded as a failure of the run) no more are started.
+fn spawn_workers(
+    shared: &Arc<Shared>,
+    test: &Arc<dyn Workload>,
+    threads: u32,
+) -> (Vec<thread::JoinHandle<()>>, u32) {
     let mut handles = Vec::with_capacity(threads as usize);
     let loops = if shared.clock.is_system() {
         event_loops(&shared.config, test.cooperative())
     } else {
         0
     };
-    // Workers whose thread runs: the others count as initialised when a spawn fails,
-    // so that the wait below ends.
     let mut spawned_workers = 0u32;
     for index in 0..loops {
         // Loop `index` runs workers index, index+loops, ...: neighbouring tids (often
@@ -190,46 +249,59 @@ fn run_on(
             }
         }
     }
-    shared.note_initialized(threads - spawned_workers);
+    (handles, spawned_workers)
+}
 
-    // Wait for every thread_init — also after one failed, so that the others' messages
-    // come before the verdict rather than after it.
+/// How the wait for the workers' initialisation ended.
+enum InitWait {
+    /// Every worker is ready, or a signal came (the controller reports it).
+    Done,
+    /// `--thread-init-timeout` passed with no failure.
+    TimedOut,
+    /// A worker (or a thread spawn) failed: these are the failures.
+    Failed(Vec<String>),
+}
+
+/// Waits for every `thread_init` — also after one failed, so that the others'
+/// messages come before the verdict rather than after it.
+fn wait_for_init(shared: &Shared, threads: u32, interrupt: &AtomicUsize) -> InitWait {
     let init_deadline = shared.now_ns() + shared.config.thread_init_timeout.as_nanos() as u64;
-    {
-        let mut ctl = shared.control();
-        while ctl.initialized < threads {
-            let now = shared.now_ns();
-            if now >= init_deadline {
-                if !ctl.fatal.is_empty() {
-                    break;
-                }
-                drop(ctl);
-                shared.stop();
-                return outcome(&shared, &mut stats, RunStatus::InitTimeout);
-            }
-            if interrupt.load(Ordering::Relaxed) != 0 {
+    let mut ctl = shared.control();
+    while ctl.initialized < threads {
+        let now = shared.now_ns();
+        if now >= init_deadline {
+            if !ctl.fatal.is_empty() {
                 break;
             }
-            ctl = shared.wait(ctl, init_deadline.min(now + 50_000_000));
+            return InitWait::TimedOut;
         }
-        // A worker that failed to start says so before it counts as initialised (and a
-        // thread that could not be spawned before its workers count), so any failure
-        // up to here is one: like sysbench, release nobody and report nothing.
-        if !ctl.fatal.is_empty() {
-            let fatal = std::mem::take(&mut ctl.fatal);
-            drop(ctl);
-            shared.stop();
-            join_stopped(&shared, handles, spawned_workers, INIT_FAILED_GRACE);
-            return outcome(&shared, &mut stats, RunStatus::InitFailed(fatal));
+        if interrupt.load(Ordering::Relaxed) != 0 {
+            break;
         }
-        drop(ctl);
+        ctl = shared.wait(ctl, init_deadline.min(now + 50_000_000));
     }
-    // The gate may wait long (for other processes): the lock is not held meanwhile,
-    // and the workers wait for the release as they would for a slow controller.
-    // A run interrupted while starting goes on to the controller, which reports it.
+    // A worker that failed to start says so before it counts as initialised (and a
+    // thread that could not be spawned before its workers count), so any failure up to
+    // here is one: like sysbench, release nobody and report nothing.
+    if !ctl.fatal.is_empty() {
+        return InitWait::Failed(std::mem::take(&mut ctl.fatal));
+    }
+    InitWait::Done
+}
+
+/// The run-clock time at which the workers are released: now, or when `gate` opens.
+/// The gate may wait long (for other processes): the lock is not held meanwhile, and
+/// the workers wait for the release as they would for a slow controller. A run
+/// interrupted while starting skips the gate and goes on to the controller, which
+/// reports it. `Err` is the gate's refusal.
+fn release_time(
+    shared: &Shared,
+    gate: Option<&mut dyn StartGate>,
+    interrupt: &AtomicUsize,
+) -> Result<u64, String> {
     let gate = gate.filter(|_| interrupt.load(Ordering::Relaxed) == 0);
-    let released = match gate.map(|g| g.open(interrupt)) {
-        None | Some(Ok(StartAt::Now)) => shared.now_ns(),
+    match gate.map(|g| g.open(interrupt)) {
+        None | Some(Ok(StartAt::Now)) => Ok(shared.now_ns()),
         Some(Ok(StartAt::At(instant))) => {
             // The instant becomes a time on the run's clock: the difference is taken
             // right away, so the mapping costs one pair of clock reads of error.
@@ -237,42 +309,10 @@ fn run_on(
             let behind = Instant::now().saturating_duration_since(instant).as_nanos() as u64;
             let at = (shared.now_ns() + ahead).saturating_sub(behind);
             shared.clock.sleep_until(at);
-            at
+            Ok(at)
         }
-        Some(Err(message)) => {
-            shared.stop();
-            join_stopped(&shared, handles, spawned_workers, INIT_FAILED_GRACE);
-            let sig = interrupt.load(Ordering::Relaxed);
-            let status = if sig != 0 {
-                RunStatus::Interrupted(sig as i32)
-            } else {
-                RunStatus::StartRefused(message)
-            };
-            return outcome(&shared, &mut stats, status);
-        }
-    };
-    {
-        let ctl = shared.control();
-        // Without warm-up, measuring starts at the release itself, so no event can
-        // slip in unclaimed between the release and the start of the event limit.
-        if shared.config.warmup.is_zero() {
-            stats.start_at_release();
-            shared.measuring.store(true, Ordering::SeqCst);
-        }
-        // Announced before the release, as sysbench does from its start barrier, so
-        // that "Threads started!" comes before anything the first events print.
-        observer.threads_started();
-        shared.release(ctl);
+        Some(Err(message)) => Err(message),
     }
-    let status = controller::drive(
-        &shared,
-        &mut stats,
-        observer,
-        interrupt,
-        &mut handles,
-        released,
-    );
-    outcome(&shared, &mut stats, status)
 }
 
 /// The run's result: `status` and the statistics since the baseline.

@@ -60,7 +60,7 @@ pub struct Scenario {
     pub socket: bool,
 }
 
-/// Where the name came from, for messages.
+/// The name being parsed: for messages, and the name of the scenario it becomes.
 struct Ctx<'a> {
     name: &'a str,
 }
@@ -75,6 +75,23 @@ impl Ctx<'_> {
             "unknown token '{token}' after {after} (valid: {})",
             valid.join(", ")
         ))
+    }
+
+    /// The scenario this name stands for.
+    fn scenario(
+        &self,
+        action: Action,
+        test: &str,
+        options: Vec<(String, String)>,
+        socket: bool,
+    ) -> Scenario {
+        Scenario {
+            name: self.name.to_string(),
+            action,
+            test: test.to_string(),
+            options,
+            socket,
+        }
     }
 }
 
@@ -151,134 +168,18 @@ pub fn parse(name: &str) -> Result<Scenario, KitError> {
         Some(h) => (Action::Prepare, h),
         None => (Action::Run, head),
     };
-    let scenario = |test: &str, options: Vec<(String, String)>, socket: bool| Scenario {
-        name: name.to_string(),
-        action,
-        test: test.to_string(),
-        options,
-        socket,
-    };
     if let Some(size) = head.strip_prefix("TPCC_") {
-        let (sets, wh) = sets_times(size, Some('W')).ok_or_else(|| {
-            ctx.err(format!(
-                "'{size}' is not a TPC-C size (expected <W>W or <N>x<W>W, e.g. 1000W, 10x100W)"
-            ))
-        })?;
-        let mut options = vec![opt("tables", sets), opt("scale", wh)];
-        let (mut null, mut fk, mut engine, mut socket) = (
-            Slot::default(),
-            Slot::default(),
-            Slot::default(),
-            Slot::default(),
-        );
-        let valid: &[&str] = match action {
-            Action::Prepare => &[
-                "NULL", "NoFK", "NoFK2", "InnoDB", "MyISAM", "RocksDB", "Aria", "MEMORY",
-            ],
-            Action::Run => &["NULL", "socket"],
-        };
-        for t in &rest {
-            match (*t, action) {
-                ("NULL", _) => null.set(&ctx, "NULL variant", t)?,
-                ("NoFK" | "NoFK2", Action::Prepare) => fk.set(&ctx, "foreign-key variant", t)?,
-                ("socket", Action::Run) => socket.set(&ctx, "connection", t)?,
-                (e, Action::Prepare) if ENGINES.iter().any(|x| x.eq_ignore_ascii_case(e)) => {
-                    engine.set(&ctx, "storage engine", t)?
-                }
-                _ => return Err(ctx.unknown(t, &format!("TPCC_{size}"), valid)),
-            }
-        }
-        if null.0.is_some() {
-            options.push(opt("force-null", 1));
-        }
-        if let Some(e) = &engine.0 {
-            options.push(opt("mysql-storage-engine", e.to_ascii_lowercase()));
-        }
-        match fk.0.as_deref() {
-            Some("NoFK") => options.push(opt("use-fk", 0)),
-            Some("NoFK2") => options.push(opt("use-fk", 2)),
-            _ => {}
-        }
-        return Ok(scenario("tpcc", options, socket.0.is_some()));
+        return tpcc(&ctx, action, size, &rest);
     }
     if let Some(size) = head.strip_prefix("dbSTRESS_") {
-        let (sets, objects) = sets_times(size, None).ok_or_else(|| {
-            ctx.err(format!(
-                "'{size}' is not a dbSTRESS size (expected <objects> or <N>x<objects>, e.g. 10M, 10x1M)"
-            ))
-        })?;
-        let mut options = vec![opt("obj-tables", sets), opt("obj-table-size", objects)];
-        let after = format!("dbSTRESS_{size}");
-        if action == Action::Prepare {
-            let (mut engine, mut hpk) = (Slot::default(), Slot::default());
-            for t in &rest {
-                match *t {
-                    "HPK" => hpk.set(&ctx, "HISTORY key", t)?,
-                    e if ENGINES.iter().any(|x| x.eq_ignore_ascii_case(e)) => {
-                        engine.set(&ctx, "storage engine", t)?
-                    }
-                    _ => {
-                        let mut valid = ENGINES.to_vec();
-                        valid.push("HPK");
-                        return Err(ctx.unknown(t, &after, &valid));
-                    }
-                }
-            }
-            if let Some(e) = &engine.0 {
-                options.push(opt("mysql-storage-engine", e.to_ascii_lowercase()));
-            }
-            if hpk.0.is_some() {
-                options.push(opt("hpk", "on"));
-            }
-            return Ok(scenario("dbstress", options, false));
-        }
-        let (mut mode, mut sel, mut upd, mut dead, mut sref, mut trx, mut socket) = (
-            Slot::default(),
-            Slot::default(),
-            Slot::default(),
-            Slot::default(),
-            Slot::default(),
-            Slot::default(),
-            Slot::default(),
-        );
-        let mut pieces = Vec::new();
-        for t in &rest {
-            match *t {
-                "RO" => mode.set(&ctx, "read/write mode", t)?,
-                rw if rw
-                    .strip_prefix("RW")
-                    .and_then(|n| n.parse::<u32>().ok())
-                    .is_some_and(|n| n >= 1) =>
-                {
-                    mode.set(&ctx, "read/write mode", t)?
-                }
-                "SEL1" | "SEL2" => sel.set(&ctx, "SELECT choice", t)?,
-                "UPD" => upd.set(&ctx, "write kind", t)?,
-                "xDEAD" => dead.set(&ctx, "anti-deadlock switch", t)?,
-                "xREF" => sref.set(&ctx, "same-reference switch", t)?,
-                "trx" | "notrx" => trx.set(&ctx, "transaction mode", t)?,
-                "socket" => {
-                    socket.set(&ctx, "connection", t)?;
-                    continue;
-                }
-                _ => return Err(ctx.unknown(t, &after, &DBSTRESS_TOKENS)),
-            }
-            pieces.push(*t);
-        }
-        if mode.0.is_none() {
-            return Err(ctx.err(format!(
-                "a dbSTRESS run names its mode: RO or RW<n> (e.g. dbSTRESS_{size}-RO-notrx, dbSTRESS_{size}-RW1-trx)"
-            )));
-        }
-        if upd.0.is_some() && mode.is("RO") {
-            return Err(ctx.err("token 'UPD' needs a read-write mode (RW<n>), not RO".into()));
-        }
-        options.push(opt("scenario", pieces.join("-")));
-        return Ok(scenario("dbstress", options, socket.0.is_some()));
+        return match action {
+            Action::Prepare => dbstress_prepare(&ctx, size, &rest),
+            Action::Run => dbstress_run(&ctx, size, &rest),
+        };
     }
     // OLTP: a run head carries the family; a prepare head is only the data set.
-    let (family, size) = match action {
-        Action::Prepare => (None, head),
+    match action {
+        Action::Prepare => oltp_prepare(&ctx, head, &rest),
         Action::Run => {
             let (family, size) = if let Some(s) = head.strip_prefix("OLTP_RO_") {
                 ("RO", s)
@@ -289,14 +190,156 @@ pub fn parse(name: &str) -> Result<Scenario, KitError> {
                     "'{head}' is not a scenario (a name starts with one of: {HEADS})"
                 )));
             };
-            (Some(family), size)
+            oltp_run(&ctx, family, size, &rest)
         }
+    }
+}
+
+/// The storage engine token among a prepare's tokens, if it is one.
+fn is_engine(token: &str) -> bool {
+    ENGINES.iter().any(|x| x.eq_ignore_ascii_case(token))
+}
+
+/// `--mysql-storage-engine` for the engine token given, if any.
+fn push_engine(options: &mut Vec<(String, String)>, engine: &Slot) {
+    if let Some(e) = &engine.0 {
+        options.push(opt("mysql-storage-engine", e.to_ascii_lowercase()));
+    }
+}
+
+/// `TPCC_<size>` and `Prepare_TPCC_<size>`.
+fn tpcc(ctx: &Ctx, action: Action, size: &str, rest: &[&str]) -> Result<Scenario, KitError> {
+    let (sets, wh) = sets_times(size, Some('W')).ok_or_else(|| {
+        ctx.err(format!(
+            "'{size}' is not a TPC-C size (expected <W>W or <N>x<W>W, e.g. 1000W, 10x100W)"
+        ))
+    })?;
+    let mut options = vec![opt("tables", sets), opt("scale", wh)];
+    let (mut null, mut fk, mut engine, mut socket) = (
+        Slot::default(),
+        Slot::default(),
+        Slot::default(),
+        Slot::default(),
+    );
+    let valid: &[&str] = match action {
+        Action::Prepare => &[
+            "NULL", "NoFK", "NoFK2", "InnoDB", "MyISAM", "RocksDB", "Aria", "MEMORY",
+        ],
+        Action::Run => &["NULL", "socket"],
     };
+    for t in rest {
+        match (*t, action) {
+            ("NULL", _) => null.set(ctx, "NULL variant", t)?,
+            ("NoFK" | "NoFK2", Action::Prepare) => fk.set(ctx, "foreign-key variant", t)?,
+            ("socket", Action::Run) => socket.set(ctx, "connection", t)?,
+            (e, Action::Prepare) if is_engine(e) => engine.set(ctx, "storage engine", t)?,
+            _ => return Err(ctx.unknown(t, &format!("TPCC_{size}"), valid)),
+        }
+    }
+    if null.0.is_some() {
+        options.push(opt("force-null", 1));
+    }
+    push_engine(&mut options, &engine);
+    match fk.0.as_deref() {
+        Some("NoFK") => options.push(opt("use-fk", 0)),
+        Some("NoFK2") => options.push(opt("use-fk", 2)),
+        _ => {}
+    }
+    Ok(ctx.scenario(action, "tpcc", options, socket.0.is_some()))
+}
+
+/// The options of a dbSTRESS data set size: `10M` or `10x1M`.
+fn dbstress_size(ctx: &Ctx, size: &str) -> Result<Vec<(String, String)>, KitError> {
+    let (sets, objects) = sets_times(size, None).ok_or_else(|| {
+        ctx.err(format!(
+            "'{size}' is not a dbSTRESS size (expected <objects> or <N>x<objects>, e.g. 10M, 10x1M)"
+        ))
+    })?;
+    Ok(vec![
+        opt("obj-tables", sets),
+        opt("obj-table-size", objects),
+    ])
+}
+
+/// `Prepare_dbSTRESS_<size>`: an engine and the HISTORY key variant.
+fn dbstress_prepare(ctx: &Ctx, size: &str, rest: &[&str]) -> Result<Scenario, KitError> {
+    let mut options = dbstress_size(ctx, size)?;
+    let (mut engine, mut hpk) = (Slot::default(), Slot::default());
+    for t in rest {
+        match *t {
+            "HPK" => hpk.set(ctx, "HISTORY key", t)?,
+            e if is_engine(e) => engine.set(ctx, "storage engine", t)?,
+            _ => {
+                let mut valid = ENGINES.to_vec();
+                valid.push("HPK");
+                return Err(ctx.unknown(t, &format!("dbSTRESS_{size}"), &valid));
+            }
+        }
+    }
+    push_engine(&mut options, &engine);
+    if hpk.0.is_some() {
+        options.push(opt("hpk", "on"));
+    }
+    Ok(ctx.scenario(Action::Prepare, "dbstress", options, false))
+}
+
+/// `dbSTRESS_<size>-...`: the tokens (all but `socket`) become `--scenario`.
+fn dbstress_run(ctx: &Ctx, size: &str, rest: &[&str]) -> Result<Scenario, KitError> {
+    let mut options = dbstress_size(ctx, size)?;
+    let after = format!("dbSTRESS_{size}");
+    let (mut mode, mut sel, mut upd, mut dead, mut sref, mut trx, mut socket) = (
+        Slot::default(),
+        Slot::default(),
+        Slot::default(),
+        Slot::default(),
+        Slot::default(),
+        Slot::default(),
+        Slot::default(),
+    );
+    let mut pieces = Vec::new();
+    for t in rest {
+        match *t {
+            "RO" => mode.set(ctx, "read/write mode", t)?,
+            rw if rw
+                .strip_prefix("RW")
+                .and_then(|n| n.parse::<u32>().ok())
+                .is_some_and(|n| n >= 1) =>
+            {
+                mode.set(ctx, "read/write mode", t)?
+            }
+            "SEL1" | "SEL2" => sel.set(ctx, "SELECT choice", t)?,
+            "UPD" => upd.set(ctx, "write kind", t)?,
+            "xDEAD" => dead.set(ctx, "anti-deadlock switch", t)?,
+            "xREF" => sref.set(ctx, "same-reference switch", t)?,
+            "trx" | "notrx" => trx.set(ctx, "transaction mode", t)?,
+            "socket" => {
+                socket.set(ctx, "connection", t)?;
+                continue;
+            }
+            _ => return Err(ctx.unknown(t, &after, &DBSTRESS_TOKENS)),
+        }
+        pieces.push(*t);
+    }
+    if mode.0.is_none() {
+        return Err(ctx.err(format!(
+            "a dbSTRESS run names its mode: RO or RW<n> (e.g. dbSTRESS_{size}-RO-notrx, dbSTRESS_{size}-RW1-trx)"
+        )));
+    }
+    if upd.0.is_some() && mode.is("RO") {
+        return Err(ctx.err("token 'UPD' needs a read-write mode (RW<n>), not RO".into()));
+    }
+    options.push(opt("scenario", pieces.join("-")));
+    Ok(ctx.scenario(Action::Run, "dbstress", options, socket.0.is_some()))
+}
+
+/// The options of an OLTP data set size, `<rows>_<N>tab`. `prepare` says whether the
+/// head was a prepare's, for the message about a head that is no data set.
+fn oltp_size(ctx: &Ctx, size: &str, prepare: bool) -> Result<Vec<(String, String)>, KitError> {
     let (rows, tables) = size
         .split_once('_')
         .and_then(|(rows, tabs)| Some((count(rows)?, count(tabs.strip_suffix("tab")?)?)))
         .ok_or_else(|| {
-            if action == Action::Prepare && !size.contains("tab") {
+            if prepare && !size.contains("tab") {
                 ctx.err(format!(
                     "'Prepare_{size}' is not a data set (a name starts with one of: {HEADS})"
                 ))
@@ -306,37 +349,75 @@ pub fn parse(name: &str) -> Result<Scenario, KitError> {
                 ))
             }
         })?;
-    let mut options = vec![opt("tables", tables), opt("table-size", rows)];
-    let Some(family) = family else {
-        let mut engine = Slot::default();
-        for t in &rest {
-            if ENGINES.iter().any(|x| x.eq_ignore_ascii_case(t)) {
-                engine.set(&ctx, "storage engine", t)?;
-            } else {
-                return Err(ctx.unknown(t, &format!("Prepare_{size}"), &ENGINES));
-            }
+    Ok(vec![opt("tables", tables), opt("table-size", rows)])
+}
+
+/// `Prepare_<rows>_<N>tab`: only a storage engine may follow.
+fn oltp_prepare(ctx: &Ctx, size: &str, rest: &[&str]) -> Result<Scenario, KitError> {
+    let mut options = oltp_size(ctx, size, true)?;
+    let mut engine = Slot::default();
+    for t in rest {
+        if is_engine(t) {
+            engine.set(ctx, "storage engine", t)?;
+        } else {
+            return Err(ctx.unknown(t, &format!("Prepare_{size}"), &ENGINES));
         }
-        if let Some(e) = &engine.0 {
-            options.push(opt("mysql-storage-engine", e.to_ascii_lowercase()));
-        }
-        return Ok(scenario("oltp_read_write", options, false));
-    };
-    let (mut rand, mut ps, mut only, mut reconnect, mut socket, mut trx) = (
-        Slot::default(),
-        Slot::default(),
-        Slot::default(),
-        Slot::default(),
-        Slot::default(),
-        Slot::default(),
+    }
+    push_engine(&mut options, &engine);
+    Ok(ctx.scenario(Action::Prepare, "oltp_read_write", options, false))
+}
+
+/// The tokens of an OLTP run, each kind at most once.
+#[derive(Default)]
+struct OltpTokens {
+    rand: Slot,
+    ps: Slot,
+    only: Slot,
+    reconnect: Slot,
+    socket: Slot,
+    trx: Slot,
+}
+
+/// `OLTP_RO_<size>-...` and `OLTP_RW_<size>-...` (`family` is `RO` or `RW`).
+fn oltp_run(ctx: &Ctx, family: &str, size: &str, rest: &[&str]) -> Result<Scenario, KitError> {
+    let mut options = oltp_size(ctx, size, false)?;
+    let tokens = oltp_tokens(ctx, family, size, rest)?;
+    let (test, extra) = oltp_test(family, &tokens);
+    // The single-statement workloads never open a transaction; the others take
+    // --skip-trx for notrx.
+    let single = matches!(
+        test,
+        "oltp_point_select" | "oltp_update_non_index" | "oltp_update_index"
     );
+    if let Some(r) = &tokens.rand.0 {
+        options.push(opt("rand-type", r));
+    }
+    options.push(opt(
+        "db-ps-mode",
+        if tokens.ps.0.is_some() {
+            "auto"
+        } else {
+            "disable"
+        },
+    ));
+    options.extend(extra);
+    if tokens.trx.is("notrx") && !single {
+        options.push(opt("skip-trx", "on"));
+    }
+    Ok(ctx.scenario(Action::Run, test, options, tokens.socket.0.is_some()))
+}
+
+/// Reads and checks the tokens of an OLTP run.
+fn oltp_tokens(ctx: &Ctx, family: &str, size: &str, rest: &[&str]) -> Result<OltpTokens, KitError> {
+    let mut k = OltpTokens::default();
     let mut valid: Vec<&str> = RAND_TYPES.to_vec();
     valid.extend(OLTP_TOKENS);
-    for t in &rest {
+    for t in rest {
         match *t {
-            r if RAND_TYPES.contains(&r) => rand.set(&ctx, "random distribution", t)?,
-            "ps" => ps.set(&ctx, "prepared-statement switch", t)?,
+            r if RAND_TYPES.contains(&r) => k.rand.set(ctx, "random distribution", t)?,
+            "ps" => k.ps.set(ctx, "prepared-statement switch", t)?,
             "p_sel1" | "upd_noidx1" | "upd_idx1" | "upd_insdel1" => {
-                only.set(&ctx, "query choice", t)?;
+                k.only.set(ctx, "query choice", t)?;
                 let wants = if *t == "p_sel1" { "RO" } else { "RW" };
                 if family != wants {
                     return Err(ctx.err(format!(
@@ -344,24 +425,29 @@ pub fn parse(name: &str) -> Result<Scenario, KitError> {
                     )));
                 }
             }
-            "reconnect" => reconnect.set(&ctx, "reconnect switch", t)?,
-            "socket" => socket.set(&ctx, "connection", t)?,
-            "trx" | "notrx" => trx.set(&ctx, "transaction mode", t)?,
+            "reconnect" => k.reconnect.set(ctx, "reconnect switch", t)?,
+            "socket" => k.socket.set(ctx, "connection", t)?,
+            "trx" | "notrx" => k.trx.set(ctx, "transaction mode", t)?,
             _ => return Err(ctx.unknown(t, &format!("OLTP_{family}_{size}"), &valid)),
         }
     }
-    if reconnect.0.is_some() && !only.is("p_sel1") {
+    if k.reconnect.0.is_some() && !k.only.is("p_sel1") {
         return Err(
             ctx.err("token 'reconnect' needs p_sel1 (the reconnecting point-select)".into())
         );
     }
-    let notrx = trx.is("notrx");
-    let with_trx = trx.is("trx");
+    Ok(k)
+}
+
+/// The bmk test an OLTP run stands for, and the options that narrow it to the query
+/// the name chose.
+fn oltp_test(family: &str, tokens: &OltpTokens) -> (&'static str, Vec<(String, String)>) {
+    let with_trx = tokens.trx.is("trx");
     let mut extra = Vec::new();
-    let test = match (family, only.0.as_deref()) {
+    let test = match (family, tokens.only.0.as_deref()) {
         ("RO", None) => "oltp_read_only",
         ("RW", None) => "oltp_read_write",
-        ("RO", Some("p_sel1")) if reconnect.0.is_some() => "OLTP_RO-point_selects_reconnect",
+        ("RO", Some("p_sel1")) if tokens.reconnect.0.is_some() => "OLTP_RO-point_selects_reconnect",
         ("RO", Some("p_sel1")) if !with_trx => "oltp_point_select",
         ("RO", Some("p_sel1")) => {
             extra.push(opt("point-selects", 1));
@@ -382,24 +468,7 @@ pub fn parse(name: &str) -> Result<Scenario, KitError> {
         }
         _ => "oltp_write_only", // upd_insdel1
     };
-    // The single-statement workloads never open a transaction; the others take
-    // --skip-trx for notrx.
-    let single = matches!(
-        test,
-        "oltp_point_select" | "oltp_update_non_index" | "oltp_update_index"
-    );
-    if let Some(r) = &rand.0 {
-        options.push(opt("rand-type", r));
-    }
-    options.push(opt(
-        "db-ps-mode",
-        if ps.0.is_some() { "auto" } else { "disable" },
-    ));
-    options.extend(extra);
-    if notrx && !single {
-        options.push(opt("skip-trx", "on"));
-    }
-    Ok(scenario(test, options, socket.0.is_some()))
+    (test, extra)
 }
 
 impl Scenario {

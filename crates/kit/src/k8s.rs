@@ -31,7 +31,7 @@ use std::path::Path;
 use bmk_engine::bounded_file;
 use serde_json::{json, Value};
 
-use crate::catalog::{self, Action};
+use crate::catalog::{self, Action, Scenario};
 use crate::error::KitError;
 
 /// What `bmk kit k8s` was asked for.
@@ -137,6 +137,31 @@ fn option_name(arg: &str) -> Option<String> {
 
 /// The manifest of `job`, or why it cannot be made.
 pub fn manifest(job: &K8sJob) -> Result<Value, KitError> {
+    let s = runnable_scenario(job)?;
+    let (password_option, config) = check_passed(job)?;
+    let args = pod_args(job, &s, password_option);
+    let job_value = job_object(job, &s, args, config.is_some());
+    Ok(match config {
+        None => job_value,
+        Some(text) => json!({
+            "apiVersion": "v1",
+            "kind": "List",
+            "items": [
+                {
+                    "apiVersion": "v1",
+                    "kind": "ConfigMap",
+                    "metadata": { "name": config_map_name(job), "labels": labels(job) },
+                    "data": { CONFIG_KEY: text },
+                },
+                job_value,
+            ],
+        }),
+    })
+}
+
+/// The scenario of `job`, when its clients can run in pods, and `job`'s counts and
+/// names checked.
+fn runnable_scenario(job: &K8sJob) -> Result<Scenario, KitError> {
     let s = catalog::parse(&job.scenario)?;
     if s.action != Action::Run {
         return Err(KitError::Usage(format!(
@@ -156,6 +181,13 @@ pub fn manifest(job: &K8sJob) -> Result<Value, KitError> {
     check_dns_label("--job", &job.job)?;
     check_dns_label("--secret", &job.secret)?;
     check_dns_label("--results-claim", &job.results_claim)?;
+    Ok(s)
+}
+
+/// Checks the options passed to the pods: no password, nothing the manifest sets
+/// itself, at most one config file. Returns the driver's password option and the
+/// config file's text, if one is given.
+fn check_passed(job: &K8sJob) -> Result<(&'static str, Option<String>), KitError> {
     let mut driver = "mysql".to_string();
     let mut config: Option<String> = None;
     for a in &job.passed {
@@ -199,6 +231,12 @@ pub fn manifest(job: &K8sJob) -> Result<Value, KitError> {
             )))
         }
     };
+    Ok((password_option, config))
+}
+
+/// The arguments of bmk in each pod: the scenario's command line with the passed
+/// options, the password from the environment, the barrier and the results file.
+fn pod_args(job: &K8sJob, s: &Scenario, password_option: &str) -> Vec<String> {
     let mut passed: Vec<String> = job
         .passed
         .iter()
@@ -216,23 +254,36 @@ pub fn manifest(job: &K8sJob) -> Result<Value, KitError> {
         "--results={RESULTS_MOUNT}/{}/index-$(JOB_COMPLETION_INDEX).json",
         job.job
     ));
-    let args = s.args(job.users, job.seconds, "", &passed);
-    let resources = json!({ "cpu": job.cpu, "memory": job.memory });
-    let labels = json!({
+    s.args(job.users, job.seconds, "", &passed)
+}
+
+/// The labels of the Job, its pods and its ConfigMap.
+fn labels(job: &K8sJob) -> Value {
+    json!({
         "app.kubernetes.io/name": "bmk",
         RUN_LABEL: job.job,
-    });
-    let config_map = format!("{}-config", job.job);
+    })
+}
+
+fn config_map_name(job: &K8sJob) -> String {
+    format!("{}-config", job.job)
+}
+
+/// The Job object: `job.clients` indexed pods on distinct nodes, each running bmk with
+/// `args`; `config` says whether the ConfigMap with the config file is mounted.
+fn job_object(job: &K8sJob, s: &Scenario, args: Vec<String>, config: bool) -> Value {
+    let resources = json!({ "cpu": job.cpu, "memory": job.memory });
+    let labels = labels(job);
     let mut mounts = vec![json!({ "name": "results", "mountPath": RESULTS_MOUNT })];
     let mut volumes = vec![json!({
         "name": "results",
         "persistentVolumeClaim": { "claimName": job.results_claim },
     })];
-    if config.is_some() {
+    if config {
         mounts.push(json!({ "name": "config", "mountPath": CONFIG_MOUNT, "readOnly": true }));
-        volumes.push(json!({ "name": "config", "configMap": { "name": config_map } }));
+        volumes.push(json!({ "name": "config", "configMap": { "name": config_map_name(job) } }));
     }
-    let job_value = json!({
+    json!({
         "apiVersion": "batch/v1",
         "kind": "Job",
         "metadata": {
@@ -284,22 +335,6 @@ pub fn manifest(job: &K8sJob) -> Result<Value, KitError> {
                 },
             },
         },
-    });
-    Ok(match config {
-        None => job_value,
-        Some(text) => json!({
-            "apiVersion": "v1",
-            "kind": "List",
-            "items": [
-                {
-                    "apiVersion": "v1",
-                    "kind": "ConfigMap",
-                    "metadata": { "name": config_map, "labels": labels },
-                    "data": { CONFIG_KEY: text },
-                },
-                job_value,
-            ],
-        }),
     })
 }
 

@@ -1,12 +1,13 @@
 //! Facts about the machine and the moment, for results files: host name, OS, kernel,
 //! CPU, memory, and RFC 3339 timestamps.
 //!
-//! Everything is read from `/proc`, `/etc/os-release` and the standard library; a fact
+//! Everything is read from `/proc`, `/etc/os-release`, `uname` and the standard library; a fact
 //! that cannot be read is left empty rather than failing the run. Nothing here is
 //! written anywhere.
 
 use std::time::{SystemTime, UNIX_EPOCH};
 
+use chrono::{DateTime, SecondsFormat, Utc};
 use serde::{Deserialize, Serialize};
 
 /// The machine a run happened on.
@@ -55,9 +56,7 @@ impl HostInfo {
             .filter(|l| l.starts_with("processor"))
             .count() as u32;
         HostInfo {
-            hostname: read_trimmed("/proc/sys/kernel/hostname")
-                .or_else(|| std::env::var("HOSTNAME").ok())
-                .unwrap_or_default(),
+            hostname: hostname(),
             os: std::fs::read_to_string("/etc/os-release")
                 .ok()
                 .and_then(|s| os_release_name(&s))
@@ -113,39 +112,24 @@ fn mem_total(meminfo: &str) -> Option<u64> {
     Some(kib * 1024)
 }
 
-/// `t` as an RFC 3339 UTC timestamp with milliseconds: `2026-11-21T20:58:48.123Z`.
+/// This host's name (`uname -n`), the one every part of bmk reports.
+pub fn hostname() -> String {
+    rustix::system::uname()
+        .nodename()
+        .to_string_lossy()
+        .into_owned()
+}
+
+/// `t` as an RFC 3339 UTC timestamp with milliseconds: `2026-11-21T20:58:48.123Z`. A
+/// time before 1970 is written as 1970's first instant.
 pub fn rfc3339_utc(t: SystemTime) -> String {
-    let d = t.duration_since(UNIX_EPOCH).unwrap_or_default();
-    let secs = d.as_secs();
-    let (days, rem) = (secs / 86_400, secs % 86_400);
-    let (y, m, dd) = civil_from_days(days as i64);
-    format!(
-        "{y:04}-{m:02}-{dd:02}T{:02}:{:02}:{:02}.{:03}Z",
-        rem / 3600,
-        rem % 3600 / 60,
-        rem % 60,
-        d.subsec_millis()
-    )
+    let since_epoch = t.duration_since(UNIX_EPOCH).unwrap_or_default();
+    DateTime::<Utc>::from(UNIX_EPOCH + since_epoch).to_rfc3339_opts(SecondsFormat::Millis, true)
 }
 
 /// The current time as [`rfc3339_utc`].
 pub fn now_rfc3339() -> String {
     rfc3339_utc(SystemTime::now())
-}
-
-/// Gregorian (year, month, day) of a day count since 1970-01-01.
-fn civil_from_days(days: i64) -> (i64, u32, u32) {
-    // Shift the epoch to 0000-03-01 so leap days fall at the end of a 400-year era.
-    let z = days + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z.rem_euclid(146_097); // day of era, 0..146096
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365; // year of era
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100); // day of year from March 1st
-    let mp = (5 * doy + 2) / 153; // month from March = 0
-    let day = (doy - (153 * mp + 2) / 5 + 1) as u32;
-    let month = if mp < 10 { mp + 3 } else { mp - 9 } as u32;
-    let year = yoe + era * 400 + if month <= 2 { 1 } else { 0 };
-    (year, month, day)
 }
 
 #[cfg(test)]
@@ -187,5 +171,12 @@ mod tests {
         assert!(!h.arch.is_empty());
         assert!(h.clock_ticks_per_s.is_some_and(|t| t > 0));
         assert!(h.page_size_bytes.is_some_and(|p| p >= 4096));
+    }
+
+    #[test]
+    fn the_host_name_is_the_kernels() {
+        if let Ok(name) = std::fs::read_to_string("/proc/sys/kernel/hostname") {
+            assert_eq!(hostname(), name.trim());
+        }
     }
 }
