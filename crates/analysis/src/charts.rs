@@ -71,20 +71,69 @@ fn range(values: impl Iterator<Item = f64>, from_zero: bool) -> (f64, f64) {
     (if from_zero && lo >= 0.0 { lo } else { lo - pad }, hi + pad)
 }
 
-/// Short axis labels: 12.3k, 4.5M.
-fn short_number(v: f64) -> String {
-    let a = v.abs();
-    if a >= 1e6 {
-        format!("{:.1}M", v / 1e6)
-    } else if a >= 1e4 {
-        format!("{:.0}k", v / 1e3)
-    } else if a >= 100.0 || v == v.trunc() {
-        format!("{v:.0}")
-    } else if a >= 1.0 {
-        format!("{v:.1}")
-    } else {
-        format!("{v:.3}")
+/// How many labels an axis asks plotters for.
+const Y_TICKS: usize = 6;
+const X_TICKS: usize = 8;
+
+/// How an axis writes its tick values: one unit for the whole axis (none, k, M) and as
+/// many decimals as the step between ticks needs, so that neighbouring ticks never read
+/// the same (a server counter between 14,100 and 14,600 reads 14.1k … 14.6k, not 14k on
+/// every tick).
+#[derive(Debug, Clone, Copy, PartialEq)]
+struct TickFormat {
+    divisor: f64,
+    suffix: &'static str,
+    decimals: usize,
+}
+
+impl TickFormat {
+    /// The format for an axis from `lo` to `hi` with about `ticks` labels.
+    fn for_axis(lo: f64, hi: f64, ticks: usize) -> TickFormat {
+        let top = lo.abs().max(hi.abs());
+        let (divisor, suffix) = if top >= 1e6 {
+            (1e6, "M")
+        } else if top >= 1e4 {
+            (1e3, "k")
+        } else {
+            (1.0, "")
+        };
+        let step = nice_step((hi - lo) / ticks.max(1) as f64) / divisor;
+        // The tolerance keeps a step of exactly 0.1 at one decimal (log10 is inexact).
+        let decimals = if step > 0.0 && step < 1.0 {
+            (-step.log10() - 1e-9).ceil().clamp(0.0, 6.0) as usize
+        } else {
+            0
+        };
+        TickFormat {
+            divisor,
+            suffix,
+            decimals,
+        }
     }
+
+    fn label(&self, v: f64) -> String {
+        format!("{:.*}{}", self.decimals, v / self.divisor, self.suffix)
+    }
+}
+
+/// `raw` rounded up to 1, 2 or 5 times a power of ten: the step a chart library picks
+/// for its ticks (or a finer one, which only costs a decimal); 0 for an empty range.
+fn nice_step(raw: f64) -> f64 {
+    if !raw.is_finite() || raw <= 0.0 {
+        return 0.0;
+    }
+    let power = 10f64.powf(raw.log10().floor());
+    let m = raw / power;
+    let nice = if m <= 1.0 + 1e-9 {
+        1.0
+    } else if m <= 2.0 + 1e-9 {
+        2.0
+    } else if m <= 5.0 + 1e-9 {
+        5.0
+    } else {
+        10.0
+    };
+    nice * power
 }
 
 impl LineChart {
@@ -109,11 +158,13 @@ impl LineChart {
             let (x0, x1) = range(xs, false);
             let band_style = RGBColor(0, 158, 115).mix(0.12);
             let x_labels = if whole_x {
-                ((x1 - x0).floor() as usize + 1).clamp(2, 8)
+                ((x1 - x0).floor() as usize + 1).clamp(2, X_TICKS)
             } else {
-                8
+                X_TICKS
             };
             let (y0, y1) = range(ys, true);
+            let x_format = TickFormat::for_axis(x0, x1, x_labels);
+            let y_format = TickFormat::for_axis(y0, y1, Y_TICKS);
             let mut chart = ChartBuilder::on(&root)
                 .caption(&self.title, ("sans-serif", 16))
                 .margin(8)
@@ -126,15 +177,15 @@ impl LineChart {
                 .x_desc(&self.x_label)
                 .y_desc(&self.y_label)
                 .x_labels(x_labels)
-                .y_labels(6)
+                .y_labels(Y_TICKS)
                 .x_label_formatter(&|v| {
                     if whole_x && v.fract() != 0.0 {
                         String::new()
                     } else {
-                        short_number(*v)
+                        x_format.label(*v)
                     }
                 })
-                .y_label_formatter(&|v| short_number(*v))
+                .y_label_formatter(&|v| y_format.label(*v))
                 .light_line_style(RGBColor(235, 235, 235))
                 .draw()
                 .map_err(|e| chart_error(&self.title, e))?;
@@ -242,11 +293,43 @@ mod tests {
     }
 
     #[test]
-    fn numbers_are_short() {
-        assert_eq!(short_number(1234567.0), "1.2M");
-        assert_eq!(short_number(45000.0), "45k");
-        assert_eq!(short_number(250.0), "250");
-        assert_eq!(short_number(2.5), "2.5");
-        assert_eq!(short_number(0.25), "0.250");
+    fn tick_labels_have_the_decimals_their_step_needs() {
+        // A server counter moving little: every tick reads differently.
+        let f = TickFormat::for_axis(14_050.0, 14_650.0, 6);
+        let labels: Vec<String> = [14_100.0, 14_200.0, 14_300.0]
+            .iter()
+            .map(|v| f.label(*v))
+            .collect();
+        assert_eq!(labels, ["14.1k", "14.2k", "14.3k"]);
+        // Wide ranges keep short whole labels.
+        assert_eq!(
+            TickFormat::for_axis(0.0, 50_000.0, 6).label(45_000.0),
+            "45k"
+        );
+        assert_eq!(
+            TickFormat::for_axis(0.0, 2.4e6, 6).label(1_234_567.0),
+            "1.2M"
+        );
+        assert_eq!(
+            TickFormat::for_axis(1.2e6, 1.26e6, 6).label(1.23e6),
+            "1.23M"
+        );
+        assert_eq!(TickFormat::for_axis(0.0, 600.0, 6).label(250.0), "250");
+        // Latencies in ms: as many decimals as the step.
+        assert_eq!(TickFormat::for_axis(0.0, 6.0, 6).label(2.0), "2");
+        assert_eq!(TickFormat::for_axis(0.0, 3.0, 6).label(2.5), "2.5");
+        assert_eq!(TickFormat::for_axis(0.2, 0.26, 6).label(0.25), "0.25");
+        assert_eq!(TickFormat::for_axis(0.0, 0.6, 6).label(0.1), "0.1");
+        // An empty range does not divide by zero.
+        assert_eq!(TickFormat::for_axis(5.0, 5.0, 6).label(5.0), "5");
+    }
+
+    #[test]
+    fn steps_are_rounded_up_to_one_two_or_five() {
+        assert_eq!(nice_step(83.0), 100.0);
+        assert_eq!(nice_step(100.0), 100.0);
+        assert_eq!(nice_step(0.13), 0.2);
+        assert_eq!(nice_step(4.2), 5.0);
+        assert_eq!(nice_step(0.0), 0.0);
     }
 }
