@@ -12,7 +12,7 @@
 
 use std::collections::BTreeMap;
 
-use bmk_report::capture::{self, Table};
+use bmk_results::capture::{self, Table};
 use procfs_core::{ExplicitSystemInfo, FromRead, FromReadSI};
 
 use crate::innodb::InnodbGauges;

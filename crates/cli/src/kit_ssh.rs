@@ -20,10 +20,10 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use anyhow::{anyhow, Result};
-use bmk_analysis::{MergeOptions, RunData};
 use bmk_kit::args::{KitCommand, SshArgs};
 use bmk_kit::catalog::{self, Action};
 use bmk_kit::command::shell_line;
+use bmk_results::{MergeOptions, RunData};
 
 use crate::user_error::user_error;
 
@@ -193,7 +193,7 @@ pub fn main(args: &[String], interrupt: &Arc<AtomicUsize>) -> Result<i32> {
         "[kit] {} on {} hosts ({} each), barrier '{}'; results: {}",
         s.name,
         run.hosts.len(),
-        bmk_analysis::users(run.users),
+        bmk_results::load::users(run.users),
         run.barrier,
         run.results_dir.display()
     );
@@ -296,16 +296,16 @@ fn merge(files: &[PathBuf], dir: &Path) -> Result<String> {
         .iter()
         .map(|p| RunData::read(p).map_err(|e| user_error(e.to_string())))
         .collect::<Result<_>>()?;
-    let merged = bmk_analysis::merge_runs(&inputs, MergeOptions::default())
+    let merged = bmk_results::merge_runs(&inputs, MergeOptions::default())
         .map_err(|e| user_error(e.to_string()))?;
     let level = merged
         .levels
         .first()
         .ok_or_else(|| anyhow!("the merge gave no level"))?;
-    let file = bmk_analysis::output::level_results_file(level)
+    let file = bmk_results::dir_writer::level_results_file(level)
         .ok_or_else(|| anyhow!("the merge gave no result"))?;
     let path = dir.join("result.json");
-    bmk_analysis::output::write_results_file(&path, &file)
+    bmk_results::dir_writer::write_results_file(&path, &file)
         .map_err(|e| user_error(e.to_string()))?;
     let f = &file.final_stats;
     Ok(format!(
@@ -314,7 +314,7 @@ fn merge(files: &[PathBuf], dir: &Path) -> Result<String> {
         f.threads,
         f.time_total_s,
         path.display(),
-        bmk_analysis::output::final_report_text(&file)
+        bmk_results::dir_writer::final_report_text(&file)
     ))
 }
 

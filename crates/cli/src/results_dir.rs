@@ -16,11 +16,9 @@ use bmk_kit::run_dir::{summary_row, RunDir};
 use bmk_kit::sampler::{Sampler, SamplerConfig};
 use bmk_kit::server;
 use bmk_kit::sweep::LEVEL_DIR_ENV;
-use bmk_report::host::{now_rfc3339, HostInfo};
-use bmk_report::redact::{redact_args, redact_options};
-use bmk_report::results::{ResultsFile, RunInfo, StartRecord, ToolInfo};
-use bmk_report::results_dir::{RunManifest, DIR_SCHEMA_VERSION, RUN_SCHEMA_NAME};
 use bmk_report::ReportConfig;
+use bmk_results::results_dir::{RunManifest, RunStart};
+use bmk_results::results_file::{ResultsFile, RunInfo, StartRecord};
 
 use crate::banner;
 use crate::results::ResultsSink;
@@ -75,34 +73,16 @@ impl PlainRun {
             .options
             .double("capture-interval", bmk_kit::sampler::DEFAULT_INTERVAL_S)
             .max(0.0);
-        let manifest = RunManifest {
-            schema: RUN_SCHEMA_NAME.into(),
-            schema_version: DIR_SCHEMA_VERSION,
-            tool: ToolInfo {
-                name: "bmk".into(),
-                version: banner::bmk_version().into(),
-            },
+        let manifest = RunManifest::starting(RunStart {
+            version: banner::bmk_version().into(),
             scenario: None,
             target: settings.options.string("target").filter(|t| !t.is_empty()),
             test: settings.test_name.clone(),
-            command_line: redact_args(&settings.argv),
-            options: redact_options(
-                option_pairs(settings)
-                    .into_iter()
-                    .filter(|(k, _)| k != "threads"),
-            )
-            .into_iter()
-            .collect(),
+            argv: settings.argv.clone(),
+            options: option_pairs(settings),
             sweep: None,
-            host: HostInfo::collect(),
-            server: None,
             capture_interval_s: interval,
-            start_time: now_rfc3339(),
-            end_time: None,
-            status: "running".into(),
-            reason: None,
-            checks: None,
-        };
+        });
         let mut run = RunDir::create_at(dir, manifest).map_err(|e| anyhow::anyhow!("{e}"))?;
         if let Some(time) = settings.config.time.filter(|t| !t.is_zero()) {
             let every = Duration::from_secs_f64(interval);
@@ -111,13 +91,7 @@ impl PlainRun {
             }
         }
         if let Some(cfg) = driver.as_ref() {
-            if let Ok(mut conn) = server::connect(cfg) {
-                if let Ok((info, _)) = server::describe(cfg, conn.as_mut()) {
-                    run.update_manifest(|m| m.server = Some(info))
-                        .map_err(|e| anyhow::anyhow!("{e}"))?;
-                }
-                conn.disconnect();
-            }
+            run.record_server(cfg).map_err(|e| anyhow::anyhow!("{e}"))?;
         }
         Ok(PlainRun {
             run,

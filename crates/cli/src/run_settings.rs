@@ -3,7 +3,7 @@
 
 use bmk_engine::options::OptionSet;
 use bmk_engine::RunConfig;
-use bmk_report::results::Execution;
+use bmk_results::results_file::Execution;
 
 use crate::compat::Compat;
 use crate::settings::ReportOptions;

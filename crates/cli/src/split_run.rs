@@ -21,12 +21,13 @@ use std::sync::Arc;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use anyhow::{anyhow, Result};
-use bmk_analysis::load::Level;
-use bmk_analysis::MergeOptions;
 use bmk_kit::sampler::{Sampler, SamplerConfig};
 use bmk_kit::sweep::LEVEL_DIR_ENV;
-use bmk_report::results_dir::{IntervalLine, LevelInfo, INTERVALS_FILE, LEVEL_FILE, RESULT_FILE};
 use bmk_report::{Layout, LineOptions, ReportFormat, ReportStat};
+use bmk_results::dir_writer;
+use bmk_results::load::Level;
+use bmk_results::results_dir::{IntervalLine, LevelInfo, INTERVALS_FILE, LEVEL_FILE};
+use bmk_results::MergeOptions;
 
 use crate::results_dir::PlainRun;
 use crate::run_settings::RunSettings;
@@ -221,10 +222,8 @@ fn now_ns() -> u64 {
         .map_or(0, |d| d.as_nanos() as u64)
 }
 
-fn write_json<T: serde::Serialize>(path: &Path, value: &T) -> Result<()> {
-    let mut text = serde_json::to_string_pretty(value)?;
-    text.push('\n');
-    bmk_analysis::output::write_atomic(path, text.as_bytes()).map_err(|e| anyhow!("{e}"))
+fn write_level_info(level_dir: &Path, info: &LevelInfo) -> Result<()> {
+    dir_writer::write_level_info(level_dir, info).map_err(|e| anyhow!("{e}"))
 }
 
 /// One line per failed part: its exit code and the first line it wrote to standard
@@ -277,10 +276,10 @@ pub fn run(settings: &RunSettings, plan: &SplitPlan, interrupt: &Arc<AtomicUsize
     let gate_dir = parts_dir.join("gate");
     std::fs::create_dir_all(&gate_dir)?;
     // The kit may have planned the level (index, repeat); kept.
-    let mut info: LevelInfo = bmk_report::results_dir::read_json(&level_dir.join(LEVEL_FILE))
+    let mut info: LevelInfo = bmk_results::results_dir::read_json(&level_dir.join(LEVEL_FILE))
         .unwrap_or_else(|_| LevelInfo {
-            schema: bmk_report::results_dir::LEVEL_SCHEMA_NAME.into(),
-            schema_version: bmk_report::results_dir::DIR_SCHEMA_VERSION,
+            schema: bmk_results::results_dir::LEVEL_SCHEMA_NAME.into(),
+            schema_version: bmk_results::results_dir::DIR_SCHEMA_VERSION,
             index: 1,
             repeat: 1,
             ..LevelInfo::default()
@@ -289,7 +288,7 @@ pub fn run(settings: &RunSettings, plan: &SplitPlan, interrupt: &Arc<AtomicUsize
     info.processes = plan.shares.len() as u32;
     info.warmup_s = settings.config.warmup.as_secs_f64();
     info.status = "starting".into();
-    write_json(&level_dir.join(LEVEL_FILE), &info)?;
+    write_level_info(&level_dir, &info)?;
     if notice {
         println!(
             "{users} users run as {} processes of at most {} users (--max-users-per-process); their results are in {}",
@@ -380,7 +379,7 @@ pub fn run(settings: &RunSettings, plan: &SplitPlan, interrupt: &Arc<AtomicUsize
                 started = Some(at);
                 info.start_unix_ns = at;
                 info.status = "running".into();
-                write_json(&level_dir.join(LEVEL_FILE), &info)?;
+                write_level_info(&level_dir, &info)?;
             }
         } else if settings.report.format == ReportFormat::Text && notice {
             print_merged_lines(&mut parts, started.unwrap_or(0), settings);
@@ -412,7 +411,7 @@ pub fn run(settings: &RunSettings, plan: &SplitPlan, interrupt: &Arc<AtomicUsize
         } else {
             "failed".into()
         };
-        write_json(&level_dir.join(LEVEL_FILE), &info)?;
+        write_level_info(&level_dir, &info)?;
         if let Some(p) = plain.as_mut() {
             let _ = p.run.finish(&info.status);
         }
@@ -447,15 +446,15 @@ pub fn run(settings: &RunSettings, plan: &SplitPlan, interrupt: &Arc<AtomicUsize
             f.threads,
             f.time_total_s
         );
-        print!("{}", bmk_analysis::output::final_report_text(result));
+        print!("{}", dir_writer::final_report_text(result));
     }
     if let Some(path) = &settings.report.results {
-        if let Some(file) = bmk_analysis::output::level_results_file(&merged) {
-            bmk_analysis::output::write_results_file(path, &file).map_err(|e| anyhow!("{e}"))?;
+        if let Some(file) = dir_writer::level_results_file(&merged) {
+            dir_writer::write_results_file(path, &file).map_err(|e| anyhow!("{e}"))?;
         }
     }
     if let Some(mut p) = plain {
-        if let Some(row) = bmk_analysis::output::summary_row(&merged) {
+        if let Some(row) = dir_writer::summary_row(&merged) {
             p.run.push_summary(row).map_err(|e| anyhow!("{e}"))?;
         }
         let end = match (result.status.as_str(), &capture_failure) {
@@ -489,7 +488,7 @@ fn merge_parts(parts: &[Part], level_dir: &Path, info: &mut LevelInfo) -> Result
         .map(|p| split_gate::part_name(p.index))
         .collect();
     let pairs: Vec<(&str, &Level)> = names.iter().map(String::as_str).zip(&levels).collect();
-    let mut merged = bmk_analysis::merge_levels(
+    let mut merged = bmk_results::merge_levels(
         &pairs,
         MergeOptions {
             started_together: true,
@@ -504,18 +503,7 @@ fn merge_parts(parts: &[Part], level_dir: &Path, info: &mut LevelInfo) -> Result
     // The kit's reading of the tables at the level's start is the level's, not a part's.
     merged.info.data = info.data.clone();
     *info = merged.info.clone();
-    let mut text = String::new();
-    for l in &merged.intervals {
-        text.push_str(&l.to_line().map_err(|e| anyhow!("{e}"))?);
-        text.push('\n');
-    }
-    bmk_analysis::output::write_atomic(&level_dir.join(INTERVALS_FILE), text.as_bytes())
-        .map_err(|e| anyhow!("{e}"))?;
-    if let Some(file) = bmk_analysis::output::level_results_file(&merged) {
-        bmk_analysis::output::write_results_file(&level_dir.join(RESULT_FILE), &file)
-            .map_err(|e| anyhow!("{e}"))?;
-    }
-    write_json(&level_dir.join(LEVEL_FILE), &merged.info)?;
+    dir_writer::write_level(level_dir, &merged).map_err(|e| anyhow!("{e}"))?;
     merged.dir = Some(level_dir.to_path_buf());
     Ok(merged)
 }
@@ -532,7 +520,7 @@ fn print_merged_lines(parts: &mut [Part], start_ns: u64, settings: &RunSettings)
             .filter_map(|p| p.tail.lines.pop_front())
             .collect();
         let refs: Vec<&IntervalLine> = lines.iter().collect();
-        let Ok(Some(m)) = bmk_analysis::merge::merge_interval_lines(&refs, start_ns) else {
+        let Ok(Some(m)) = bmk_results::merge::merge_interval_lines(&refs, start_ns) else {
             continue;
         };
         let r = &m.record;

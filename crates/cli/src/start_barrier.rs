@@ -24,7 +24,7 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use bmk_engine::options::OptionSet;
 use bmk_engine::{StartAt, StartGate};
-use bmk_report::results::{BarrierRecord, StartRecord};
+use bmk_results::results_file::{BarrierRecord, StartRecord};
 use bmk_sql::{AgreedStart, Barrier, BarrierSpec, ClockSample, Driver, DriverConfig, DriverKind};
 
 use crate::settings::SettingsError;

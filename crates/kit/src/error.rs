@@ -32,9 +32,9 @@ pub enum KitError {
         #[source]
         source: std::io::Error,
     },
-    /// A results-directory record could not be written.
+    /// A results-directory record could not be read or written.
     #[error(transparent)]
-    Report(#[from] bmk_report::Error),
+    Results(#[from] bmk_results::Error),
     /// The database server could not be reached or queried.
     #[error("{0}")]
     Server(String),

@@ -24,7 +24,6 @@
 #![deny(missing_docs)]
 
 pub mod args;
-mod atomic_file;
 pub mod catalog;
 pub mod child_process;
 pub mod command;
