@@ -8,7 +8,6 @@ mod compat;
 mod defs;
 mod execution;
 mod help;
-mod kit_ssh;
 mod option_pipeline;
 mod own_commands;
 mod results;
@@ -19,8 +18,7 @@ mod script_benchmark;
 mod script_failure;
 mod settings;
 mod signals;
-mod split_gate;
-mod split_run;
+mod split_plan;
 mod start_barrier;
 mod sysbench_help;
 mod sysbench_wording;
@@ -28,7 +26,6 @@ mod system_test_benchmark;
 mod target_options;
 mod user_error;
 mod verbosity;
-mod whole_second;
 
 fn main() {
     let invocation = app::Invocation::from_argv(std::env::args().collect());

@@ -12,7 +12,7 @@ use std::time::Duration;
 use anyhow::{Context, Result};
 use bmk_engine::{CumulativeStats, IntervalStats, RunOutcome};
 use bmk_kit::level_writer::LevelWriter;
-use bmk_kit::run_dir::{summary_row, RunDir};
+use bmk_kit::run_dir::{summary_row, PlainRun, RunDir};
 use bmk_kit::sampler::{Sampler, SamplerConfig};
 use bmk_kit::server;
 use bmk_kit::sweep::LEVEL_DIR_ENV;
@@ -49,56 +49,45 @@ fn option_pairs(settings: &RunSettings) -> Vec<(String, String)> {
         .collect()
 }
 
-/// The results directory of a plain run given `--results-dir`, just created.
-pub struct PlainRun {
-    /// The directory (its `run.json` says `running`).
-    pub run: RunDir,
-    /// The server the sampler watches (none for a system test).
-    pub driver: Option<bmk_sql::DriverConfig>,
-    /// Seconds between capture samples (0: none).
-    pub capture_interval: f64,
-}
-
-impl PlainRun {
-    /// Creates `dir` (new or empty) with the run's manifest and the server's facts.
-    pub fn create(dir: &Path, settings: &RunSettings) -> Result<PlainRun> {
-        let system_test = bmk_systests::SystemTestKind::by_name(&settings.test_name).is_some();
-        let driver = if system_test {
-            None
-        } else {
-            let opts = &settings.options;
-            Some(server::driver_config(&|k| opts.raw(k)).map_err(|e| anyhow::anyhow!("{e}"))?)
-        };
-        let interval = settings
-            .options
-            .double("capture-interval", bmk_kit::sampler::DEFAULT_INTERVAL_S)
-            .max(0.0);
-        let manifest = RunManifest::starting(RunStart {
-            version: banner::bmk_version().into(),
-            scenario: None,
-            target: settings.options.string("target").filter(|t| !t.is_empty()),
-            test: settings.test_name.clone(),
-            argv: settings.argv.clone(),
-            options: option_pairs(settings),
-            sweep: None,
-            capture_interval_s: interval,
-        });
-        let mut run = RunDir::create_at(dir, manifest).map_err(|e| anyhow::anyhow!("{e}"))?;
-        if let Some(time) = settings.config.time.filter(|t| !t.is_zero()) {
-            let every = Duration::from_secs_f64(interval);
-            if let Some(w) = bmk_kit::sweep::short_level_warning(time.as_secs_f64(), every) {
-                eprintln!("{w}");
-            }
+/// Creates the results directory `dir` of a plain run (new or empty) with the run's
+/// manifest and the server's facts.
+pub fn create_plain_run(dir: &Path, settings: &RunSettings) -> Result<PlainRun> {
+    let system_test = bmk_systests::SystemTestKind::by_name(&settings.test_name).is_some();
+    let driver = if system_test {
+        None
+    } else {
+        let opts = &settings.options;
+        Some(server::driver_config(&|k| opts.raw(k)).map_err(|e| anyhow::anyhow!("{e}"))?)
+    };
+    let interval = settings
+        .options
+        .double("capture-interval", bmk_kit::sampler::DEFAULT_INTERVAL_S)
+        .max(0.0);
+    let manifest = RunManifest::starting(RunStart {
+        version: banner::bmk_version().into(),
+        scenario: None,
+        target: settings.options.string("target").filter(|t| !t.is_empty()),
+        test: settings.test_name.clone(),
+        argv: settings.argv.clone(),
+        options: option_pairs(settings),
+        sweep: None,
+        capture_interval_s: interval,
+    });
+    let mut run = RunDir::create_at(dir, manifest).map_err(|e| anyhow::anyhow!("{e}"))?;
+    if let Some(time) = settings.config.time.filter(|t| !t.is_zero()) {
+        let every = Duration::from_secs_f64(interval);
+        if let Some(w) = bmk_kit::sweep::short_level_warning(time.as_secs_f64(), every) {
+            eprintln!("{w}");
         }
-        if let Some(cfg) = driver.as_ref() {
-            run.record_server(cfg).map_err(|e| anyhow::anyhow!("{e}"))?;
-        }
-        Ok(PlainRun {
-            run,
-            driver,
-            capture_interval: interval,
-        })
     }
+    if let Some(cfg) = driver.as_ref() {
+        run.record_server(cfg).map_err(|e| anyhow::anyhow!("{e}"))?;
+    }
+    Ok(PlainRun {
+        run,
+        driver,
+        capture_interval: interval,
+    })
 }
 
 impl LevelSink {
@@ -132,7 +121,7 @@ impl LevelSink {
             run,
             driver,
             capture_interval: interval,
-        } = PlainRun::create(&dir, settings)?;
+        } = create_plain_run(&dir, settings)?;
         let level_dir = run.level_path(1);
         let sampler = (interval > 0.0).then(|| {
             Sampler::start(SamplerConfig {

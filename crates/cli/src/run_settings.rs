@@ -7,8 +7,8 @@ use bmk_results::results_file::Execution;
 
 use crate::compat::Compat;
 use crate::settings::ReportOptions;
-use crate::start_barrier::BarrierSettings;
 use crate::verbosity::Verbosity;
+use bmk_kit::start_barrier::BarrierSettings;
 
 /// Everything `run` needs besides the benchmark.
 pub struct RunSettings {

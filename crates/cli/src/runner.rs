@@ -19,8 +19,8 @@ use crate::results_dir::LevelSink;
 use crate::run_settings::RunSettings;
 use crate::script_failure::failure_text;
 use crate::signals;
-use crate::start_barrier::DatabaseGate;
 use crate::verbosity::{Level, Verbosity};
+use bmk_kit::start_barrier::DatabaseGate;
 
 struct PrintingObserver<'a> {
     bench: &'a mut dyn Benchmark,
@@ -206,12 +206,12 @@ pub fn run(
     interrupt: &Arc<AtomicUsize>,
 ) -> Result<i32> {
     // A level with more users than one process holds runs as several processes.
-    if let Some(plan) = crate::split_run::plan(&settings)? {
-        return crate::split_run::run(&settings, &plan, interrupt);
+    if let Some(plan) = crate::split_plan::plan(&settings)? {
+        return crate::split_plan::run(&settings, &plan, interrupt);
     }
     // A part of a split level: its parent writes the level's results.
     let mut part_gate =
-        crate::split_gate::SplitGate::from_env().map_err(crate::user_error::user_error)?;
+        bmk_kit::split_gate::SplitGate::from_env().map_err(crate::user_error::user_error)?;
     if part_gate.is_some() {
         settings.report.results = None;
     }
@@ -254,7 +254,7 @@ pub fn run(
     // intervals end on the capture's ticks (the other gates name their own instant).
     let mut second_gate = match level.as_mut() {
         Some(level) if gate_free => {
-            let gate = crate::whole_second::WholeSecondGate::default();
+            let gate = bmk_kit::whole_second::WholeSecondGate::default();
             level.release_from(gate.release.clone());
             Some(gate)
         }
@@ -287,7 +287,7 @@ pub fn run(
     let mut gate = settings
         .barrier
         .clone()
-        .map(|b| DatabaseGate::new(b, verbosity));
+        .map(|b| DatabaseGate::new(b, verbosity.shows(Level::Notice)));
     let outcome = match (gate.as_mut(), part_gate.as_mut(), second_gate.as_mut()) {
         (Some(gate), _, _) => bmk_engine::run_gated(
             settings.config.clone(),

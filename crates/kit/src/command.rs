@@ -268,8 +268,8 @@ pub fn main(args: &[String], ctx: &KitContext) -> Result<i32, KitError> {
             ctx,
         ),
         KitCommand::K8s(k) => k8s_cmd(k, passed, ctx),
-        // The binary runs `kit ssh` itself (it merges the clients' results, which this
-        // crate cannot do); reaching here means it was not given the chance.
+        // `kit ssh` parses its own arguments through `parse` (`crate::ssh::main`, which
+        // the binary calls); reaching here means it was not given the chance.
         KitCommand::Ssh(_) => Err(KitError::Usage(
             "'bmk kit ssh' is run by the bmk binary".into(),
         )),

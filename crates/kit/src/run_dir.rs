@@ -201,6 +201,17 @@ impl RunDir {
     }
 }
 
+/// The results directory of a plain run given `--results-dir`, just created, with what
+/// its capture watches.
+pub struct PlainRun {
+    /// The directory (its `run.json` says `running`).
+    pub run: RunDir,
+    /// The server the sampler watches (none for a system test).
+    pub driver: Option<bmk_sql::DriverConfig>,
+    /// Seconds between capture samples (0: none).
+    pub capture_interval: f64,
+}
+
 /// The summary row of a finished level from its `result.json`.
 pub fn summary_row(level: &str, users: u32, repeat: u32, result: &ResultsFile) -> SummaryRow {
     let mut row = SummaryRow::of(level, users, repeat, &result.final_stats, &result.status);

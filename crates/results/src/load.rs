@@ -53,7 +53,7 @@ impl Level {
                     warn_skipped(&intervals_path, &source);
                     Vec::new()
                 }
-                Err(e) => return Err(e.into()),
+                Err(e) => return Err(e),
             }
         } else {
             Vec::new()
@@ -66,7 +66,7 @@ impl Level {
                     warn_skipped(&result_path, &source);
                     None
                 }
-                Err(e) => return Err(e.into()),
+                Err(e) => return Err(e),
             }
         } else {
             None
