@@ -13,6 +13,7 @@ mod own_commands;
 mod results;
 mod results_dir;
 mod run_settings;
+mod run_verdict;
 mod runner;
 mod script_benchmark;
 mod script_failure;
