@@ -2,5 +2,5 @@
 #![no_main]
 
 libfuzzer_sys::fuzz_target!(|data: &[u8]| {
-    bmk_report::fuzz_entry::results_file(data);
+    bmk_results::fuzz_entry::results_file(data);
 });

@@ -27,12 +27,12 @@
 
 use std::collections::BTreeMap;
 
-use bmk_report::capture::{self, Table};
+use bmk_results::capture::{self, Table};
 
-use crate::load::{Level, RunData};
 use crate::rates;
 use crate::series::LevelSeries;
 use crate::steady::{self, SteadyVerdict};
+use bmk_results::load::{Level, RunData};
 
 /// Which check a finding comes from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
@@ -240,7 +240,7 @@ pub fn level_label(level: &Level) -> String {
     format!(
         "{} ({})",
         level.name(),
-        crate::load::users(level.info.users)
+        bmk_results::load::users(level.info.users)
     )
 }
 

@@ -16,12 +16,12 @@ use serde::Serialize;
 use crate::charts::LineChart;
 use crate::compare_rules::{self, letter};
 use crate::compare_stats::{self, Outcome, Samples};
-use crate::load::{Level, RunData};
-use crate::output;
 use crate::report::Chart;
 use crate::stats;
 use crate::steady;
 use crate::Error;
+use bmk_results::dir_writer;
+use bmk_results::load::{Level, RunData};
 
 pub use crate::compare_stats::BATCHES;
 
@@ -73,7 +73,7 @@ struct LevelView {
 type Levels = BTreeMap<u32, Vec<LevelView>>;
 
 fn view(level: &Level) -> Option<LevelView> {
-    let row = output::summary_row(level)?;
+    let row = dir_writer::summary_row(level)?;
     let tps = |from: usize| -> Vec<f64> {
         level.intervals[from.min(level.intervals.len())..]
             .iter()

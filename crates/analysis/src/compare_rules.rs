@@ -5,8 +5,8 @@
 use std::collections::BTreeMap;
 
 use crate::host_load::{self, HostLoad};
-use crate::load::{Level, RunData};
 use crate::Error;
+use bmk_results::load::{Level, RunData};
 
 /// Workload options that set how much data the run works on (underscores for dashes):
 /// sysbench tables and rows, TPC-C warehouses (`tables` × `scale`), dbSTRESS sets.

@@ -84,7 +84,7 @@ pub fn sentence(side: &str, users: u32, outcome: Option<&Outcome>) -> (String, &
         return (
             format!(
                 "{side} vs A at {}: not enough samples to compare",
-                crate::load::users(users)
+                bmk_results::load::users(users)
             ),
             "same",
         );
@@ -95,7 +95,7 @@ pub fn sentence(side: &str, users: u32, outcome: Option<&Outcome>) -> (String, &
             format!(
                 "{side} is {:.1} % faster than A at {}, {ci}",
                 o.change * 100.0,
-                crate::load::users(users)
+                bmk_results::load::users(users)
             ),
             "faster",
         )
@@ -104,7 +104,7 @@ pub fn sentence(side: &str, users: u32, outcome: Option<&Outcome>) -> (String, &
             format!(
                 "{side} is {:.1} % slower than A at {}, {ci}",
                 -o.change * 100.0,
-                crate::load::users(users)
+                bmk_results::load::users(users)
             ),
             "slower",
         )
@@ -112,7 +112,7 @@ pub fn sentence(side: &str, users: u32, outcome: Option<&Outcome>) -> (String, &
         (
             format!(
                 "{side} vs A at {}: no significant difference ({:+.1} %, {ci}, p = {:.2})",
-                crate::load::users(users),
+                bmk_results::load::users(users),
                 o.change * 100.0,
                 o.p
             ),

@@ -11,10 +11,10 @@
 //! database server's processes apart from the rest, so when the server runs on the
 //! client host its own work is part of the "other" figure; see [`HostLoad::busy`].
 
-use bmk_report::capture;
+use bmk_results::capture;
 
-use crate::load::{Level, RunData};
 use crate::rates;
+use bmk_results::load::{Level, RunData};
 
 /// Other work above this share of all the host's CPUs makes the host busy.
 pub const OTHER_PCT: f64 = 25.0;
@@ -82,7 +82,7 @@ fn recorded(level: &Level) -> Option<HostLoad> {
     let path = level
         .dir
         .as_ref()?
-        .join(bmk_report::results_dir::LEVEL_FILE);
+        .join(bmk_results::results_dir::LEVEL_FILE);
     let v: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(path).ok()?).ok()?;
     let cpu = v.get("cpu")?;
     let num = |k: &str| cpu.get(k).and_then(serde_json::Value::as_f64);

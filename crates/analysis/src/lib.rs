@@ -1,7 +1,7 @@
 //! bmk's analysis of finished runs: `bmk report`, `bmk compare` and `bmk merge`.
 //!
-//! This crate owns everything that happens after a run: reading results directories
-//! ([`load`]), merging the results of processes that ran together ([`merge`]), per-level
+//! This crate owns everything that happens after a run has been read and merged (the
+//! results model, `bmk-results`, reads, writes and merges the files): per-level
 //! time series and stalls, per-second rates derived from the raw server and OS captures,
 //! the result sanity checks, the statistics that decide whether one run is faster than
 //! another, and rendering (text summaries, SVG charts, the self-contained HTML page).
@@ -17,9 +17,6 @@ pub mod compare_stats;
 mod error;
 pub mod host_load;
 pub mod innodb;
-pub mod load;
-pub mod merge;
-pub mod output;
 pub mod page;
 pub mod rates;
 pub mod report;
@@ -29,5 +26,3 @@ pub mod steady;
 pub mod verdicts;
 
 pub use error::Error;
-pub use load::{users, Level, RunData};
-pub use merge::{merge_levels, merge_runs, MergeOptions};

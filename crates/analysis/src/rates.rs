@@ -12,11 +12,11 @@
 
 use std::collections::BTreeMap;
 
-use bmk_report::capture::{self, Table};
+use bmk_results::capture::{self, Table};
 use procfs_core::{ExplicitSystemInfo, FromRead, FromReadSI};
 
 use crate::innodb::InnodbGauges;
-use crate::load::Level;
+use bmk_results::load::Level;
 
 /// One line of a chart: (Unix seconds, value) points.
 #[derive(Debug, Clone, PartialEq)]

@@ -4,18 +4,18 @@
 
 use std::collections::BTreeMap;
 
-use bmk_report::results_dir::SummaryRow;
+use bmk_results::results_dir::SummaryRow;
 use serde::Serialize;
 
 use crate::charts::LineChart;
 use crate::checks::{self, Finding};
-use crate::load::{Level, RunData};
-use crate::output;
 use crate::rates;
 use crate::series::LevelSeries;
 use crate::steady::{self, LevelSteady};
 use crate::verdicts::Verdict;
 use crate::Error;
+use bmk_results::dir_writer;
+use bmk_results::load::{Level, RunData};
 
 /// One row of the per-level table: the level's `summary.csv` row and what only the
 /// report adds.
@@ -145,7 +145,7 @@ pub struct Report {
 /// The table row of a level (`None` for a level that did not finish).
 pub fn level_row(level: &Level) -> Option<LevelRow> {
     Some(LevelRow {
-        summary: output::summary_row(level)?,
+        summary: dir_writer::summary_row(level)?,
         stalls: LevelSeries::of(level).stalls.len(),
         usable: level.usable(),
     })

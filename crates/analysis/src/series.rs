@@ -11,7 +11,7 @@
 //! maximum or a 95th percentile, one burst (a cache that warmed in one second) does not
 //! raise it.
 
-use crate::load::Level;
+use bmk_results::load::Level;
 
 /// An interval is a stall when its TPS is below this fraction of the level's baseline.
 pub const STALL_FRACTION: f64 = 0.5;
@@ -135,8 +135,8 @@ mod tests {
             intervals: tps
                 .iter()
                 .enumerate()
-                .map(|(i, &t)| bmk_report::results_dir::IntervalLine {
-                    record: bmk_report::results::IntervalRecord {
+                .map(|(i, &t)| bmk_results::results_dir::IntervalLine {
+                    record: bmk_results::results_file::IntervalRecord {
                         time_s: i as f64 + 1.0,
                         interval_s: 1.0,
                         tps: t,

@@ -25,11 +25,11 @@
 //! window.
 
 use bmk_engine::latency::percentile_ns;
-use bmk_report::codec;
+use bmk_results::codec;
 use serde::Serialize;
 use statrs::distribution::{ContinuousCDF, StudentsT};
 
-use crate::load::Level;
+use bmk_results::load::Level;
 
 /// Intervals per batch of MSER-5.
 pub const BATCH: usize = 5;
@@ -446,6 +446,18 @@ pub fn of_level(level: &Level) -> LevelSteady {
     };
     out.window = Some(window);
     out
+}
+
+/// The file `bmk report` writes into a results directory with each level's steady
+/// state (window, figures, verdict).
+pub const STEADY_FILE: &str = "steady.json";
+
+/// Writes `steady.json` into the results directory `dir`: one object per level.
+pub fn write_steady(dir: &std::path::Path, levels: &[LevelSteady]) -> Result<(), crate::Error> {
+    Ok(bmk_results::atomic_file::replace_json(
+        &dir.join(STEADY_FILE),
+        &levels,
+    )?)
 }
 
 #[cfg(test)]

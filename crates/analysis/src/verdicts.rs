@@ -14,11 +14,11 @@
 
 use std::path::Path;
 
-use bmk_report::results_dir::{CheckCounts, RUN_FILE};
+use bmk_results::atomic_file;
+use bmk_results::results_dir::{CheckCounts, RUN_FILE};
 use serde::Serialize;
 
 use crate::checks::{Finding, Severity};
-use crate::output::write_atomic;
 use crate::Error;
 
 /// The file name of the verdicts in a results directory.
@@ -74,10 +74,7 @@ pub fn counts(verdicts: &[Verdict]) -> CheckCounts {
 /// rewrites it with the counts in `checks`. `run.json` is edited as a JSON object, so
 /// fields this version does not know are kept.
 pub fn write(dir: &Path, verdicts: &[Verdict]) -> Result<(), Error> {
-    let path = dir.join(CHECKS_FILE);
-    let mut text = serde_json::to_string_pretty(verdicts).map_err(|e| json_error(&path, e))?;
-    text.push('\n');
-    write_atomic(&path, text.as_bytes())?;
+    atomic_file::replace_json(&dir.join(CHECKS_FILE), &verdicts)?;
 
     let run_path = dir.join(RUN_FILE);
     let Ok(run_text) = std::fs::read_to_string(&run_path) else {
@@ -93,13 +90,11 @@ pub fn write(dir: &Path, verdicts: &[Verdict]) -> Result<(), Error> {
         "checks".into(),
         serde_json::to_value(c).map_err(|e| json_error(&run_path, e))?,
     );
-    let mut text = serde_json::to_string_pretty(&run).map_err(|e| json_error(&run_path, e))?;
-    text.push('\n');
-    write_atomic(&run_path, text.as_bytes())
+    Ok(atomic_file::replace_json(&run_path, &run)?)
 }
 
 fn json_error(path: &Path, source: serde_json::Error) -> Error {
-    Error::Report(bmk_report::Error::Json {
+    Error::Results(bmk_results::Error::Json {
         path: path.to_path_buf(),
         source,
     })

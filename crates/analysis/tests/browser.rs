@@ -12,7 +12,8 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
-use bmk_analysis::{page, report::Report, RunData};
+use bmk_analysis::{page, report::Report};
+use bmk_results::RunData;
 use support::*;
 
 fn chromium() -> Option<&'static str> {

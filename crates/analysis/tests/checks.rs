@@ -5,7 +5,7 @@
 mod support;
 
 use bmk_analysis::checks::{run_checks, CheckKind, Finding, Severity};
-use bmk_analysis::RunData;
+use bmk_results::RunData;
 use support::*;
 
 const USERS: [u32; 4] = [1, 2, 4, 8];
@@ -136,8 +136,8 @@ fn throughput_up_while_disk_reads_fall_is_a_fake_io_bound_result() {
 fn databases(dir: &std::path::Path, share: [f64; 4]) {
     let text =
         std::fs::read_to_string(data_dir().join("pgsql/server/pg_stat_database.txt")).unwrap();
-    let samples = bmk_report::capture::samples(&text);
-    let first = bmk_report::capture::Table::parse(samples[0].body);
+    let samples = bmk_results::capture::samples(&text);
+    let first = bmk_results::capture::Table::parse(samples[0].body);
     let commit_col = first.column("xact_commit").unwrap();
     let name_col = first.column("datname").unwrap();
     let base: f64 = first.rows[0][commit_col]
@@ -147,9 +147,9 @@ fn databases(dir: &std::path::Path, share: [f64; 4]) {
         .unwrap();
     let mut out = String::new();
     for s in &samples {
-        let t = bmk_report::capture::Table::parse(s.body);
+        let t = bmk_results::capture::Table::parse(s.body);
         let real: f64 = t.rows[0][commit_col].as_deref().unwrap().parse().unwrap();
-        let mut copy = bmk_report::capture::Table {
+        let mut copy = bmk_results::capture::Table {
             columns: t.columns.clone(),
             rows: Vec::new(),
         };
@@ -159,7 +159,7 @@ fn databases(dir: &std::path::Path, share: [f64; 4]) {
             row[commit_col] = Some(format!("{}", (base + (real - base) * k) as u64));
             copy.rows.push(row);
         }
-        out.push_str(&bmk_report::capture::sample_header(s.at));
+        out.push_str(&bmk_results::capture::sample_header(s.at));
         out.push_str(&copy.to_text());
     }
     std::fs::write(dir.join("level-0001/server/pg_stat_database.txt"), out).unwrap();
@@ -171,7 +171,7 @@ fn per_table(dir: &std::path::Path, file: &str, header: &[&str], names: &[&str],
     let mut out = String::new();
     for step in 0..3u64 {
         let at = std::time::UNIX_EPOCH + std::time::Duration::from_secs(1_764_100_800 + 2 * step);
-        let t = bmk_report::capture::Table {
+        let t = bmk_results::capture::Table {
             columns: header.iter().map(|c| c.to_string()).collect(),
             rows: names
                 .iter()
@@ -185,7 +185,7 @@ fn per_table(dir: &std::path::Path, file: &str, header: &[&str], names: &[&str],
                 })
                 .collect(),
         };
-        out.push_str(&bmk_report::capture::sample_header(at));
+        out.push_str(&bmk_results::capture::sample_header(at));
         out.push_str(&t.to_text());
     }
     std::fs::create_dir_all(dir.join("level-0001/server")).unwrap();
@@ -218,7 +218,7 @@ fn one_table_group_with_far_more_rows() {
     let names = ["sbtest1", "sbtest2", "sbtest3", "sbtest4", "other_table"];
     per_table(
         &dir,
-        bmk_report::capture::PG_STAT_USER_TABLES,
+        bmk_results::capture::PG_STAT_USER_TABLES,
         &PG_TABLES,
         &names,
         &[100_000.0, 300_000.0, 110_000.0, 90_000.0, 9e9],
@@ -236,7 +236,7 @@ fn one_table_group_with_far_more_rows() {
     );
     per_table(
         &dir,
-        bmk_report::capture::PG_STAT_USER_TABLES,
+        bmk_results::capture::PG_STAT_USER_TABLES,
         &PG_TABLES,
         &names,
         &[100_000.0, 120_000.0, 110_000.0, 90_000.0, 9e9],
@@ -254,7 +254,7 @@ fn a_starved_table_group_on_mariadb_table_statistics() {
     let header = ["TABLE_NAME", "ROWS_READ", "ROWS_CHANGED"];
     per_table(
         &dir,
-        bmk_report::capture::MYSQL_TABLE_STATISTICS,
+        bmk_results::capture::MYSQL_TABLE_STATISTICS,
         &header,
         &names,
         &[100_000.0, 100_000.0, 20_000.0, 100_000.0, 0.0],
@@ -277,7 +277,7 @@ fn a_starved_table_group_on_mariadb_table_statistics() {
     // Too few rows to judge: a handful of transactions would decide.
     per_table(
         &dir,
-        bmk_report::capture::MYSQL_TABLE_STATISTICS,
+        bmk_results::capture::MYSQL_TABLE_STATISTICS,
         &header,
         &names,
         &[1_000.0, 1_000.0, 200.0, 1_000.0, 0.0],
@@ -328,18 +328,18 @@ fn a_saturated_client() {
 }
 
 /// Sets `level.json`'s `cpu` of level `index` in `dir`.
-fn set_cpu(dir: &std::path::Path, index: u32, cpu: bmk_report::results_dir::LevelCpu) {
+fn set_cpu(dir: &std::path::Path, index: u32, cpu: bmk_results::results_dir::LevelCpu) {
     let path = dir
-        .join(bmk_report::results_dir::level_dir_name(index))
-        .join(bmk_report::results_dir::LEVEL_FILE);
-    let mut info: bmk_report::results_dir::LevelInfo =
-        bmk_report::results_dir::read_json(&path).unwrap();
+        .join(bmk_results::results_dir::level_dir_name(index))
+        .join(bmk_results::results_dir::LEVEL_FILE);
+    let mut info: bmk_results::results_dir::LevelInfo =
+        bmk_results::results_dir::read_json(&path).unwrap();
     info.cpu = Some(cpu);
     std::fs::write(&path, serde_json::to_string(&info).unwrap()).unwrap();
 }
 
-fn quiet_cpu() -> bmk_report::results_dir::LevelCpu {
-    bmk_report::results_dir::LevelCpu {
+fn quiet_cpu() -> bmk_results::results_dir::LevelCpu {
+    bmk_results::results_dir::LevelCpu {
         wall_s: 10.0,
         bmk_user_s: 2.0,
         bmk_system_s: 1.0,
@@ -363,7 +363,7 @@ fn a_client_whose_one_user_keeps_a_core_busy_is_saturated() {
     set_cpu(
         &dir,
         1,
-        bmk_report::results_dir::LevelCpu {
+        bmk_results::results_dir::LevelCpu {
             bmk_user_s: 7.0,
             bmk_system_s: 2.5,
             ..quiet_cpu()
@@ -389,7 +389,7 @@ fn a_host_busy_with_other_work_or_stolen_cpu() {
     set_cpu(
         &dir,
         2,
-        bmk_report::results_dir::LevelCpu {
+        bmk_results::results_dir::LevelCpu {
             host_busy_pct: 100.0,
             host_other_pct: 80.0,
             bmk_user_s: 2.5,
@@ -400,7 +400,7 @@ fn a_host_busy_with_other_work_or_stolen_cpu() {
     set_cpu(
         &dir,
         3,
-        bmk_report::results_dir::LevelCpu {
+        bmk_results::results_dir::LevelCpu {
             steal_pct: 12.0,
             ..quiet_cpu()
         },
@@ -408,7 +408,7 @@ fn a_host_busy_with_other_work_or_stolen_cpu() {
     set_cpu(
         &dir,
         4,
-        bmk_report::results_dir::LevelCpu {
+        bmk_results::results_dir::LevelCpu {
             host_other_pct: 25.0,
             steal_pct: 5.0,
             ..quiet_cpu()
@@ -698,7 +698,7 @@ fn data_smaller_than_the_options_claim() {
     });
     // A level whose tables could not be read is not judged.
     set_level_data(&dir.join("level-0004"), |d| {
-        *d = Some(bmk_report::results_dir::TableData {
+        *d = Some(bmk_results::results_dir::TableData {
             error: Some("Access denied".into()),
             ..Default::default()
         });

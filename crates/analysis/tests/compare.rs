@@ -6,8 +6,8 @@ mod support;
 use std::path::{Path, PathBuf};
 
 use bmk_analysis::compare::{compare, CompareOptions};
-use bmk_analysis::RunData;
-use bmk_report::results_dir;
+use bmk_results::results_dir;
+use bmk_results::RunData;
 use support::*;
 
 const MIXED: CompareOptions = CompareOptions { mixed: true };
@@ -297,7 +297,7 @@ fn host_stat(start_s: u64, samples: u64, busy: u64) -> String {
     let mut out = String::new();
     for i in 0..samples {
         let t = std::time::UNIX_EPOCH + std::time::Duration::from_secs(start_s + i);
-        out.push_str(&bmk_report::capture::sample_header(t));
+        out.push_str(&bmk_results::capture::sample_header(t));
         let (user, idle) = (1000 + i * busy, 5000 + i * (200 - busy));
         out.push_str(&format!("cpu  {user} 0 0 {idle} 0 0 0 0 0 0\n"));
         for c in 0..2 {
@@ -331,7 +331,7 @@ fn capture_host(dir: &Path, busy: u64, bmk: u64, address: &str) {
         let mut out = String::new();
         for i in 0..6u64 {
             let t = std::time::UNIX_EPOCH + std::time::Duration::from_secs(start + i);
-            out.push_str(&bmk_report::capture::sample_header(t));
+            out.push_str(&bmk_results::capture::sample_header(t));
             out.push_str(line);
             out.push('\n');
         }

@@ -1,7 +1,7 @@
 //! `merge`: two processes' results against one process's for the same total load.
 mod support;
 
-use bmk_analysis::{merge_runs, MergeOptions, RunData};
+use bmk_results::{merge_runs, MergeOptions, RunData};
 use support::*;
 
 fn process<'a>(

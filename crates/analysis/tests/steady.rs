@@ -8,8 +8,8 @@ use std::path::{Path, PathBuf};
 use bmk_analysis::checks::{run_checks, CheckKind};
 use bmk_analysis::report::Report;
 use bmk_analysis::steady::{self, SteadyVerdict};
-use bmk_analysis::RunData;
 use bmk_engine::latency::{new_histogram, percentile_ns};
+use bmk_results::RunData;
 use support::*;
 
 /// A one-level run of `seconds` whose events per second are `rate(second)` and whose

@@ -9,7 +9,7 @@ use std::sync::mpsc;
 use std::time::Duration;
 
 use bmk_analysis::report::Report;
-use bmk_analysis::RunData;
+use bmk_results::RunData;
 use support::*;
 
 fn one_level_sweep(root: &Path) -> (PathBuf, PathBuf) {
@@ -33,6 +33,7 @@ fn report_within(dir: &Path) -> Result<(RunData, Report), String> {
     let dir = dir.to_path_buf();
     std::thread::spawn(move || {
         let r = RunData::read(&dir)
+            .map_err(bmk_analysis::Error::from)
             .and_then(|run| Report::build(&run).map(|rep| (run, rep)))
             .map_err(|e| e.to_string());
         let _ = tx.send(r);
@@ -110,7 +111,7 @@ fn a_capture_file_over_its_cap_is_read_up_to_it() {
     let (_, level) = one_level_sweep(tmp.path());
     let path = level.join("os/loadavg.txt");
     let whole = std::fs::read_to_string(&path).unwrap();
-    let samples = bmk_report::capture::samples(&whole).len();
+    let samples = bmk_results::capture::samples(&whole).len();
     assert!(samples > 2);
     // The real samples, then a hole of zeros up to 300 MiB, then one more sample.
     let f = std::fs::OpenOptions::new()
@@ -122,7 +123,7 @@ fn a_capture_file_over_its_cap_is_read_up_to_it() {
     let run = RunData::read(level.parent().unwrap()).unwrap();
     let text = run.levels[0].os_capture("loadavg.txt").unwrap();
     assert!(text.len() <= 256 << 20);
-    let read = bmk_report::capture::samples(&text);
+    let read = bmk_results::capture::samples(&text);
     // Every real sample but the last (the zeros run on from it, so it is not whole).
     assert_eq!(read.len(), samples - 1);
     assert!(text.starts_with(&whole[..whole.len() / 2]));

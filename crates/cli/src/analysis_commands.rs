@@ -1,11 +1,11 @@
 //! `bmk merge`, `bmk report` and `bmk compare`: the subcommands that read finished runs.
 //! This module only parses their arguments (one clap definition per subcommand, below),
-//! calls the analysis crate and prints or writes what it returns.
+//! calls the results model and the analysis crate and prints or writes what it returns.
 
 use std::path::{Path, PathBuf};
 
 use anyhow::Result;
-use bmk_analysis::{MergeOptions, RunData};
+use bmk_results::{MergeOptions, RunData};
 use clap::{CommandFactory, Parser};
 
 use crate::user_error::user_error;
@@ -14,7 +14,8 @@ fn fail(message: impl Into<String>) -> anyhow::Error {
     user_error(message)
 }
 
-fn analysis_error(e: bmk_analysis::Error) -> anyhow::Error {
+/// A failure of the results model or the analysis, worded for the user.
+fn analysis_error(e: impl std::fmt::Display) -> anyhow::Error {
     fail(e.to_string())
 }
 
@@ -189,7 +190,7 @@ fn merge(args: &[String]) -> Result<i32> {
         )));
     }
     let inputs = read_inputs("merge", &a.inputs)?;
-    let merged = bmk_analysis::merge_runs(
+    let merged = bmk_results::merge_runs(
         &inputs,
         MergeOptions {
             mixed: a.mixed,
@@ -209,14 +210,14 @@ fn merge(args: &[String]) -> Result<i32> {
             println!(
                 "{} ({}):",
                 level.name(),
-                bmk_analysis::users(level.info.users)
+                bmk_results::load::users(level.info.users)
             );
         }
         println!(
             "Merged {} results: {} threads over a common window of {:.3}s\n",
             level.info.processes, f.threads, f.time_total_s
         );
-        print!("{}", bmk_analysis::output::final_report_text(result));
+        print!("{}", bmk_results::dir_writer::final_report_text(result));
     }
     if let Some(path) = &a.results {
         if several {
@@ -227,12 +228,13 @@ fn merge(args: &[String]) -> Result<i32> {
         let file = merged
             .levels
             .first()
-            .and_then(bmk_analysis::output::level_results_file)
+            .and_then(bmk_results::dir_writer::level_results_file)
             .ok_or_else(|| fail("bmk merge: nothing to write"))?;
-        bmk_analysis::output::write_results_file(Path::new(path), &file).map_err(analysis_error)?;
+        bmk_results::dir_writer::write_results_file(Path::new(path), &file)
+            .map_err(analysis_error)?;
     }
     if let Some(dir) = &a.results_dir {
-        bmk_analysis::output::write_results_dir(Path::new(dir), &merged, inputs.first())
+        bmk_results::dir_writer::write_results_dir(Path::new(dir), &merged, inputs.first())
             .map_err(analysis_error)?;
     }
     Ok(0)
@@ -257,11 +259,11 @@ fn report(args: &[String]) -> Result<i32> {
         None if path.is_dir() => path.join("report.html"),
         None => path.with_extension("html"),
     };
-    bmk_analysis::output::write_atomic(&out, html.as_bytes()).map_err(analysis_error)?;
+    bmk_results::atomic_file::replace(&out, html.as_bytes()).map_err(analysis_error)?;
     // The verdicts and steady windows go beside the run's files (a results directory or
     // a level folder); a lone results file has no directory of its own to hold them.
     if path.is_dir() {
-        bmk_analysis::output::write_steady(path, &report.steady).map_err(analysis_error)?;
+        bmk_analysis::steady::write_steady(path, &report.steady).map_err(analysis_error)?;
         bmk_analysis::verdicts::write(path, &report.verdicts).map_err(analysis_error)?;
     }
     print!("{}", report.text_summary());
@@ -303,7 +305,7 @@ fn compare(args: &[String]) -> Result<i32> {
     print!("{}", cmp.text_summary());
     if let Some(out) = &a.output {
         let html = bmk_analysis::page::render("compare", &cmp).map_err(analysis_error)?;
-        bmk_analysis::output::write_atomic(Path::new(out), html.as_bytes())
+        bmk_results::atomic_file::replace(Path::new(out), html.as_bytes())
             .map_err(analysis_error)?;
         println!("\ncomparison written to {out}");
     }

@@ -217,9 +217,9 @@ fn sysbench_before_banner(inv: &Invocation, raw: &RawArgs) -> Result<()> {
 /// `bmk kit ...`: the kit's own commands.
 fn run_kit(inv: &Invocation) -> Result<i32> {
     let interrupt = signals::install().context("cannot install signal handlers")?;
-    // `kit ssh` merges its clients' results, which the kit crate cannot do.
     if inv.args.get(1).map(String::as_str) == Some("ssh") {
-        return crate::kit_ssh::main(&inv.args[2..], &interrupt);
+        return bmk_kit::ssh::main(&inv.args[2..], &interrupt)
+            .map_err(|e| user_error(e.to_string()));
     }
     let ctx = bmk_kit::command::KitContext {
         program: std::env::current_exe().context("cannot find the bmk binary")?,

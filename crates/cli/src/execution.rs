@@ -5,7 +5,7 @@
 
 use bmk_engine::options::OptionSet;
 use bmk_engine::RunConfig;
-use bmk_report::results::Execution;
+use bmk_results::results_file::Execution;
 use bmk_sql::{Driver, DriverConfig, DriverKind};
 
 /// The record of a run of `config` whose workers are cooperative or not; `lua_reason`

@@ -5,8 +5,8 @@ use std::path::Path;
 
 use anyhow::{Context, Result};
 use bmk_engine::{CumulativeStats, IntervalStats, RunOutcome, RunStatus};
-use bmk_report::results::{ResultsWriter, RunEnd, RunInfo, StartRecord};
 use bmk_report::ReportConfig;
+use bmk_results::results_file::{ResultsWriter, RunEnd, RunInfo, StartRecord};
 
 use crate::banner;
 use crate::run_settings::RunSettings;
@@ -74,7 +74,7 @@ impl ResultsSink {
         self.failed.as_deref()
     }
 
-    fn note(&mut self, r: Result<(), bmk_report::Error>) {
+    fn note(&mut self, r: Result<(), bmk_results::Error>) {
         if let Err(e) = r {
             let e = e.to_string();
             if self.warn {

@@ -12,15 +12,13 @@ use std::time::Duration;
 use anyhow::{Context, Result};
 use bmk_engine::{CumulativeStats, IntervalStats, RunOutcome};
 use bmk_kit::level_writer::LevelWriter;
-use bmk_kit::run_dir::{summary_row, RunDir};
+use bmk_kit::run_dir::{summary_row, PlainRun, RunDir};
 use bmk_kit::sampler::{Sampler, SamplerConfig};
 use bmk_kit::server;
 use bmk_kit::sweep::LEVEL_DIR_ENV;
-use bmk_report::host::{now_rfc3339, HostInfo};
-use bmk_report::redact::{redact_args, redact_options};
-use bmk_report::results::{ResultsFile, RunInfo, StartRecord, ToolInfo};
-use bmk_report::results_dir::{RunManifest, DIR_SCHEMA_VERSION, RUN_SCHEMA_NAME};
 use bmk_report::ReportConfig;
+use bmk_results::results_dir::{RunManifest, RunStart};
+use bmk_results::results_file::{ResultsFile, RunInfo, StartRecord};
 
 use crate::banner;
 use crate::results::ResultsSink;
@@ -51,80 +49,45 @@ fn option_pairs(settings: &RunSettings) -> Vec<(String, String)> {
         .collect()
 }
 
-/// The results directory of a plain run given `--results-dir`, just created.
-pub struct PlainRun {
-    /// The directory (its `run.json` says `running`).
-    pub run: RunDir,
-    /// The server the sampler watches (none for a system test).
-    pub driver: Option<bmk_sql::DriverConfig>,
-    /// Seconds between capture samples (0: none).
-    pub capture_interval: f64,
-}
-
-impl PlainRun {
-    /// Creates `dir` (new or empty) with the run's manifest and the server's facts.
-    pub fn create(dir: &Path, settings: &RunSettings) -> Result<PlainRun> {
-        let system_test = bmk_systests::SystemTestKind::by_name(&settings.test_name).is_some();
-        let driver = if system_test {
-            None
-        } else {
-            let opts = &settings.options;
-            Some(server::driver_config(&|k| opts.raw(k)).map_err(|e| anyhow::anyhow!("{e}"))?)
-        };
-        let interval = settings
-            .options
-            .double("capture-interval", bmk_kit::sampler::DEFAULT_INTERVAL_S)
-            .max(0.0);
-        let manifest = RunManifest {
-            schema: RUN_SCHEMA_NAME.into(),
-            schema_version: DIR_SCHEMA_VERSION,
-            tool: ToolInfo {
-                name: "bmk".into(),
-                version: banner::bmk_version().into(),
-            },
-            scenario: None,
-            target: settings.options.string("target").filter(|t| !t.is_empty()),
-            test: settings.test_name.clone(),
-            command_line: redact_args(&settings.argv),
-            options: redact_options(
-                option_pairs(settings)
-                    .into_iter()
-                    .filter(|(k, _)| k != "threads"),
-            )
-            .into_iter()
-            .collect(),
-            sweep: None,
-            host: HostInfo::collect(),
-            server: None,
-            capture_interval_s: interval,
-            start_time: now_rfc3339(),
-            end_time: None,
-            status: "running".into(),
-            reason: None,
-            checks: None,
-        };
-        let mut run = RunDir::create_at(dir, manifest).map_err(|e| anyhow::anyhow!("{e}"))?;
-        if let Some(time) = settings.config.time.filter(|t| !t.is_zero()) {
-            let every = Duration::from_secs_f64(interval);
-            if let Some(w) = bmk_kit::sweep::short_level_warning(time.as_secs_f64(), every) {
-                eprintln!("{w}");
-            }
+/// Creates the results directory `dir` of a plain run (new or empty) with the run's
+/// manifest and the server's facts.
+pub fn create_plain_run(dir: &Path, settings: &RunSettings) -> Result<PlainRun> {
+    let system_test = bmk_systests::SystemTestKind::by_name(&settings.test_name).is_some();
+    let driver = if system_test {
+        None
+    } else {
+        let opts = &settings.options;
+        Some(server::driver_config(&|k| opts.raw(k)).map_err(|e| anyhow::anyhow!("{e}"))?)
+    };
+    let interval = settings
+        .options
+        .double("capture-interval", bmk_kit::sampler::DEFAULT_INTERVAL_S)
+        .max(0.0);
+    let manifest = RunManifest::starting(RunStart {
+        version: banner::bmk_version().into(),
+        scenario: None,
+        target: settings.options.string("target").filter(|t| !t.is_empty()),
+        test: settings.test_name.clone(),
+        argv: settings.argv.clone(),
+        options: option_pairs(settings),
+        sweep: None,
+        capture_interval_s: interval,
+    });
+    let mut run = RunDir::create_at(dir, manifest).map_err(|e| anyhow::anyhow!("{e}"))?;
+    if let Some(time) = settings.config.time.filter(|t| !t.is_zero()) {
+        let every = Duration::from_secs_f64(interval);
+        if let Some(w) = bmk_kit::sweep::short_level_warning(time.as_secs_f64(), every) {
+            eprintln!("{w}");
         }
-        if let Some(cfg) = driver.as_ref() {
-            if let Ok(mut conn) = server::connect(cfg) {
-                if let Ok((info, _)) = server::describe(cfg, conn.as_mut()) {
-                    run.update_manifest(|m| m.server = Some(info))
-                        .map_err(|e| anyhow::anyhow!("{e}"))?;
-                }
-                conn.disconnect();
-            }
-        }
-        Ok(PlainRun {
-            run,
-            driver,
-            capture_interval: interval,
-        })
     }
+    if let Some(cfg) = driver.as_ref() {
+        run.record_server(cfg).map_err(|e| anyhow::anyhow!("{e}"))?;
+    }
+    Ok(PlainRun {
+        run,
+        driver,
+        capture_interval: interval,
+    })
 }
 
 impl LevelSink {
@@ -158,7 +121,7 @@ impl LevelSink {
             run,
             driver,
             capture_interval: interval,
-        } = PlainRun::create(&dir, settings)?;
+        } = create_plain_run(&dir, settings)?;
         let level_dir = run.level_path(1);
         let sampler = (interval > 0.0).then(|| {
             Sampler::start(SamplerConfig {

@@ -3,12 +3,12 @@
 
 use bmk_engine::options::OptionSet;
 use bmk_engine::RunConfig;
-use bmk_report::results::Execution;
+use bmk_results::results_file::Execution;
 
 use crate::compat::Compat;
 use crate::settings::ReportOptions;
-use crate::start_barrier::BarrierSettings;
 use crate::verbosity::Verbosity;
+use bmk_kit::start_barrier::BarrierSettings;
 
 /// Everything `run` needs besides the benchmark.
 pub struct RunSettings {

@@ -10,17 +10,17 @@ use std::sync::atomic::AtomicUsize;
 use std::sync::Arc;
 
 use anyhow::Result;
-use bmk_engine::{CumulativeStats, IntervalStats, Observer, RunStatus};
+use bmk_engine::{CumulativeStats, IntervalStats, Observer, StartGate};
 use bmk_report::{ReportConfig, Reporter};
 
 use crate::benchmark::Benchmark;
 use crate::results::ResultsSink;
 use crate::results_dir::LevelSink;
 use crate::run_settings::RunSettings;
+use crate::run_verdict::{self, VerdictContext};
 use crate::script_failure::failure_text;
-use crate::signals;
-use crate::start_barrier::DatabaseGate;
 use crate::verbosity::{Level, Verbosity};
+use bmk_kit::start_barrier::DatabaseGate;
 
 struct PrintingObserver<'a> {
     bench: &'a mut dyn Benchmark,
@@ -206,12 +206,12 @@ pub fn run(
     interrupt: &Arc<AtomicUsize>,
 ) -> Result<i32> {
     // A level with more users than one process holds runs as several processes.
-    if let Some(plan) = crate::split_run::plan(&settings)? {
-        return crate::split_run::run(&settings, &plan, interrupt);
+    if let Some(plan) = crate::split_plan::plan(&settings)? {
+        return crate::split_plan::run(&settings, &plan, interrupt);
     }
     // A part of a split level: its parent writes the level's results.
     let mut part_gate =
-        crate::split_gate::SplitGate::from_env().map_err(crate::user_error::user_error)?;
+        bmk_kit::split_gate::SplitGate::from_env().map_err(crate::user_error::user_error)?;
     if part_gate.is_some() {
         settings.report.results = None;
     }
@@ -254,7 +254,7 @@ pub fn run(
     // intervals end on the capture's ticks (the other gates name their own instant).
     let mut second_gate = match level.as_mut() {
         Some(level) if gate_free => {
-            let gate = crate::whole_second::WholeSecondGate::default();
+            let gate = bmk_kit::whole_second::WholeSecondGate::default();
             level.release_from(gate.release.clone());
             Some(gate)
         }
@@ -287,32 +287,20 @@ pub fn run(
     let mut gate = settings
         .barrier
         .clone()
-        .map(|b| DatabaseGate::new(b, verbosity));
-    let outcome = match (gate.as_mut(), part_gate.as_mut(), second_gate.as_mut()) {
-        (Some(gate), _, _) => bmk_engine::run_gated(
-            settings.config.clone(),
-            test,
-            &mut observer,
-            interrupt,
-            gate,
-        ),
-        (None, Some(gate), _) => bmk_engine::run_gated(
-            settings.config.clone(),
-            test,
-            &mut observer,
-            interrupt,
-            gate,
-        ),
-        (None, None, Some(gate)) => bmk_engine::run_gated(
-            settings.config.clone(),
-            test,
-            &mut observer,
-            interrupt,
-            gate,
-        ),
-        (None, None, None) => {
-            bmk_engine::run(settings.config.clone(), test, &mut observer, interrupt)
+        .map(|b| DatabaseGate::new(b, verbosity.shows(Level::Notice)));
+    // One gate at most: the barrier's, else a split part's, else the whole second.
+    let start_gate: Option<&mut dyn StartGate> = match gate.as_mut() {
+        Some(g) => Some(g),
+        None => match part_gate.as_mut() {
+            Some(g) => Some(g),
+            None => second_gate.as_mut().map(|g| g as &mut dyn StartGate),
+        },
+    };
+    let outcome = match start_gate {
+        Some(g) => {
+            bmk_engine::run_gated(settings.config.clone(), test, &mut observer, interrupt, g)
         }
+        None => bmk_engine::run(settings.config.clone(), test, &mut observer, interrupt),
     };
     let PrintingObserver {
         bench,
@@ -329,96 +317,34 @@ pub fn run(
         .or_else(|| part_gate.as_ref().and_then(|g| g.start_record(released)));
     let barrier_error = gate.as_mut().and_then(|g| g.finish().err());
 
-    let mut code = 0;
-    let mut failed_without_report = false;
+    let verdict = run_verdict::verdict(
+        &outcome,
+        &VerdictContext {
+            info: verbosity.shows(Level::Info),
+            time_limit_reached,
+            as_sysbench: settings.as_sysbench,
+            forced_shutdown: settings.config.forced_shutdown.is_some(),
+            stop_grace_s: settings.config.stop_grace.as_secs(),
+            sysbench_1_0: settings.compat.is_1_0(),
+            init_timeout_s: settings.config.thread_init_timeout.as_secs(),
+        },
+    );
+    let mut code = verdict.code;
+    let failed_without_report = verdict.no_report;
     let mut out = std::io::stdout().lock();
-    match &outcome.status {
-        RunStatus::Completed => {
-            if verbosity.shows(Level::Info) {
-                if !time_limit_reached && outcome.event_limit_reached {
-                    writeln!(out, "Event limit exceeded, exiting...")?;
-                }
-                writeln!(out, "Done.\n")?;
-            }
-        }
-        RunStatus::Interrupted(sig) => code = signals::exit_code(*sig),
-        RunStatus::Fatal(messages) => {
-            print_failures(&mut out, messages, settings.as_sysbench)?;
-            code = 1;
-            // sysbench ends a run a worker failed in with its FATAL line: no
-            // statistics, no histogram, no report hook (the script's done() still
-            // runs). bmk reports what was measured up to the failure.
-            failed_without_report = settings.as_sysbench;
-        }
-        RunStatus::ForcedShutdown if settings.config.forced_shutdown.is_some() => {
-            writeln!(out, "The --max-time limit has expired, forcing shutdown...")?;
-            code = 2;
-        }
-        RunStatus::ForcedShutdown => {
-            writeln!(
-                out,
-                "FATAL: {} worker(s) still busy {} s after the time limit (a server that \
-                 stopped answering?): abandoned; the report covers what was measured",
-                outcome.abandoned,
-                settings.config.stop_grace.as_secs()
-            )?;
-            code = 2;
-        }
-        RunStatus::InitFailed(messages) => {
-            print_failures(&mut out, messages, settings.as_sysbench)?;
-            // 1.1 reworded the message.
-            let what = if settings.compat.is_1_0() {
-                "Thread"
-            } else {
-                "Threads"
-            };
-            writeln!(out, "FATAL: {what} initialization failed!")?;
-            out.flush()?;
-            if let Some(level) = level {
-                level.finish(&outcome, None)?;
-            }
-            return Ok(1);
-        }
-        RunStatus::StartRefused(message) => {
-            // bmk's own failure, not a sysbench one: on stderr, where scripts that
-            // start many clients look for why one did not run.
-            out.flush()?;
-            eprintln!("FATAL: {message}");
-            if let Some(level) = level {
-                level.finish(&outcome, None)?;
-            }
-            return Ok(1);
-        }
-        RunStatus::InitTimeout => {
-            writeln!(
-                out,
-                "Worker threads failed to initialize within {} seconds!",
-                settings.config.thread_init_timeout.as_secs()
-            )?;
-            out.flush()?;
-            if let Some(level) = level {
-                level.finish(&outcome, None)?;
-            }
-            return Ok(2);
-        }
-        RunStatus::QueueFull => {
-            // Only sysbench's strict queue limit ends a run this way; as in sysbench
-            // the message is a log line on stdout and a failed run has no report.
-            writeln!(
-                out,
-                "FATAL: The event queue is full. This means the worker threads are unable to keep up with the specified event generation rate"
-            )?;
-            code = 1;
-            failed_without_report = true;
-        }
+    print_failures(&mut out, verdict.failures, settings.as_sysbench)?;
+    for line in &verdict.lines {
+        writeln!(out, "{line}")?;
     }
-    if outcome.abandoned > 0 && !matches!(outcome.status, RunStatus::ForcedShutdown) {
-        writeln!(
-            out,
-            "WARNING: {} worker(s) did not stop in time and were abandoned; the report \
-             covers what was measured",
-            outcome.abandoned
-        )?;
+    if verdict.ends_now {
+        out.flush()?;
+        if let Some(e) = &verdict.error {
+            eprintln!("{e}");
+        }
+        if let Some(level) = level {
+            level.finish(&outcome, None)?;
+        }
+        return Ok(code);
     }
     // A hook that failed fails the run as bmk; sysbench's exit code stays 0.
     if hook_failed && !settings.as_sysbench {

@@ -21,10 +21,7 @@ use std::sync::atomic::AtomicUsize;
 use std::sync::Arc;
 use std::time::Duration;
 
-use bmk_report::host::{now_rfc3339, HostInfo};
-use bmk_report::redact::{redact_args, redact_options};
-use bmk_report::results::ToolInfo;
-use bmk_report::results_dir::{RunManifest, DIR_SCHEMA_VERSION, RUN_SCHEMA_NAME};
+use bmk_results::results_dir::{RunManifest, RunStart};
 use clap::FromArgMatches;
 
 use crate::args::{K8sArgs, KitCommand};
@@ -271,8 +268,8 @@ pub fn main(args: &[String], ctx: &KitContext) -> Result<i32, KitError> {
             ctx,
         ),
         KitCommand::K8s(k) => k8s_cmd(k, passed, ctx),
-        // The binary runs `kit ssh` itself (it merges the clients' results, which this
-        // crate cannot do); reaching here means it was not given the chance.
+        // `kit ssh` parses its own arguments through `parse` (`crate::ssh::main`, which
+        // the binary calls); reaching here means it was not given the chance.
         KitCommand::Ssh(_) => Err(KitError::Usage(
             "'bmk kit ssh' is run by the bmk binary".into(),
         )),
@@ -316,7 +313,7 @@ fn k8s_cmd(k: K8sArgs, passed: Vec<String>, ctx: &KitContext) -> Result<i32, Kit
     let get = |v: &Option<String>, default: &str| v.clone().unwrap_or_else(|| default.to_string());
     let users: u32 = number("USERS", users)?;
     let seconds: u64 = number("SECONDS", secs)?;
-    let stamp: String = now_rfc3339()
+    let stamp: String = bmk_report::host::now_rfc3339()
         .chars()
         .filter(|c| c.is_ascii_digit() || *c == 'T')
         .take(15)
@@ -526,7 +523,7 @@ fn sweep_cmd(a: &KitArgs, ctx: &KitContext) -> Result<i32, KitError> {
         .own
         .get("time")
         .ok_or_else(|| KitError::Usage("a sweep needs --time=SECONDS (per level)".into()))?;
-    let plan = bmk_report::results_dir::SweepPlan {
+    let plan = bmk_results::results_dir::SweepPlan {
         users: sweep::parse_users(users)?,
         time_s: seconds("--time", time)?.round(),
         warmup_s: a
@@ -556,7 +553,7 @@ fn sweep_cmd(a: &KitArgs, ctx: &KitContext) -> Result<i32, KitError> {
 
 fn execute(
     s: &Scenario,
-    mut plan: bmk_report::results_dir::SweepPlan,
+    mut plan: bmk_results::results_dir::SweepPlan,
     a: &KitArgs,
     ctx: &KitContext,
 ) -> Result<i32, KitError> {
@@ -591,30 +588,16 @@ fn execute(
         None => driver.clone(),
     };
     let target = options.get("target").filter(|t| !t.is_empty()).cloned();
-    let manifest = RunManifest {
-        schema: RUN_SCHEMA_NAME.into(),
-        schema_version: DIR_SCHEMA_VERSION,
-        tool: ToolInfo {
-            name: "bmk".into(),
-            version: ctx.version.clone(),
-        },
+    let manifest = RunManifest::starting(RunStart {
+        version: ctx.version.clone(),
         scenario: Some(s.name.clone()),
         target: target.clone(),
         test: s.test.clone(),
-        command_line: redact_args(&ctx.argv),
-        options: redact_options(options.into_iter().filter(|(k, _)| k != "threads"))
-            .into_iter()
-            .collect(),
+        argv: ctx.argv.clone(),
+        options: options.into_iter().collect(),
         sweep: Some(plan.clone()),
-        host: HostInfo::collect(),
-        server: None,
         capture_interval_s: interval,
-        start_time: now_rfc3339(),
-        end_time: None,
-        status: "running".into(),
-        reason: None,
-        checks: None,
-    };
+    });
     let mut dir = match a.own.get("results-dir") {
         Some(d) => RunDir::create_at(Path::new(d), manifest)?,
         None => RunDir::create_new(
@@ -623,15 +606,10 @@ fn execute(
             manifest,
         )?,
     };
-    // The server's facts at the start; a server the kit cannot reach is the level's
-    // business to report, not a reason to refuse the sweep.
+    // A server the kit cannot reach is the level's business to report, not a reason
+    // to refuse the sweep.
     if let Some(cfg) = driver.as_ref() {
-        if let Ok(mut conn) = server::connect(cfg) {
-            if let Ok((info, _)) = server::describe(cfg, conn.as_mut()) {
-                dir.update_manifest(|m| m.server = Some(info))?;
-            }
-            conn.disconnect();
-        }
+        dir.record_server(cfg)?;
     }
     println!("[kit] results: {}", dir.path().display());
     let job = SweepJob {

@@ -12,7 +12,7 @@
 //! scan, so a 500M-row table costs what a 1K-row one does; `COUNT(*)` would read every
 //! row.
 
-use bmk_report::results_dir::{TableData, TableSize};
+use bmk_results::results_dir::{TableData, TableSize};
 use bmk_sql::{Connection, DriverConfig, DriverKind};
 
 use crate::server;

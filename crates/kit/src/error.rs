@@ -32,9 +32,13 @@ pub enum KitError {
         #[source]
         source: std::io::Error,
     },
-    /// A results-directory record could not be written.
+    /// A results-directory record could not be read or written.
     #[error(transparent)]
-    Report(#[from] bmk_report::Error),
+    Results(#[from] bmk_results::Error),
+    /// A run the kit started could not be carried through (a process that would not
+    /// start, parts that would not merge).
+    #[error("{0}")]
+    Failed(String),
     /// The database server could not be reached or queried.
     #[error("{0}")]
     Server(String),

@@ -11,7 +11,7 @@
 
 use std::time::Instant;
 
-use bmk_report::results_dir::LevelCpu;
+use bmk_results::results_dir::LevelCpu;
 use procfs_core::{ExplicitSystemInfo, FromRead, FromReadSI};
 
 /// Process names of database servers whose CPU counts as the benchmark's.

@@ -13,16 +13,16 @@ use std::path::{Path, PathBuf};
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use bmk_engine::IntervalStats;
-use bmk_report::results_dir::{
+use bmk_results::results_dir::{
     self, IntervalLine, LevelInfo, DIR_SCHEMA_VERSION, INTERVALS_FILE, LEVEL_FILE,
     LEVEL_SCHEMA_NAME, RESULT_FILE,
 };
 
-use bmk_report::append_file::AppendFile;
+use bmk_results::append_file::AppendFile;
 
-use crate::atomic_file;
 use crate::error::KitError;
 use crate::host_cpu::CpuSnapshot;
+use bmk_results::dir_writer;
 
 /// The reserve file of a level folder: room kept for recording a failure.
 pub const RESERVE_FILE: &str = ".bmk-reserve";
@@ -120,7 +120,7 @@ impl LevelWriter {
     }
 
     fn write_info(&self) -> Result<(), KitError> {
-        atomic_file::write_json(&self.dir.join(LEVEL_FILE), &self.info)
+        Ok(dir_writer::write_level_info(&self.dir, &self.info)?)
     }
 
     /// The measured part starts now.
@@ -219,7 +219,7 @@ mod tests {
             status: "starting".into(),
             ..LevelInfo::default()
         };
-        atomic_file::write_json(&level.join(LEVEL_FILE), &planned).unwrap();
+        dir_writer::write_level_info(&level, &planned).unwrap();
         let mut w = LevelWriter::open(&level, 8, 0.0, vec![95.0]).unwrap();
         w.measuring().unwrap();
         let stats = IntervalStats {

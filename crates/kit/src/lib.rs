@@ -24,7 +24,6 @@
 #![deny(missing_docs)]
 
 pub mod args;
-mod atomic_file;
 pub mod catalog;
 pub mod child_process;
 pub mod command;
@@ -37,8 +36,13 @@ pub mod progress;
 pub mod run_dir;
 pub mod sampler;
 pub mod server;
+pub mod split_gate;
+pub mod split_run;
+pub mod ssh;
+pub mod start_barrier;
 pub mod sweep;
 pub mod target;
+pub mod whole_second;
 pub mod workload_results;
 
 pub use error::KitError;

@@ -6,13 +6,11 @@ use std::path::{Path, PathBuf};
 use std::time::SystemTime;
 
 use bmk_report::host::{now_rfc3339, rfc3339_utc};
-use bmk_report::results::ResultsFile;
-use bmk_report::results_dir::{
-    level_dir_name, summary_csv, RunManifest, SummaryRow, RUN_FILE, SUMMARY_FILE,
-};
+use bmk_results::results_dir::{level_dir_name, RunManifest, SummaryRow};
+use bmk_results::results_file::ResultsFile;
 
-use crate::atomic_file;
 use crate::error::KitError;
+use bmk_results::dir_writer;
 
 /// `$BMK_HOME`, or `./bmk-home` when it is not set.
 pub fn bmk_home() -> PathBuf {
@@ -143,20 +141,33 @@ impl RunDir {
         self.write_manifest()
     }
 
+    /// Records the server's facts (version, settings) in the manifest when the server
+    /// answers; one that cannot be reached or described leaves them out, for the
+    /// levels to report.
+    pub fn record_server(&mut self, cfg: &bmk_sql::DriverConfig) -> Result<(), KitError> {
+        let Ok(mut conn) = crate::server::connect(cfg) else {
+            return Ok(());
+        };
+        let described = crate::server::describe(cfg, conn.as_mut());
+        let written = match described {
+            Ok((info, _)) => self.update_manifest(|m| m.server = Some(info)),
+            Err(_) => Ok(()),
+        };
+        conn.disconnect();
+        written
+    }
+
     /// The folder of level `index` (1-based), not created.
     pub fn level_path(&self, index: u32) -> PathBuf {
         self.path.join(level_dir_name(index))
     }
 
     fn write_manifest(&self) -> Result<(), KitError> {
-        atomic_file::write_json(&self.path.join(RUN_FILE), &self.manifest)
+        Ok(dir_writer::write_manifest(&self.path, &self.manifest)?)
     }
 
     fn write_summary(&self) -> Result<(), KitError> {
-        atomic_file::write(
-            &self.path.join(SUMMARY_FILE),
-            summary_csv(&self.rows).as_bytes(),
-        )
+        Ok(dir_writer::write_summary(&self.path, &self.rows)?)
     }
 
     /// Adds a finished level's row (named after the run's scenario and target) and
@@ -190,6 +201,17 @@ impl RunDir {
     }
 }
 
+/// The results directory of a plain run given `--results-dir`, just created, with what
+/// its capture watches.
+pub struct PlainRun {
+    /// The directory (its `run.json` says `running`).
+    pub run: RunDir,
+    /// The server the sampler watches (none for a system test).
+    pub driver: Option<bmk_sql::DriverConfig>,
+    /// Seconds between capture samples (0: none).
+    pub capture_interval: f64,
+}
+
 /// The summary row of a finished level from its `result.json`.
 pub fn summary_row(level: &str, users: u32, repeat: u32, result: &ResultsFile) -> SummaryRow {
     let mut row = SummaryRow::of(level, users, repeat, &result.final_stats, &result.status);
@@ -200,6 +222,7 @@ pub fn summary_row(level: &str, users: u32, repeat: u32, result: &ResultsFile) -
 #[cfg(test)]
 mod tests {
     use super::*;
+    use bmk_results::results_dir::{RUN_FILE, SUMMARY_FILE};
 
     #[test]
     fn stamps_and_names() {
@@ -223,7 +246,7 @@ mod tests {
         let fresh = dir.path().join("new/deeper");
         let mut c = RunDir::create_at(&fresh, RunManifest::default()).unwrap();
         c.finish("completed").unwrap();
-        let m: RunManifest = bmk_report::results_dir::read_json(&fresh.join(RUN_FILE)).unwrap();
+        let m: RunManifest = bmk_results::results_dir::read_json(&fresh.join(RUN_FILE)).unwrap();
         assert_eq!(m.status, "completed");
         assert!(m.end_time.is_some());
     }

@@ -2,7 +2,7 @@
 //! status through its own connection and the client host's `/proc` files at
 //! wall-clock ticks falling on multiples of the capture interval (so samples line up
 //! with other tools' and with other client hosts'), and appends them raw to the level's
-//! `server/` and `os/` files (`bmk_report::capture` fixes names and layout).
+//! `server/` and `os/` files (`bmk_results::capture` fixes names and layout).
 //!
 //! What it sends never goes through the benchmark's connections, so it is never
 //! counted in the level's statistics; its failures (no connection, a statement the
@@ -15,9 +15,9 @@ use std::sync::{Arc, Condvar, Mutex};
 use std::thread::JoinHandle;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
-use bmk_report::append_file::append_once;
-use bmk_report::capture::{self, sample_header, Table};
-use bmk_report::results_dir::{OS_DIR, SERVER_DIR};
+use bmk_results::append_file::append_once;
+use bmk_results::capture::{self, sample_header, Table};
+use bmk_results::results_dir::{OS_DIR, SERVER_DIR};
 use bmk_sql::{Connection, DriverConfig, DriverKind};
 
 use crate::server;
@@ -159,7 +159,7 @@ struct Capture {
 type Failure = Arc<Mutex<Option<String>>>;
 
 /// Appends one sample to `path`: one write of the whole sample, cut back when it fails
-/// part-way (`bmk_report::append_file`), so the file holds whole samples only. The first failure
+/// part-way (`bmk_results::append_file`), so the file holds whole samples only. The first failure
 /// is said on stderr at once and kept in `failed`; sampling goes on (a later write may
 /// succeed), but the caller records the level as failed.
 fn append(path: &Path, at: SystemTime, body: &str, failed: &Failure) {

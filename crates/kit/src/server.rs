@@ -4,8 +4,8 @@
 
 use std::collections::BTreeMap;
 
-use bmk_report::capture::Table;
-use bmk_report::results_dir::ServerInfo;
+use bmk_results::capture::Table;
+use bmk_results::results_dir::ServerInfo;
 use bmk_sql::{Connection, Driver, DriverConfig, DriverKind};
 
 use crate::error::KitError;

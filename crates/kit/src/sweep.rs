@@ -19,20 +19,20 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use bmk_report::results::ResultsFile;
-use bmk_report::results_dir::{
+use bmk_results::results_dir::{
     LevelInfo, SweepPlan, DIR_SCHEMA_VERSION, LEVEL_FILE, LEVEL_SCHEMA_NAME, OUTPUT_FILE,
     RESULT_FILE,
 };
+use bmk_results::results_file::ResultsFile;
 use bmk_sql::DriverConfig;
 
-use crate::atomic_file;
 use crate::data_size::{self, DataClaim};
 use crate::error::KitError;
 use crate::progress::{Position, Screen};
 use crate::run_dir::{summary_row, RunDir};
 use crate::sampler::{Sampler, SamplerConfig};
 use crate::workload_results;
+use bmk_results::dir_writer;
 
 /// The environment variable that tells a `bmk` run to write its level into a folder.
 pub const LEVEL_DIR_ENV: &str = "BMK_LEVEL_DIR";
@@ -225,7 +225,7 @@ fn run_level(
             .map(|(cfg, claim)| data_size::read(cfg, claim)),
         ..LevelInfo::default()
     };
-    atomic_file::write_json(&path.join(LEVEL_FILE), &planned)?;
+    dir_writer::write_level_info(&path, &planned)?;
     screen.begin(&pos(Duration::ZERO));
     let args = (job.level_args)(level.users);
     let mut cmd = Command::new(job.program);
@@ -288,12 +288,11 @@ fn run_level(
     if let Some(reason) = capture_failure {
         // The level's process wrote its level.json; the capture is the sweep's, so
         // the sweep records that the level's files are not whole, and stops.
-        let file = path.join(LEVEL_FILE);
-        let mut info: LevelInfo =
-            bmk_report::results_dir::read_json(&file).unwrap_or_else(|_| planned.clone());
+        let mut info: LevelInfo = bmk_results::results_dir::read_json(&path.join(LEVEL_FILE))
+            .unwrap_or_else(|_| planned.clone());
         info.status = "failed".into();
         info.reason = Some(reason);
-        atomic_file::write_json(&file, &info)?;
+        dir_writer::write_level_info(&path, &info)?;
         return Ok(if code == 0 { 1 } else { code });
     }
     if let Ok(f) = output.into_inner() {
@@ -306,7 +305,7 @@ fn run_level(
             .unwrap_or_default();
         if !workload.is_empty() {
             result.workload = workload;
-            atomic_file::write_json(&result_path, &result)?;
+            dir_writer::write_results_file(&result_path, &result)?;
         }
         let name = path
             .file_name()

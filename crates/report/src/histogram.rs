@@ -17,7 +17,7 @@
 //!
 //! The text ends with a line holding one space (sysbench logs a single space there),
 //! then the final report follows.
-//! Serialising histograms for results files is [`crate::codec`]'s job.
+//! Serialising histograms for results files is `bmk_results::codec`'s job.
 
 use hdrhistogram::Histogram;
 

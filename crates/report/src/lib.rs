@@ -1,19 +1,19 @@
-//! bmk's reports: every output format of a run, and the results file.
+//! bmk's reports: every output format of a run.
 //!
 //! This crate owns how measured numbers become bytes: the intermediate lines, the final
 //! and checkpoint reports and the `--histogram` text in sysbench's layouts (byte for
-//! byte), their CSV and JSON variants (`--report-format`), and the
-//! `--results=FILE.json` writer with its versioned schema (`docs/results-schema.md`), and
-//! the records and file names of a results directory and its raw capture files
-//! (`docs/results-dir.md`), shared by the kit that writes them and the analysis that
-//! reads them.
-//! It must not measure, schedule or print: it takes the engine's plain-data statistics
-//! and returns `String`s or writes to a [`std::io::Write`] it is given.
+//! byte), their CSV and JSON variants (`--report-format`), the statistics records
+//! those formats share ([`FinalStats`], [`ReportStat`]), the host facts and the
+//! redaction of secrets a run records.
+//! It must not measure, schedule or print, and it does not own files on disk: the
+//! `--results` file and the results directory are `bmk-results`'s. It takes the
+//! engine's plain-data statistics and returns `String`s or writes to a
+//! [`std::io::Write`] it is given.
 //!
 //! Main types: [`Reporter`] (what the CLI drives, built from a [`ReportConfig`]), the
 //! [`Format`] trait with one implementation per format, [`ReportStat`] (the Lua `stat`
 //! table, so Lua's `sysbench.report_*` printers share the code), [`FinalStats`] (the
-//! serialisable summary of a run) and [`ResultsWriter`].
+//! serialisable summary of a run).
 //!
 //! ```
 //! use bmk_report::{text, Layout, LineOptions, ReportStat};
@@ -34,10 +34,6 @@
 //! ```
 #![deny(missing_docs)]
 
-pub mod append_file;
-pub mod atomic_file;
-pub mod capture;
-pub mod codec;
 pub mod csv;
 mod error;
 pub mod final_text;
@@ -49,46 +45,7 @@ pub mod layout;
 pub mod printf;
 pub mod redact;
 
-/// Entry points for the fuzz targets (`fuzz/`) and the tests that replay their corpus:
-/// the readers of files that `merge`, `report` and `compare` take from other machines,
-/// which must turn any bytes into a value or an error, never a panic. Not an API.
-#[doc(hidden)]
-pub mod fuzz_entry {
-    use std::path::PathBuf;
-
-    fn scratch(kind: &str, data: &[u8]) -> Option<PathBuf> {
-        let path = std::env::temp_dir().join(format!(
-            "bmk-fuzz-{kind}-{}-{:?}",
-            std::process::id(),
-            std::thread::current().id()
-        ));
-        std::fs::write(&path, data).ok()?;
-        Some(path)
-    }
-
-    /// A `--results` file (`ResultsFile::read`, then its histogram).
-    pub fn results_file(data: &[u8]) {
-        if let Some(path) = scratch("results", data) {
-            if let Ok(file) = crate::results::ResultsFile::read(&path) {
-                let _ = file.histogram();
-            }
-            let _ = std::fs::remove_file(path);
-        }
-    }
-
-    /// A results directory's `intervals.jsonl`, `run.json` and `level.json`.
-    pub fn results_dir_files(data: &[u8]) {
-        if let Some(path) = scratch("dir", data) {
-            let _ = crate::results_dir::read_intervals(&path);
-            let _ = crate::results_dir::read_json::<crate::results_dir::RunManifest>(&path);
-            let _ = crate::results_dir::read_json::<crate::results_dir::LevelInfo>(&path);
-            let _ = std::fs::remove_file(path);
-        }
-    }
-}
 mod reporter;
-pub mod results;
-pub mod results_dir;
 pub mod summary;
 pub mod text;
 
@@ -97,7 +54,6 @@ pub use format::{Cumulative, Format};
 pub use json::JsonIntervalArray;
 pub use layout::{FinalOptions, Layout, LineOptions, ReportFormat};
 pub use reporter::{ReportConfig, Reporter};
-pub use results::{ResultsFile, ResultsWriter, RunEnd, RunInfo};
 pub use summary::{
     CounterTotals, Fairness, FinalStats, LagSummary, LatencySummary, PercentileValue, ReportStat,
 };

@@ -10,11 +10,11 @@ use std::path::{Path, PathBuf};
 
 use bmk_engine::{Counter, Counters, CumulativeStats, IntervalStats, ThreadTotals};
 use bmk_report::host::HostInfo;
-use bmk_report::results::{RunEnd, ToolInfo};
-use bmk_report::results_dir::{
+use bmk_results::results_dir::{
     self, IntervalLine, LevelInfo, RunManifest, ServerInfo, SummaryRow, SweepPlan,
 };
-use bmk_report::{ResultsWriter, RunInfo};
+use bmk_results::results_file::{RunEnd, ToolInfo};
+use bmk_results::{ResultsWriter, RunInfo};
 
 /// The start of every simulated run: 2026-11-25 20:00:00 UTC.
 pub const T0_NS: u64 = 1_795_636_800_000_000_000;
@@ -208,7 +208,7 @@ pub fn write_level(dir: &Path, index: u32, repeat: u32, warmup_s: f64, p: &Proce
         serde_json::to_string_pretty(&info).unwrap(),
     )
     .unwrap();
-    let f = bmk_report::ResultsFile::read(&result).unwrap().final_stats;
+    let f = bmk_results::ResultsFile::read(&result).unwrap().final_stats;
     SummaryRow {
         level: results_dir::level_dir_name(index),
         users: p.threads as u32,
@@ -458,11 +458,11 @@ pub fn sweep(
 pub fn variables_of(which: &str) -> BTreeMap<String, String> {
     let path = data_dir().join(which).join("server/variables.txt");
     let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
-    let samples = bmk_report::capture::samples(&text);
+    let samples = bmk_results::capture::samples(&text);
     let Some(s) = samples.first() else {
         return BTreeMap::new();
     };
-    let t = bmk_report::capture::Table::parse(s.body);
+    let t = bmk_results::capture::Table::parse(s.body);
     t.rows
         .iter()
         .filter_map(|r| Some((r.first()?.clone()?, r.get(1)?.clone().unwrap_or_default())))

@@ -77,9 +77,9 @@ fn merge_prints_the_final_report_of_the_sum_and_writes_it() {
     two_processes(dir.path(), T0_NS + 2_000_000);
     let run = dir.bmk().args("merge a b --results merged.json").run().ok();
     matches_golden("merge.txt", &run.stdout);
-    let merged = bmk_report::ResultsFile::read(dir.join("merged.json")).unwrap();
-    let a = bmk_report::ResultsFile::read(dir.join("a/level-0001/result.json")).unwrap();
-    let b = bmk_report::ResultsFile::read(dir.join("b/level-0001/result.json")).unwrap();
+    let merged = bmk_results::ResultsFile::read(dir.join("merged.json")).unwrap();
+    let a = bmk_results::ResultsFile::read(dir.join("a/level-0001/result.json")).unwrap();
+    let b = bmk_results::ResultsFile::read(dir.join("b/level-0001/result.json")).unwrap();
     assert_eq!(
         merged.final_stats.events,
         a.final_stats.events + b.final_stats.events

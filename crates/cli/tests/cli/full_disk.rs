@@ -94,7 +94,7 @@ fn assert_every_file_parses(dir: &Path) {
             }
         } else if name.ends_with(".txt") {
             assert!(text.ends_with('\n'), "{shown}: a sample cut short");
-            let samples = bmk_report::capture::samples(&text);
+            let samples = bmk_results::capture::samples(&text);
             assert!(!samples.is_empty(), "{shown}: no whole sample");
             assert!(
                 text.starts_with("TS "),

@@ -7,13 +7,13 @@
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant, UNIX_EPOCH};
 
-use bmk_report::capture;
-use bmk_report::results::ResultsFile;
-use bmk_report::results_dir::{
+use bmk_report::CounterTotals;
+use bmk_results::capture;
+use bmk_results::results_dir::{
     level_dirs, read_intervals, read_json, IntervalLine, LevelInfo, RunManifest, SummaryRow,
     INTERVALS_FILE, LEVEL_FILE, OUTPUT_FILE, RESULT_FILE, RUN_FILE, SUMMARY_FILE, SUMMARY_HEADER,
 };
-use bmk_report::CounterTotals;
+use bmk_results::results_file::ResultsFile;
 use bmk_sql::DriverKind;
 
 use crate::server_db::ServerDb;
@@ -72,7 +72,7 @@ fn check_directory(
         assert_eq!(intervals.len(), secs, "{}", level.display());
         for i in &intervals {
             assert!(i.end_unix_ns > info.start_unix_ns);
-            let h = bmk_report::codec::decode(&i.histogram).unwrap();
+            let h = bmk_results::codec::decode(&i.histogram).unwrap();
             assert_eq!(
                 h.len(),
                 i.record.events,

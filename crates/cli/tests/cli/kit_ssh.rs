@@ -4,7 +4,7 @@
 
 use std::os::unix::fs::PermissionsExt;
 
-use bmk_report::results::ResultsFile;
+use bmk_results::results_file::ResultsFile;
 use bmk_sql::DriverKind;
 
 use crate::server_db::ServerDb;

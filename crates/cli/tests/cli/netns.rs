@@ -11,7 +11,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use bmk_report::results::ResultsFile;
+use bmk_results::results_file::ResultsFile;
 use bmk_sql::DriverKind;
 use serde_json::Value;
 

@@ -67,7 +67,7 @@ fn results_file_has_every_interval_final_stats_and_histogram() {
     assert_eq!(doc["final"]["events"].as_u64().unwrap(), run.total_events());
     // The serialized histogram decodes to exactly the final span's events, even though
     // a checkpoint reset the statistics while events were ending.
-    let file = bmk_report::results::ResultsFile::read(dir.join("r.json")).unwrap();
+    let file = bmk_results::results_file::ResultsFile::read(dir.join("r.json")).unwrap();
     let hist = file.histogram().expect("the histogram decodes");
     assert_eq!(hist.len(), run.total_events());
     let max_ms = run.latency_ms("max:");

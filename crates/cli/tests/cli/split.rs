@@ -4,8 +4,8 @@
 
 use std::path::Path;
 
-use bmk_report::results::ResultsFile;
-use bmk_report::results_dir::{read_intervals, read_json, LevelInfo, RunManifest};
+use bmk_results::results_dir::{read_intervals, read_json, LevelInfo, RunManifest};
+use bmk_results::results_file::ResultsFile;
 
 use crate::util::Dir;
 
@@ -68,7 +68,7 @@ fn check_split(level: &Path, users: u32, n: usize) {
         merged_lines.iter().map(|l| l.record.events).sum::<u64>(),
         part_lines
     );
-    let shape = |lines: &[bmk_report::results_dir::IntervalLine]| -> Vec<(f64, u32, u64)> {
+    let shape = |lines: &[bmk_results::results_dir::IntervalLine]| -> Vec<(f64, u32, u64)> {
         lines
             .iter()
             .map(|l| (l.record.time_s, l.record.threads, l.end_unix_ns / 1_000_000))

@@ -7,8 +7,8 @@
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use bmk_report::results::ResultsFile;
-use bmk_report::results_dir::{read_intervals, read_json, LevelInfo, RunManifest};
+use bmk_results::results_dir::{read_intervals, read_json, LevelInfo, RunManifest};
+use bmk_results::results_file::ResultsFile;
 use bmk_sql::DriverKind;
 
 use crate::server_db::ServerDb;

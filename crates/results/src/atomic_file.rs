@@ -1,8 +1,9 @@
 //! Replacing a file so that a reader (or a crash) sees the old version or the new one,
 //! never a mix: the new bytes go to a temporary file beside it (`.NAME.XXXXXX.tmp`,
 //! created exclusively, so no symlink or earlier file is followed or reused), which is
-//! synced and renamed over the name. The one implementation behind every results file
-//! bmk writes (results files, results directories, report pages).
+//! synced and renamed over the name. The one implementation behind every file bmk
+//! replaces (results files, results directories, report pages): every writer goes
+//! through [`replace`] or [`replace_json`], so a symlinked target is refused everywhere.
 //!
 //! The temporary file is created with mode 0666 less the umask, the mode a plain
 //! `File::create` gives: a results directory on a shared volume stays readable by the
@@ -12,7 +13,10 @@
 use std::io::Write;
 use std::path::Path;
 
+use serde::Serialize;
 use tempfile::NamedTempFile;
+
+use crate::error::Error;
 
 /// The mode of a new file before the umask, as `File::create` uses.
 const NEW_FILE_MODE: u32 = 0o666;
@@ -57,6 +61,26 @@ pub fn write(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
     tmp.as_file().sync_all()?;
     tmp.persist(path).map_err(|e| e.error)?;
     Ok(())
+}
+
+/// Replaces `path` with `bytes` ([`write`]), the failure naming the file.
+pub fn replace(path: &Path, bytes: &[u8]) -> Result<(), Error> {
+    write(path, bytes).map_err(|e| Error::io(path, e))
+}
+
+/// Replaces `path` with `value` as pretty JSON and a final newline.
+pub fn replace_json<T: Serialize>(path: &Path, value: &T) -> Result<(), Error> {
+    replace(path, &pretty_json(path, value)?)
+}
+
+/// `value` as pretty JSON and a final newline, as every record file holds it.
+fn pretty_json<T: Serialize>(path: &Path, value: &T) -> Result<Vec<u8>, Error> {
+    let mut text = serde_json::to_string_pretty(value).map_err(|source| Error::Json {
+        path: path.to_path_buf(),
+        source,
+    })?;
+    text.push('\n');
+    Ok(text.into_bytes())
 }
 
 #[cfg(test)]

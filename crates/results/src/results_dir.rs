@@ -9,7 +9,7 @@
 //!   level-0001/              one folder per load level and repeat, in run order
 //!     level.json             LevelInfo: users, repeat, wall-clock window, status
 //!     intervals.jsonl        one IntervalLine per report interval, appended as it ends
-//!     result.json            the level's `--results` document (crate::results)
+//!     result.json            the level's `--results` document (crate::results_file)
 //!     output.txt             the level's console output, as printed
 //!     server/*.txt, os/*.txt raw status samples (crate::capture)
 //! ```
@@ -30,9 +30,10 @@ use serde::{Deserialize, Serialize};
 
 use crate::codec;
 use crate::error::Error;
-use crate::host::HostInfo;
-use crate::results::{IntervalRecord, ToolInfo};
-use crate::summary::FinalStats;
+use crate::results_file::{IntervalRecord, ToolInfo};
+use bmk_report::host::{now_rfc3339, HostInfo};
+use bmk_report::redact::{redact_args, redact_options};
+use bmk_report::summary::FinalStats;
 
 /// The `schema` field of `run.json`.
 pub const RUN_SCHEMA_NAME: &str = "bmk-run";
@@ -153,6 +154,60 @@ pub struct RunManifest {
     /// directory (the verdicts themselves are in `checks.json`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub checks: Option<CheckCounts>,
+}
+
+/// What a run says of itself as it starts: the rest of its manifest (the host, the
+/// start time, the status) is [`RunManifest::starting`]'s to fill in.
+#[derive(Debug, Clone, Default)]
+pub struct RunStart {
+    /// The version of bmk that runs.
+    pub version: String,
+    /// The kit scenario, if the run is one.
+    pub scenario: Option<String>,
+    /// The `bmk.toml` target, if one was given.
+    pub target: Option<String>,
+    /// The test or workload.
+    pub test: String,
+    /// The command line, as given (redacted here).
+    pub argv: Vec<String>,
+    /// The workload options as (name, value), as given (`threads` is left out and
+    /// secrets are redacted here).
+    pub options: Vec<(String, String)>,
+    /// The sweep, when the run is one.
+    pub sweep: Option<SweepPlan>,
+    /// Seconds between capture samples (0: no capture).
+    pub capture_interval_s: f64,
+}
+
+impl RunManifest {
+    /// The manifest of a run starting now on this host: `running`, its server not yet
+    /// known.
+    pub fn starting(start: RunStart) -> RunManifest {
+        RunManifest {
+            schema: RUN_SCHEMA_NAME.into(),
+            schema_version: DIR_SCHEMA_VERSION,
+            tool: ToolInfo {
+                name: "bmk".into(),
+                version: start.version,
+            },
+            scenario: start.scenario,
+            target: start.target,
+            test: start.test,
+            command_line: redact_args(&start.argv),
+            options: redact_options(start.options.into_iter().filter(|(k, _)| k != "threads"))
+                .into_iter()
+                .collect(),
+            sweep: start.sweep,
+            host: HostInfo::collect(),
+            server: None,
+            capture_interval_s: start.capture_interval_s,
+            start_time: now_rfc3339(),
+            end_time: None,
+            status: "running".into(),
+            reason: None,
+            checks: None,
+        }
+    }
 }
 
 /// `run.json`'s `checks`: findings of `bmk report`'s sanity checks by severity.

@@ -6,8 +6,9 @@ use std::path::{Path, PathBuf};
 
 use bmk_engine::latency::new_histogram;
 use bmk_engine::{Counter, Counters, CumulativeStats, IntervalStats, LagStats, ThreadTotals};
-use bmk_report::results::{merge_runs, QueryTypeStats, SCHEMA_VERSION};
-use bmk_report::{codec, LatencySummary, ResultsFile, ResultsWriter, RunEnd, RunInfo};
+use bmk_report::LatencySummary;
+use bmk_results::results_file::{merge_runs, QueryTypeStats, SCHEMA_VERSION};
+use bmk_results::{codec, ResultsFile, ResultsWriter, RunEnd, RunInfo};
 
 /// A fresh directory for one test (a `tempfile` directory, removed when dropped).
 struct TestDir(tempfile::TempDir);

@@ -1,42 +1,26 @@
-//! Writing analysis results to disk: a merged `--results` file, a merged results
-//! directory, a report page. Every file is written to a temporary name in its
-//! directory and renamed into place, and an existing non-regular file (a symlink, a
-//! device) at the target name is refused, as bmk's other writers do.
+//! Writing a results directory's record files: a level folder's `level.json`,
+//! `intervals.jsonl` and `result.json`, the run's `run.json` and `summary.csv`, a
+//! `--results` file, and a whole directory from runs in memory (`bmk merge`). Every
+//! file is replaced through [`atomic_file`], so an existing non-regular file (a symlink,
+//! a device) at a target name is refused, as everywhere in bmk.
+//!
+//! Writers that append while a run goes (a level's intervals, the capture files) use
+//! [`crate::append_file`]; the records they append are the same.
 
 use std::io::Read;
 use std::path::Path;
 
 use bmk_engine::bounded_file;
+use bmk_report::{final_text, FinalOptions, Layout};
 
-use bmk_report::results_dir::{
-    self, summary_csv, SummaryRow, INTERVALS_FILE, LEVEL_FILE, RESULT_FILE, RUN_FILE, SERVER_DIR,
-    SUMMARY_FILE,
-};
-use bmk_report::ResultsFile;
-
+use crate::atomic_file;
 use crate::load::{Level, RunData};
-use crate::steady::LevelSteady;
+use crate::results_dir::{
+    self, summary_csv, LevelInfo, RunManifest, SummaryRow, INTERVALS_FILE, LEVEL_FILE, RESULT_FILE,
+    RUN_FILE, SERVER_DIR, SUMMARY_FILE,
+};
+use crate::results_file::ResultsFile;
 use crate::Error;
-
-/// The file `bmk report` writes into a results directory with each level's steady
-/// state (window, figures, verdict).
-pub const STEADY_FILE: &str = "steady.json";
-
-/// Writes `bytes` to `path` atomically.
-pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), Error> {
-    bmk_report::atomic_file::write(path, bytes).map_err(|e| Error::io(path, e))
-}
-
-fn json<T: serde::Serialize>(path: &Path, value: &T) -> Result<Vec<u8>, Error> {
-    let mut text = serde_json::to_string_pretty(value).map_err(|source| {
-        Error::Report(bmk_report::Error::Json {
-            path: path.to_path_buf(),
-            source,
-        })
-    })?;
-    text.push('\n');
-    Ok(text.into_bytes())
-}
 
 /// A level's results file with its interval records filled in from its lines.
 pub fn level_results_file(level: &Level) -> Option<ResultsFile> {
@@ -52,22 +36,54 @@ pub fn level_results_file(level: &Level) -> Option<ResultsFile> {
 /// their merged result, so that `total number of events:` reads as in a run.
 pub fn final_report_text(file: &ResultsFile) -> String {
     let f = &file.final_stats;
-    let opts = bmk_report::FinalOptions {
+    let opts = FinalOptions {
         layout: if f.counters.queries() > 0 {
-            bmk_report::Layout::Db
+            Layout::Db
         } else {
-            bmk_report::Layout::Events
+            Layout::Events
         },
         percentile: file.run.percentile,
         percentiles: file.run.percentiles.clone(),
         sysbench_1_0: false,
     };
-    bmk_report::final_text::render(f, &opts)
+    final_text::render(f, &opts)
 }
 
 /// Writes one results file (the `--results` format).
 pub fn write_results_file(path: &Path, file: &ResultsFile) -> Result<(), Error> {
-    write_atomic(path, &json(path, file)?)
+    atomic_file::replace_json(path, file)
+}
+
+/// Replaces the `level.json` of the level folder `dir`.
+pub fn write_level_info(dir: &Path, info: &LevelInfo) -> Result<(), Error> {
+    atomic_file::replace_json(&dir.join(LEVEL_FILE), info)
+}
+
+/// Replaces the `run.json` of the results directory `dir`.
+pub fn write_manifest(dir: &Path, manifest: &RunManifest) -> Result<(), Error> {
+    atomic_file::replace_json(&dir.join(RUN_FILE), manifest)
+}
+
+/// Replaces the `summary.csv` of the results directory `dir` with `rows`.
+pub fn write_summary(dir: &Path, rows: &[SummaryRow]) -> Result<(), Error> {
+    atomic_file::replace(&dir.join(SUMMARY_FILE), summary_csv(rows).as_bytes())
+}
+
+/// Writes a whole level into the folder `dir` (created when missing): its
+/// `intervals.jsonl`, its `result.json` when it finished, and last its `level.json`,
+/// so that the record saying how the level ended comes after what it describes.
+pub fn write_level(dir: &Path, level: &Level) -> Result<(), Error> {
+    std::fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
+    let mut lines = String::new();
+    for l in &level.intervals {
+        lines.push_str(&l.to_line()?);
+        lines.push('\n');
+    }
+    atomic_file::replace(&dir.join(INTERVALS_FILE), lines.as_bytes())?;
+    if let Some(r) = level_results_file(level) {
+        write_results_file(&dir.join(RESULT_FILE), &r)?;
+    }
+    write_level_info(dir, &level.info)
 }
 
 /// The `summary.csv` row of a finished level (without its run's scenario and target).
@@ -103,26 +119,12 @@ pub fn write_results_dir(
     }
     std::fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
     if let Some(m) = &run.manifest {
-        write_atomic(&dir.join(RUN_FILE), &json(&dir.join(RUN_FILE), m)?)?;
+        write_manifest(dir, m)?;
     }
     let mut rows = Vec::new();
     for (i, level) in run.levels.iter().enumerate() {
-        let name = results_dir::level_dir_name(level.info.index.max(1));
-        let ldir = dir.join(&name);
-        std::fs::create_dir_all(&ldir).map_err(|e| Error::io(&ldir, e))?;
-        write_atomic(
-            &ldir.join(LEVEL_FILE),
-            &json(&ldir.join(LEVEL_FILE), &level.info)?,
-        )?;
-        let mut lines = String::new();
-        for l in &level.intervals {
-            lines.push_str(&l.to_line()?);
-            lines.push('\n');
-        }
-        write_atomic(&ldir.join(INTERVALS_FILE), lines.as_bytes())?;
-        if let Some(r) = level_results_file(level) {
-            write_results_file(&ldir.join(RESULT_FILE), &r)?;
-        }
+        let ldir = dir.join(results_dir::level_dir_name(level.info.index.max(1)));
+        write_level(&ldir, level)?;
         if let Some(src) = captures_from
             .and_then(|c| c.levels.get(i))
             .and_then(|l| l.dir.as_ref())
@@ -139,7 +141,7 @@ pub fn write_results_dir(
             )
         }));
     }
-    write_atomic(&dir.join(SUMMARY_FILE), summary_csv(&rows).as_bytes())
+    write_summary(dir, &rows)
 }
 
 /// Copies the capture files of `from` into `to`: regular files only, each up to the
@@ -171,10 +173,4 @@ fn copy_dir(from: &Path, to: &Path) -> Result<(), Error> {
         }
     }
     Ok(())
-}
-
-/// Writes `steady.json` into the results directory `dir`: one object per level.
-pub fn write_steady(dir: &Path, levels: &[LevelSteady]) -> Result<(), Error> {
-    let path = dir.join(STEADY_FILE);
-    write_atomic(&path, &json(&path, &levels)?)
 }

@@ -1,4 +1,4 @@
-//! `--max-users-per-process N`: a level with more users than one process should hold
+//! A level with more users than one process should hold (`--max-users-per-process`)
 //! runs as several `bmk` processes on this host, each with its share of the users,
 //! started together through a local start gate ([`crate::split_gate`]) so that their
 //! interval grids coincide, each writing its own part of the level; this process (the
@@ -10,7 +10,10 @@
 //! merged from their files. Without `--max-users-per-process` the limit is what one
 //! process can hold: its open-files limit (`RLIMIT_NOFILE`, the soft value) less a
 //! reserve for bmk's own files, over the files one user needs (one connection; three
-//! for SQLite: the database, its write-ahead log and its shared memory).
+//! for SQLite: the database, its write-ahead log and its shared memory). The command
+//! line decides whether a run splits and with which arguments each part runs
+//! ([`SplitJob`]); this module runs the parts, prints their merged lines and writes
+//! the level.
 
 use std::io::{Read, Seek, SeekFrom, Write};
 use std::os::unix::process::CommandExt;
@@ -20,19 +23,18 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
-use anyhow::{anyhow, Result};
-use bmk_analysis::load::Level;
-use bmk_analysis::MergeOptions;
-use bmk_kit::sampler::{Sampler, SamplerConfig};
-use bmk_kit::sweep::LEVEL_DIR_ENV;
-use bmk_report::results_dir::{IntervalLine, LevelInfo, INTERVALS_FILE, LEVEL_FILE, RESULT_FILE};
-use bmk_report::{Layout, LineOptions, ReportFormat, ReportStat};
+use bmk_report::{Layout, LineOptions, ReportStat};
+use bmk_results::dir_writer;
+use bmk_results::load::Level;
+use bmk_results::results_dir::{IntervalLine, LevelInfo, INTERVALS_FILE, LEVEL_FILE};
+use bmk_results::MergeOptions;
 
-use crate::results_dir::PlainRun;
-use crate::run_settings::RunSettings;
+use crate::error::KitError;
+use crate::run_dir::PlainRun;
+use crate::sampler::{Sampler, SamplerConfig};
 use crate::split_gate::{self, GATE_ENV};
-use crate::user_error::user_error;
-use crate::verbosity::Level as Verbosity;
+use crate::sweep::LEVEL_DIR_ENV;
+use crate::whole_second::next_whole_second_ns;
 
 /// The folder of a level that holds its processes' parts.
 pub const PARTS_DIR: &str = "processes";
@@ -74,42 +76,6 @@ pub fn shares(users: u32, limit: u32) -> Vec<u32> {
     (0..n)
         .map(|i| users / n + u32::from(i < users % n))
         .collect()
-}
-
-/// The split this run needs, if any. A part of a split never splits again.
-pub fn plan(settings: &RunSettings) -> Result<Option<SplitPlan>> {
-    if std::env::var_os(GATE_ENV).is_some() {
-        return Ok(None);
-    }
-    let opts = &settings.options;
-    let given = opts.is_given("max-users-per-process");
-    let limit = match opts.int("max-users-per-process", 0) {
-        n if n > 0 => n as u32,
-        _ => default_limit(opts.string("db-driver").as_deref()),
-    };
-    let users = settings.config.threads;
-    if users <= limit {
-        return Ok(None);
-    }
-    let has_dir = std::env::var_os(LEVEL_DIR_ENV).is_some()
-        || opts.string("results-dir").is_some_and(|d| !d.is_empty());
-    if !has_dir {
-        if given {
-            return Err(user_error(
-                "--max-users-per-process splits a level into processes whose results are merged in a results directory: add --results-dir=DIR (or use bmk kit run)",
-            ));
-        }
-        return Ok(None);
-    }
-    if settings.barrier.is_some() {
-        return Err(user_error(format!(
-            "{users} users are more than one process runs here (--max-users-per-process={limit}); with --barrier give each client at most {limit} users (more clients or hosts) instead"
-        )));
-    }
-    Ok(Some(SplitPlan {
-        limit,
-        shares: shares(users, limit),
-    }))
 }
 
 /// One running part.
@@ -177,54 +143,19 @@ fn signal_all(parts: &[Part], sig: i32) {
 }
 
 /// Reaps parts that ended; true when every part has.
-fn reap(parts: &mut [Part]) -> Result<bool> {
+fn reap(parts: &mut [Part]) -> Result<bool, KitError> {
     for p in parts.iter_mut().filter(|p| p.code.is_none()) {
-        if let Some(status) = p.child.try_wait()? {
+        if let Some(status) = p.child.try_wait().map_err(|e| KitError::io(&p.dir, e))? {
             p.code = Some(exit_code(status));
         }
     }
     Ok(parts.iter().all(|p| p.code.is_some()))
 }
 
-/// The arguments of part `index` (0-based) with `threads` users: the run's own, with
-/// the part's share of the users, of an `--events` limit and of a `--rate`, and its
-/// own seed, appended (later options win).
-fn part_args(settings: &RunSettings, plan: &SplitPlan, index: usize) -> Vec<String> {
-    let opts = &settings.options;
-    let users: u32 = plan.shares.iter().sum();
-    let share = plan.shares[index];
-    let mut args: Vec<String> = settings.argv.iter().skip(1).cloned().collect();
-    args.push(format!("--threads={share}"));
-    let events = opts.int("events", 0);
-    if events > 0 && opts.is_given("events") {
-        let before: u64 = plan.shares[..index].iter().map(|&s| s as u64).sum();
-        let cut = |n: u64| (events as u64 * n).div_ceil(users as u64);
-        args.push(format!(
-            "--events={}",
-            (cut(before + share as u64) - cut(before)).max(1)
-        ));
-    }
-    let rate = opts.double("rate", 0.0);
-    if rate > 0.0 {
-        args.push(format!("--rate={}", rate * share as f64 / users as f64));
-    }
-    if let Some(seed) = settings.seed {
-        // Equal seeds would make every part draw the same keys.
-        args.push(format!("--rand-seed={}", seed.wrapping_add(index as u64)));
-    }
-    args
-}
-
 fn now_ns() -> u64 {
     SystemTime::now()
         .duration_since(UNIX_EPOCH)
         .map_or(0, |d| d.as_nanos() as u64)
-}
-
-fn write_json<T: serde::Serialize>(path: &Path, value: &T) -> Result<()> {
-    let mut text = serde_json::to_string_pretty(value)?;
-    text.push('\n');
-    bmk_analysis::output::write_atomic(path, text.as_bytes()).map_err(|e| anyhow!("{e}"))
 }
 
 /// One line per failed part: its exit code and the first line it wrote to standard
@@ -261,35 +192,67 @@ fn failure_lines(parts: &[Part]) -> Vec<String> {
 
 const NO_MESSAGE: &str = "(no message)";
 
-/// Runs the level split by `plan`; returns the exit code.
-pub fn run(settings: &RunSettings, plan: &SplitPlan, interrupt: &Arc<AtomicUsize>) -> Result<i32> {
-    let notice = settings.verbosity.shows(Verbosity::Notice);
+/// How the merged report lines are printed while the parts run (text reports).
+#[derive(Debug, Clone, Copy)]
+pub struct LineSettings {
+    /// The percentile the lines show.
+    pub percentile: f64,
+    /// Seconds between report lines (`--report-interval`).
+    pub interval: f64,
+    /// Whether the run has a target rate (`--rate`).
+    pub rate_mode: bool,
+}
+
+/// One split level, as the command line planned it.
+pub struct SplitJob {
+    /// The shares of the users.
+    pub plan: SplitPlan,
+    /// The program arguments of each part, in order.
+    pub part_args: Vec<Vec<String>>,
+    /// The level's folder.
+    pub level_dir: PathBuf,
+    /// The results directory of a plain run (`--results-dir`); none for a kit level.
+    pub plain: Option<PlainRun>,
+    /// Warm-up seconds before each part's measured start.
+    pub warmup_s: f64,
+    /// Whether notices are printed (the plan, the merged result).
+    pub notice: bool,
+    /// How the merged lines are printed, when they are.
+    pub lines: Option<LineSettings>,
+    /// Where the merged `--results` file goes, if asked for.
+    pub results: Option<PathBuf>,
+}
+
+/// Runs the level split by `job`; returns the exit code.
+pub fn run(job: SplitJob, interrupt: &Arc<AtomicUsize>) -> Result<i32, KitError> {
+    let SplitJob {
+        plan,
+        part_args,
+        level_dir,
+        mut plain,
+        warmup_s,
+        notice,
+        lines,
+        results,
+    } = job;
     let users: u32 = plan.shares.iter().sum();
-    let (level_dir, mut plain) = match std::env::var_os(LEVEL_DIR_ENV) {
-        Some(d) => (PathBuf::from(d), None),
-        None => {
-            let dir = settings.options.string("results-dir").unwrap_or_default();
-            let plain = PlainRun::create(Path::new(&dir), settings)?;
-            (plain.run.level_path(1), Some(plain))
-        }
-    };
     let parts_dir = level_dir.join(PARTS_DIR);
     let gate_dir = parts_dir.join("gate");
-    std::fs::create_dir_all(&gate_dir)?;
+    std::fs::create_dir_all(&gate_dir).map_err(|e| KitError::io(&gate_dir, e))?;
     // The kit may have planned the level (index, repeat); kept.
-    let mut info: LevelInfo = bmk_report::results_dir::read_json(&level_dir.join(LEVEL_FILE))
+    let mut info: LevelInfo = bmk_results::results_dir::read_json(&level_dir.join(LEVEL_FILE))
         .unwrap_or_else(|_| LevelInfo {
-            schema: bmk_report::results_dir::LEVEL_SCHEMA_NAME.into(),
-            schema_version: bmk_report::results_dir::DIR_SCHEMA_VERSION,
+            schema: bmk_results::results_dir::LEVEL_SCHEMA_NAME.into(),
+            schema_version: bmk_results::results_dir::DIR_SCHEMA_VERSION,
             index: 1,
             repeat: 1,
             ..LevelInfo::default()
         });
     info.users = users;
     info.processes = plan.shares.len() as u32;
-    info.warmup_s = settings.config.warmup.as_secs_f64();
+    info.warmup_s = warmup_s;
     info.status = "starting".into();
-    write_json(&level_dir.join(LEVEL_FILE), &info)?;
+    dir_writer::write_level_info(&level_dir, &info)?;
     if notice {
         println!(
             "{users} users run as {} processes of at most {} users (--max-users-per-process); their results are in {}",
@@ -298,38 +261,7 @@ pub fn run(settings: &RunSettings, plan: &SplitPlan, interrupt: &Arc<AtomicUsize
             parts_dir.display()
         );
     }
-    let program = std::env::current_exe()?;
-    let count = plan.shares.len() as u32;
-    let mut parts = Vec::with_capacity(plan.shares.len());
-    for i in 0..plan.shares.len() {
-        let index = i as u32 + 1;
-        let dir = parts_dir.join(split_gate::part_name(index));
-        std::fs::create_dir_all(&dir)?;
-        let mut cmd = Command::new(&program);
-        cmd.args(part_args(settings, plan, i))
-            .env(LEVEL_DIR_ENV, &dir)
-            .env(GATE_ENV, format!("{}:{index}:{count}", gate_dir.display()))
-            .stdin(Stdio::null())
-            .stdout(std::fs::File::create(dir.join("output.txt"))?)
-            .stderr(std::fs::File::create(dir.join("stderr.txt"))?)
-            .process_group(0);
-        // If this process dies, its parts stop instead of running on unattended.
-        bmk_kit::child_process::stop_with_parent(&mut cmd);
-        let child = match cmd.spawn() {
-            Ok(c) => c,
-            Err(e) => {
-                signal_all(&parts, libc::SIGTERM);
-                return Err(anyhow!("cannot start {}: {e}", program.display()));
-            }
-        };
-        parts.push(Part {
-            index,
-            tail: Tail::new(dir.join(INTERVALS_FILE)),
-            dir,
-            child,
-            code: None,
-        });
-    }
+    let mut parts = start_parts(&part_args, &parts_dir, &gate_dir)?;
     let sampler = plain
         .as_ref()
         .filter(|p| p.capture_interval > 0.0)
@@ -341,67 +273,16 @@ pub fn run(settings: &RunSettings, plan: &SplitPlan, interrupt: &Arc<AtomicUsize
                 client_pids: parts.iter().map(|p| p.child.id()).collect(),
             })
         });
-    // Every part initialises its workers, then waits at the gate.
-    let mut forwarded = false;
-    let mut started: Option<u64> = None;
-    // The exit code of the first part that failed: the parts this run stops because of
-    // it end with SIGTERM's 143, which must not stand for the level.
-    let mut first_failure: Option<i32> = None;
-    loop {
-        let all_ended = reap(&mut parts)?;
-        if first_failure.is_none() {
-            first_failure = parts.iter().filter_map(|p| p.code).find(|&c| c != 0);
-        }
-        if !forwarded {
-            if let sig @ 1.. = interrupt.load(Ordering::Relaxed) {
-                signal_all(&parts, sig as i32);
-                forwarded = true;
-            }
-        }
-        if started.is_none() {
-            let failed = parts.iter().any(|p| p.code.is_some());
-            if failed && !forwarded {
-                // One part could not start: the level cannot have its users.
-                signal_all(&parts, libc::SIGTERM);
-                forwarded = true;
-            }
-            let ready = parts
-                .iter()
-                .all(|p| split_gate::ready_file(&gate_dir, p.index).exists());
-            if ready && !failed && !forwarded {
-                // On a whole second, as a level of one process starts, so that the
-                // intervals end on the capture's ticks.
-                let at = crate::whole_second::next_whole_second_ns(
-                    now_ns() + START_LEAD.as_nanos() as u64,
-                );
-                let tmp = gate_dir.join(".start.tmp");
-                std::fs::write(&tmp, at.to_string())?;
-                std::fs::rename(&tmp, split_gate::start_file(&gate_dir))?;
-                started = Some(at);
-                info.start_unix_ns = at;
-                info.status = "running".into();
-                write_json(&level_dir.join(LEVEL_FILE), &info)?;
-            }
-        } else if settings.report.format == ReportFormat::Text && notice {
-            print_merged_lines(&mut parts, started.unwrap_or(0), settings);
-        }
-        if all_ended {
-            break;
-        }
-        std::thread::sleep(Duration::from_millis(if started.is_some() {
-            100
-        } else {
-            5
-        }));
-    }
-    if started.is_some() && settings.report.format == ReportFormat::Text && notice {
-        print_merged_lines(&mut parts, started.unwrap_or(0), settings);
-    }
+    let watched = watch_parts(&mut parts, &gate_dir, interrupt, lines, |at| {
+        info.start_unix_ns = at;
+        info.status = "running".into();
+        dir_writer::write_level_info(&level_dir, &info)
+    })?;
     // A capture file that could not be written was said on stderr when it happened;
     // the run is recorded as failed, with the reason, below.
     let capture_failure = sampler.and_then(|s| s.stop());
-    let code = first_failure.unwrap_or(0);
-    if started.is_none() {
+    let code = watched.first_failure.unwrap_or(0);
+    if watched.started.is_none() {
         // Some part could not start (or the run was interrupted before the start):
         // nothing was measured, and the parts' own messages say why.
         for line in failure_lines(&parts) {
@@ -412,19 +293,19 @@ pub fn run(settings: &RunSettings, plan: &SplitPlan, interrupt: &Arc<AtomicUsize
         } else {
             "failed".into()
         };
-        write_json(&level_dir.join(LEVEL_FILE), &info)?;
+        dir_writer::write_level_info(&level_dir, &info)?;
         if let Some(p) = plain.as_mut() {
             let _ = p.run.finish(&info.status);
         }
         return Ok(if code == 0 { 1 } else { code });
     }
     let merged = merge_parts(&parts, &level_dir, &mut info);
+    for line in failure_lines(&parts) {
+        eprintln!("FATAL: {line}");
+    }
     let merged = match merged {
         Ok(m) => m,
         Err(e) => {
-            for line in failure_lines(&parts) {
-                eprintln!("FATAL: {line}");
-            }
             if let Some(p) = plain.as_mut() {
                 let _ = p.run.finish("failed");
             }
@@ -432,55 +313,194 @@ pub fn run(settings: &RunSettings, plan: &SplitPlan, interrupt: &Arc<AtomicUsize
             return Ok(if code == 0 { 1 } else { code });
         }
     };
-    for line in failure_lines(&parts) {
-        eprintln!("FATAL: {line}");
+    finish_level(
+        &merged,
+        parts.len(),
+        notice,
+        results.as_deref(),
+        plain,
+        capture_failure,
+    )?;
+    Ok(code)
+}
+
+/// Starts one process per entry of `part_args`, each with its folder under
+/// `parts_dir` and its place at the gate in `gate_dir`.
+fn start_parts(
+    part_args: &[Vec<String>],
+    parts_dir: &Path,
+    gate_dir: &Path,
+) -> Result<Vec<Part>, KitError> {
+    let program = std::env::current_exe().map_err(|e| KitError::io("bmk", e))?;
+    let count = part_args.len() as u32;
+    let mut parts = Vec::with_capacity(part_args.len());
+    for (i, args) in part_args.iter().enumerate() {
+        let index = i as u32 + 1;
+        let dir = parts_dir.join(split_gate::part_name(index));
+        std::fs::create_dir_all(&dir).map_err(|e| KitError::io(&dir, e))?;
+        let file = |name: &str| {
+            let path = dir.join(name);
+            std::fs::File::create(&path).map_err(|e| KitError::io(&path, e))
+        };
+        let mut cmd = Command::new(&program);
+        cmd.args(args)
+            .env(LEVEL_DIR_ENV, &dir)
+            .env(GATE_ENV, format!("{}:{index}:{count}", gate_dir.display()))
+            .stdin(Stdio::null())
+            .stdout(file("output.txt")?)
+            .stderr(file("stderr.txt")?)
+            .process_group(0);
+        // If this process dies, its parts stop instead of running on unattended.
+        crate::child_process::stop_with_parent(&mut cmd);
+        let child = match cmd.spawn() {
+            Ok(c) => c,
+            Err(e) => {
+                signal_all(&parts, libc::SIGTERM);
+                return Err(KitError::Failed(format!(
+                    "cannot start {}: {e}",
+                    program.display()
+                )));
+            }
+        };
+        parts.push(Part {
+            index,
+            tail: Tail::new(dir.join(INTERVALS_FILE)),
+            dir,
+            child,
+            code: None,
+        });
     }
+    Ok(parts)
+}
+
+/// How the parts ran.
+struct Watched {
+    /// The start instant (ns since the epoch), once every part was ready.
+    started: Option<u64>,
+    /// The exit code of the first part that failed: the parts this run stops because
+    /// of it end with SIGTERM's 143, which must not stand for the level.
+    first_failure: Option<i32>,
+}
+
+/// Waits for the parts to end: opens their gate once all are ready (`on_start` is
+/// told the instant), forwards an interrupt, stops them all when one fails before the
+/// start, and prints the merged lines as they come.
+fn watch_parts(
+    parts: &mut [Part],
+    gate_dir: &Path,
+    interrupt: &Arc<AtomicUsize>,
+    lines: Option<LineSettings>,
+    mut on_start: impl FnMut(u64) -> Result<(), bmk_results::Error>,
+) -> Result<Watched, KitError> {
+    // Every part initialises its workers, then waits at the gate.
+    let mut forwarded = false;
+    let mut started: Option<u64> = None;
+    let mut first_failure: Option<i32> = None;
+    loop {
+        let all_ended = reap(parts)?;
+        if first_failure.is_none() {
+            first_failure = parts.iter().filter_map(|p| p.code).find(|&c| c != 0);
+        }
+        if !forwarded {
+            if let sig @ 1.. = interrupt.load(Ordering::Relaxed) {
+                signal_all(parts, sig as i32);
+                forwarded = true;
+            }
+        }
+        if started.is_none() {
+            let failed = parts.iter().any(|p| p.code.is_some());
+            if failed && !forwarded {
+                // One part could not start: the level cannot have its users.
+                signal_all(parts, libc::SIGTERM);
+                forwarded = true;
+            }
+            let ready = parts
+                .iter()
+                .all(|p| split_gate::ready_file(gate_dir, p.index).exists());
+            if ready && !failed && !forwarded {
+                // On a whole second, as a level of one process starts, so that the
+                // intervals end on the capture's ticks.
+                let at = next_whole_second_ns(now_ns() + START_LEAD.as_nanos() as u64);
+                let tmp = gate_dir.join(".start.tmp");
+                std::fs::write(&tmp, at.to_string()).map_err(|e| KitError::io(&tmp, e))?;
+                let start = split_gate::start_file(gate_dir);
+                std::fs::rename(&tmp, &start).map_err(|e| KitError::io(&start, e))?;
+                started = Some(at);
+                on_start(at)?;
+            }
+        } else if let Some(lines) = lines {
+            print_merged_lines(parts, started.unwrap_or(0), lines);
+        }
+        if all_ended {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(if started.is_some() {
+            100
+        } else {
+            5
+        }));
+    }
+    if let (Some(at), Some(lines)) = (started, lines) {
+        print_merged_lines(parts, at, lines);
+    }
+    Ok(Watched {
+        started,
+        first_failure,
+    })
+}
+
+/// Prints and records the merged level: the `--results` file, and for a plain run its
+/// summary and the run's end.
+fn finish_level(
+    merged: &Level,
+    processes: usize,
+    notice: bool,
+    results: Option<&Path>,
+    plain: Option<PlainRun>,
+    capture_failure: Option<String>,
+) -> Result<(), KitError> {
     let result = merged
         .result
         .as_ref()
-        .ok_or_else(|| anyhow!("the merged level has no result"))?;
+        .ok_or_else(|| KitError::Failed("the merged level has no result".into()))?;
     if notice {
         let f = &result.final_stats;
         println!(
-            "\nMerged {} processes: {} threads over a common window of {:.3}s\n",
-            parts.len(),
-            f.threads,
-            f.time_total_s
+            "\nMerged {processes} processes: {} threads over a common window of {:.3}s\n",
+            f.threads, f.time_total_s
         );
-        print!("{}", bmk_analysis::output::final_report_text(result));
+        print!("{}", dir_writer::final_report_text(result));
     }
-    if let Some(path) = &settings.report.results {
-        if let Some(file) = bmk_analysis::output::level_results_file(&merged) {
-            bmk_analysis::output::write_results_file(path, &file).map_err(|e| anyhow!("{e}"))?;
+    if let Some(path) = results {
+        if let Some(file) = dir_writer::level_results_file(merged) {
+            dir_writer::write_results_file(path, &file)?;
         }
     }
     if let Some(mut p) = plain {
-        if let Some(row) = bmk_analysis::output::summary_row(&merged) {
-            p.run.push_summary(row).map_err(|e| anyhow!("{e}"))?;
+        if let Some(row) = dir_writer::summary_row(merged) {
+            p.run.push_summary(row)?;
         }
         let end = match (result.status.as_str(), &capture_failure) {
             (_, Some(_)) => "failed",
             (s @ ("completed" | "interrupted"), None) => s,
             _ => "failed",
         };
-        p.run
-            .finish_because(end, capture_failure.as_deref())
-            .map_err(|e| anyhow!("{e}"))?;
+        p.run.finish_because(end, capture_failure.as_deref())?;
     }
-    Ok(code)
+    Ok(())
 }
 
 /// Merges the parts' folders and writes the level's own files; `info` is the
 /// level's record (index, repeat as planned).
-fn merge_parts(parts: &[Part], level_dir: &Path, info: &mut LevelInfo) -> Result<Level> {
+fn merge_parts(parts: &[Part], level_dir: &Path, info: &mut LevelInfo) -> Result<Level, KitError> {
     let mut levels = Vec::with_capacity(parts.len());
     for p in parts {
         let level = Level::read(&p.dir).map_err(|e| {
-            anyhow!(
+            KitError::Failed(format!(
                 "{} wrote no level ({e}); its output is in {}",
                 split_gate::part_name(p.index),
                 p.dir.display()
-            )
+            ))
         })?;
         levels.push(level);
     }
@@ -489,14 +509,14 @@ fn merge_parts(parts: &[Part], level_dir: &Path, info: &mut LevelInfo) -> Result
         .map(|p| split_gate::part_name(p.index))
         .collect();
     let pairs: Vec<(&str, &Level)> = names.iter().map(String::as_str).zip(&levels).collect();
-    let mut merged = bmk_analysis::merge_levels(
+    let mut merged = bmk_results::merge_levels(
         &pairs,
         MergeOptions {
             started_together: true,
             ..MergeOptions::default()
         },
     )
-    .map_err(|e| anyhow!("cannot merge the level's processes: {e}"))?;
+    .map_err(|e| KitError::Failed(format!("cannot merge the level's processes: {e}")))?;
     merged.info.index = info.index;
     merged.info.repeat = info.repeat;
     merged.info.schema = info.schema.clone();
@@ -504,24 +524,13 @@ fn merge_parts(parts: &[Part], level_dir: &Path, info: &mut LevelInfo) -> Result
     // The kit's reading of the tables at the level's start is the level's, not a part's.
     merged.info.data = info.data.clone();
     *info = merged.info.clone();
-    let mut text = String::new();
-    for l in &merged.intervals {
-        text.push_str(&l.to_line().map_err(|e| anyhow!("{e}"))?);
-        text.push('\n');
-    }
-    bmk_analysis::output::write_atomic(&level_dir.join(INTERVALS_FILE), text.as_bytes())
-        .map_err(|e| anyhow!("{e}"))?;
-    if let Some(file) = bmk_analysis::output::level_results_file(&merged) {
-        bmk_analysis::output::write_results_file(&level_dir.join(RESULT_FILE), &file)
-            .map_err(|e| anyhow!("{e}"))?;
-    }
-    write_json(&level_dir.join(LEVEL_FILE), &merged.info)?;
+    dir_writer::write_level(level_dir, &merged)?;
     merged.dir = Some(level_dir.to_path_buf());
     Ok(merged)
 }
 
 /// Prints the report line of every interval all parts have written.
-fn print_merged_lines(parts: &mut [Part], start_ns: u64, settings: &RunSettings) {
+fn print_merged_lines(parts: &mut [Part], start_ns: u64, settings: LineSettings) {
     for p in parts.iter_mut() {
         p.tail.poll();
     }
@@ -532,14 +541,14 @@ fn print_merged_lines(parts: &mut [Part], start_ns: u64, settings: &RunSettings)
             .filter_map(|p| p.tail.lines.pop_front())
             .collect();
         let refs: Vec<&IntervalLine> = lines.iter().collect();
-        let Ok(Some(m)) = bmk_analysis::merge::merge_interval_lines(&refs, start_ns) else {
+        let Ok(Some(m)) = bmk_results::merge::merge_interval_lines(&refs, start_ns) else {
             continue;
         };
         let r = &m.record;
         // The parts count time from the instant they agreed on: their own stamps are
         // the grid (a loaded host may write a line late).
         let time_total = lines.iter().map(|l| l.record.time_s).fold(0.0, f64::max);
-        let pct = settings.report.percentile;
+        let pct = settings.percentile;
         let stat = ReportStat {
             threads_running: r.threads,
             time_total,
@@ -567,12 +576,7 @@ fn print_merged_lines(parts: &mut [Part], start_ns: u64, settings: &RunSettings)
         } else {
             Layout::Events
         };
-        let opts = LineOptions::new(
-            layout,
-            pct,
-            settings.report.interval,
-            settings.config.rate > 0.0,
-        );
+        let opts = LineOptions::new(layout, pct, settings.interval, settings.rate_mode);
         let _ = out.write_all(bmk_report::text::intermediate(&stat, &opts).as_bytes());
     }
     let _ = out.flush();

@@ -1,6 +1,6 @@
 //! Lossless latency histograms as text: HdrHistogram V2 (deflate-compressed) in base64.
 //!
-//! This is the `histogram` field of a results file ([`crate::results`]). The encoding is
+//! This is the `histogram` field of a results file ([`crate::results_file`]). The encoding is
 //! HdrHistogram's standard interchange format, so other HdrHistogram implementations
 //! can read it, and histograms of several runs (or of several hosts running one
 //! benchmark together) can be merged exactly with [`merge`].

@@ -11,11 +11,14 @@
 
 use std::collections::BTreeMap;
 
+use crate::results_dir::IntervalLine;
+use crate::results_file::{IntervalLatency, IntervalRecord, QueryRates, QueryTypeStats};
 use bmk_engine::latency::{new_histogram, percentile_ns};
-use bmk_report::results::{IntervalLatency, IntervalRecord, QueryRates, QueryTypeStats};
-use bmk_report::results_dir::IntervalLine;
 use bmk_report::summary::{add_count, Fairness, LagSummary, LatencySummary};
-use bmk_report::{codec, CounterTotals, FinalStats, PercentileValue, ResultsFile};
+use bmk_report::{CounterTotals, FinalStats, PercentileValue};
+
+use crate::codec;
+use crate::results_file::ResultsFile;
 use hdrhistogram::Histogram;
 
 use crate::load::{Level, RunData};
@@ -434,7 +437,7 @@ fn decode_all<'a>(
         let h = codec::decode(text)?;
         total
             .add(&h)
-            .map_err(|e| bmk_report::Error::Histogram(format!("cannot merge histograms: {e:?}")))?;
+            .map_err(|e| Error::Histogram(format!("cannot merge histograms: {e:?}")))?;
     }
     Ok(Some(total))
 }

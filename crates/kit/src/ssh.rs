@@ -8,9 +8,7 @@
 //!
 //! The ssh program is `--ssh-command` (default `ssh`; split on spaces, so
 //! `--ssh-command="ssh -p 2222 -o BatchMode=yes"` works): the host and the remote
-//! command line are its last two arguments, as ssh takes them. This lives in the
-//! binary rather than the kit crate because the merge belongs to the analysis crate,
-//! which the kit must not depend on.
+//! command line are its last two arguments, as ssh takes them.
 
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
@@ -19,13 +17,12 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
-use anyhow::{anyhow, Result};
-use bmk_analysis::{MergeOptions, RunData};
-use bmk_kit::args::{KitCommand, SshArgs};
-use bmk_kit::catalog::{self, Action};
-use bmk_kit::command::shell_line;
+use bmk_results::{MergeOptions, RunData};
 
-use crate::user_error::user_error;
+use crate::args::{KitCommand, SshArgs};
+use crate::catalog::{self, Action};
+use crate::command::shell_line;
+use crate::error::KitError;
 
 const USAGE: &str =
     "usage: bmk kit ssh HOST... -- NAME USERS SECONDS [options] (see 'bmk kit ssh --help')";
@@ -47,23 +44,23 @@ struct SshRun {
 }
 
 /// `Err(Ok(0))` when a help text was printed.
-fn parse(args: &[String]) -> std::result::Result<SshRun, Result<i32>> {
+fn parse(args: &[String]) -> Result<SshRun, Result<i32, KitError>> {
     let mut argv = vec!["ssh".to_string()];
     argv.extend(args.iter().cloned());
-    let (a, passed) = match bmk_kit::command::parse(&argv) {
+    let (a, passed) = match crate::command::parse(&argv) {
         Ok((KitCommand::Ssh(a), passed)) => (a, passed),
-        Ok(_) => return Err(Err(user_error(USAGE))),
-        Err(done) => return Err(done.map_err(|e| user_error(e.to_string()))),
+        Ok(_) => return Err(Err(usage_error(USAGE))),
+        Err(done) => return Err(done),
     };
     parse_ssh(a, passed).map_err(Err)
 }
 
-fn parse_ssh(a: SshArgs, passed: Vec<String>) -> Result<SshRun> {
-    let usage = || user_error(USAGE);
+fn parse_ssh(a: SshArgs, passed: Vec<String>) -> Result<SshRun, KitError> {
+    let usage = || usage_error(USAGE);
     for p in &passed {
         let name = p.trim_start_matches("--").split('=').next().unwrap_or("");
         if matches!(name, "clients" | "results" | "config") {
-            return Err(user_error(format!(
+            return Err(usage_error(format!(
                 "--{name} is set by 'bmk kit ssh' for each client (one per HOST); leave it out"
             )));
         }
@@ -73,16 +70,16 @@ fn parse_ssh(a: SshArgs, passed: Vec<String>) -> Result<SshRun> {
     };
     let hosts = &a.hosts;
     if hosts.is_empty() {
-        return Err(user_error(format!("name at least one HOST ({USAGE})")));
+        return Err(usage_error(format!("name at least one HOST ({USAGE})")));
     }
     let users: u32 = users
         .parse()
         .ok()
         .filter(|u| *u > 0)
-        .ok_or_else(|| user_error(format!("USERS: '{users}' is not a positive number")))?;
+        .ok_or_else(|| usage_error(format!("USERS: '{users}' is not a positive number")))?;
     let seconds: u64 = seconds
         .parse()
-        .map_err(|_| user_error(format!("SECONDS: '{seconds}' is not a number of seconds")))?;
+        .map_err(|_| usage_error(format!("SECONDS: '{seconds}' is not a number of seconds")))?;
     let stamp: String = bmk_report::host::now_rfc3339()
         .chars()
         .filter(|c| c.is_ascii_digit() || *c == 'T')
@@ -100,12 +97,12 @@ fn parse_ssh(a: SshArgs, passed: Vec<String>) -> Result<SshRun> {
         .map(str::to_string)
         .collect();
     if ssh.is_empty() {
-        return Err(user_error("--ssh-command is empty"));
+        return Err(usage_error("--ssh-command is empty"));
     }
     let barrier_timeout = match &a.barrier_timeout {
         Some(v) => v
             .parse()
-            .map_err(|_| user_error(format!("--barrier-timeout: '{v}' is not a number")))?,
+            .map_err(|_| usage_error(format!("--barrier-timeout: '{v}' is not a number")))?,
         None => 300,
     };
     Ok(SshRun {
@@ -159,21 +156,25 @@ fn ssh(run: &SshRun, host: &str, line: &str) -> Command {
     cmd
 }
 
-/// Runs `bmk kit ssh`; returns the exit code.
-pub fn main(args: &[String], interrupt: &Arc<AtomicUsize>) -> Result<i32> {
+fn usage_error(message: impl Into<String>) -> KitError {
+    KitError::Usage(message.into())
+}
+
+/// Runs `bmk kit ssh ARGS`; returns the exit code.
+pub fn main(args: &[String], interrupt: &Arc<AtomicUsize>) -> Result<i32, KitError> {
     let run = match parse(args) {
         Ok(run) => run,
         Err(done) => return done,
     };
-    let s = catalog::parse(&run.scenario).map_err(|e| user_error(e.to_string()))?;
+    let s = catalog::parse(&run.scenario)?;
     if s.action != Action::Run {
-        return Err(user_error(format!(
+        return Err(usage_error(format!(
             "'{}' is a prepare scenario: 'bmk kit ssh' runs benchmarks",
             s.name
         )));
     }
     if s.socket {
-        return Err(user_error(format!(
+        return Err(usage_error(format!(
             "'{}' connects through a local socket; clients on other hosts need a network address: drop 'socket' from the name",
             s.name
         )));
@@ -183,17 +184,17 @@ pub fn main(args: &[String], interrupt: &Arc<AtomicUsize>) -> Result<i32> {
     if run.results_dir.exists()
         && std::fs::read_dir(&run.results_dir).is_ok_and(|mut d| d.next().is_some())
     {
-        return Err(user_error(format!(
+        return Err(usage_error(format!(
             "{} exists and is not empty: choose a new --results-dir",
             run.results_dir.display()
         )));
     }
-    std::fs::create_dir_all(&clients_dir)?;
+    std::fs::create_dir_all(&clients_dir).map_err(|e| KitError::io(&clients_dir, e))?;
     println!(
         "[kit] {} on {} hosts ({} each), barrier '{}'; results: {}",
         s.name,
         run.hosts.len(),
-        bmk_analysis::users(run.users),
+        bmk_results::load::users(run.users),
         run.barrier,
         run.results_dir.display()
     );
@@ -205,10 +206,54 @@ pub fn main(args: &[String], interrupt: &Arc<AtomicUsize>) -> Result<i32> {
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
             .spawn()
-            .map_err(|e| anyhow!("cannot run '{}': {e}", run.ssh[0]))?;
+            .map_err(|e| KitError::Failed(format!("cannot run '{}': {e}", run.ssh[0])))?;
         children.push((i, child));
     }
-    let codes = std::thread::scope(|scope| -> Result<Vec<i32>> {
+    let codes = wait_for_clients(&run, &mut children, interrupt)?;
+    let mut files = Vec::new();
+    for (i, host) in run.hosts.iter().enumerate() {
+        if codes[i] != 0 {
+            eprintln!(
+                "FATAL: host {host} (client index-{i}) exited with code {}",
+                codes[i]
+            );
+        }
+        let remote = remote_file(&run, i);
+        let out = ssh(&run, host, &shell_line(&["cat".into(), remote.clone()]))
+            .stdin(Stdio::null())
+            .stderr(Stdio::null())
+            .output()
+            .map_err(|e| KitError::io(&run.ssh[0], e))?;
+        if !out.status.success() || out.stdout.is_empty() {
+            continue;
+        }
+        let local = clients_dir.join(format!("index-{i}.json"));
+        std::fs::write(&local, &out.stdout).map_err(|e| KitError::io(&local, e))?;
+        let _ = ssh(&run, host, &shell_line(&["rm".into(), "-f".into(), remote]))
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .status();
+        files.push(local);
+    }
+    if files.is_empty() {
+        return Err(usage_error(
+            "no client wrote results: nothing to merge (see the hosts' messages above)",
+        ));
+    }
+    let merged = merge(&files, &run.results_dir)?;
+    print!("{merged}");
+    Ok(codes.into_iter().find(|&c| c != 0).unwrap_or(0))
+}
+
+/// Relays the clients' output line by line under their host names, forwards an
+/// interrupt to them, and waits for all; returns their exit codes in order.
+fn wait_for_clients(
+    run: &SshRun,
+    children: &mut [(usize, Child)],
+    interrupt: &AtomicUsize,
+) -> Result<Vec<i32>, KitError> {
+    std::thread::scope(|scope| -> Result<Vec<i32>, KitError> {
         for (i, child) in children.iter_mut() {
             let host = run.hosts[*i].clone();
             if let Some(out) = child.stdout.take() {
@@ -232,7 +277,9 @@ pub fn main(args: &[String], interrupt: &Arc<AtomicUsize>) -> Result<i32> {
         while codes.iter().any(Option::is_none) {
             for (k, (_, child)) in children.iter_mut().enumerate() {
                 if codes[k].is_none() {
-                    if let Some(status) = child.try_wait()? {
+                    let waited = child.try_wait();
+                    let waited = waited.map_err(|e| KitError::io(&run.ssh[0], e))?;
+                    if let Some(status) = waited {
                         codes[k] = Some(status.code().unwrap_or(128 + libc::SIGTERM));
                     }
                 }
@@ -254,59 +301,24 @@ pub fn main(args: &[String], interrupt: &Arc<AtomicUsize>) -> Result<i32> {
             std::thread::sleep(Duration::from_millis(50));
         }
         Ok(codes.into_iter().map(|c| c.unwrap_or(1)).collect())
-    })?;
-    let mut files = Vec::new();
-    for (i, host) in run.hosts.iter().enumerate() {
-        if codes[i] != 0 {
-            eprintln!(
-                "FATAL: host {host} (client index-{i}) exited with code {}",
-                codes[i]
-            );
-        }
-        let remote = remote_file(&run, i);
-        let out = ssh(&run, host, &shell_line(&["cat".into(), remote.clone()]))
-            .stdin(Stdio::null())
-            .stderr(Stdio::null())
-            .output()?;
-        if !out.status.success() || out.stdout.is_empty() {
-            continue;
-        }
-        let local = clients_dir.join(format!("index-{i}.json"));
-        std::fs::write(&local, &out.stdout)?;
-        let _ = ssh(&run, host, &shell_line(&["rm".into(), "-f".into(), remote]))
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .status();
-        files.push(local);
-    }
-    if files.is_empty() {
-        return Err(user_error(
-            "no client wrote results: nothing to merge (see the hosts' messages above)",
-        ));
-    }
-    let merged = merge(&files, &run.results_dir)?;
-    print!("{merged}");
-    Ok(codes.into_iter().find(|&c| c != 0).unwrap_or(0))
+    })
 }
 
 /// Merges the clients' files into `dir/result.json`; returns the merged report.
-fn merge(files: &[PathBuf], dir: &Path) -> Result<String> {
+fn merge(files: &[PathBuf], dir: &Path) -> Result<String, KitError> {
     let inputs: Vec<RunData> = files
         .iter()
-        .map(|p| RunData::read(p).map_err(|e| user_error(e.to_string())))
-        .collect::<Result<_>>()?;
-    let merged = bmk_analysis::merge_runs(&inputs, MergeOptions::default())
-        .map_err(|e| user_error(e.to_string()))?;
+        .map(|p| RunData::read(p))
+        .collect::<Result<_, _>>()?;
+    let merged = bmk_results::merge_runs(&inputs, MergeOptions::default())?;
     let level = merged
         .levels
         .first()
-        .ok_or_else(|| anyhow!("the merge gave no level"))?;
-    let file = bmk_analysis::output::level_results_file(level)
-        .ok_or_else(|| anyhow!("the merge gave no result"))?;
+        .ok_or_else(|| KitError::Failed("the merge gave no level".into()))?;
+    let file = bmk_results::dir_writer::level_results_file(level)
+        .ok_or_else(|| KitError::Failed("the merge gave no result".into()))?;
     let path = dir.join("result.json");
-    bmk_analysis::output::write_results_file(&path, &file)
-        .map_err(|e| user_error(e.to_string()))?;
+    bmk_results::dir_writer::write_results_file(&path, &file)?;
     let f = &file.final_stats;
     Ok(format!(
         "\nMerged {} results: {} threads over a common window of {:.3}s (written to {})\n\n{}",
@@ -314,7 +326,7 @@ fn merge(files: &[PathBuf], dir: &Path) -> Result<String> {
         f.threads,
         f.time_total_s,
         path.display(),
-        bmk_analysis::output::final_report_text(&file)
+        bmk_results::dir_writer::final_report_text(&file)
     ))
 }
 

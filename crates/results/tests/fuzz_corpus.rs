@@ -20,13 +20,13 @@ fn replay(target: &str, entry: fn(&[u8])) {
 
 #[test]
 fn results_file_reader_corpus_replays_clean() {
-    replay("results_file", bmk_report::fuzz_entry::results_file);
+    replay("results_file", bmk_results::fuzz_entry::results_file);
 }
 
 #[test]
 fn results_dir_readers_corpus_replays_clean() {
     replay(
         "results_dir_files",
-        bmk_report::fuzz_entry::results_dir_files,
+        bmk_results::fuzz_entry::results_dir_files,
     );
 }

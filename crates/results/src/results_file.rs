@@ -2,7 +2,7 @@
 //!
 //! The document (schema in `docs/results-schema.md` and `docs/results.schema.json`)
 //! holds the schema id and version, the tool, the test, the command line and options
-//! with secrets redacted ([`crate::redact`]), host facts, start and end timestamps,
+//! with secrets redacted ([`bmk_report::redact`]), host facts, start and end timestamps,
 //! every intermediate interval, every checkpoint, the final statistics with a standard
 //! set of percentiles, the lossless latency histogram ([`crate::codec`]), and optional
 //! per-query-type statistics.
@@ -26,9 +26,9 @@ use serde::{Deserialize, Serialize};
 
 use crate::codec;
 use crate::error::Error;
-use crate::host::{now_rfc3339, HostInfo};
-use crate::redact::{redact_args, redact_options};
-use crate::summary::{
+use bmk_report::host::{now_rfc3339, HostInfo};
+use bmk_report::redact::{redact_args, redact_options};
+use bmk_report::summary::{
     normalize_percentiles, FinalStats, LatencySummary, PercentileValue, ReportStat,
 };
 
@@ -292,8 +292,8 @@ impl IntervalRecord {
             latency,
             queue_length: stats.rate_mode.then_some(stats.queue_length),
             concurrency: stats.rate_mode.then_some(stats.concurrency),
-            rows: crate::summary::read_rows(&stats.counters).0,
-            empty_reads: crate::summary::read_rows(&stats.counters).1,
+            rows: bmk_report::summary::read_rows(&stats.counters).0,
+            empty_reads: bmk_report::summary::read_rows(&stats.counters).1,
         }
     }
 }
@@ -341,7 +341,7 @@ impl StartRecord {
     /// `released` (the system's clock).
     pub fn passed(barrier: BarrierRecord, released: std::time::SystemTime) -> StartRecord {
         StartRecord {
-            measured_from: crate::host::rfc3339_utc(released),
+            measured_from: bmk_report::host::rfc3339_utc(released),
             measured_from_unix_ns: released
                 .duration_since(std::time::UNIX_EPOCH)
                 .map_or(0, |d| d.as_nanos() as u64),

@@ -11,11 +11,11 @@ use std::sync::Mutex;
 
 use bmk_engine::bounded_file;
 
-use bmk_report::results_dir::{
+use crate::results_dir::{
     self, IntervalLine, LevelInfo, RunManifest, INTERVALS_FILE, LEVEL_FILE, OS_DIR, RESULT_FILE,
     RUN_FILE, SERVER_DIR,
 };
-use bmk_report::ResultsFile;
+use crate::results_file::ResultsFile;
 
 use crate::Error;
 
@@ -49,11 +49,11 @@ impl Level {
                     }
                     read.lines
                 }
-                Err(bmk_report::Error::Io { source, .. }) => {
+                Err(Error::Io { source, .. }) => {
                     warn_skipped(&intervals_path, &source);
                     Vec::new()
                 }
-                Err(e) => return Err(e.into()),
+                Err(e) => return Err(e),
             }
         } else {
             Vec::new()
@@ -62,11 +62,11 @@ impl Level {
         let result = if present(&result_path) {
             match ResultsFile::read(&result_path) {
                 Ok(r) => Some(r),
-                Err(bmk_report::Error::Io { source, .. }) => {
+                Err(Error::Io { source, .. }) => {
                     warn_skipped(&result_path, &source);
                     None
                 }
-                Err(e) => return Err(e.into()),
+                Err(e) => return Err(e),
             }
         } else {
             None
@@ -330,7 +330,7 @@ fn last_whole_sample_end(text: &str) -> usize {
     let mut end = 0;
     let mut offset = 0;
     for line in text.split_inclusive('\n') {
-        if bmk_report::capture::parse_header(line.trim_end_matches(['\n', '\r'])).is_some() {
+        if crate::capture::parse_header(line.trim_end_matches(['\n', '\r'])).is_some() {
             end = offset;
         }
         offset += line.len();
@@ -338,39 +338,11 @@ fn last_whole_sample_end(text: &str) -> usize {
     end
 }
 
-/// Nanoseconds since the Unix epoch of an RFC 3339 UTC timestamp as bmk writes them
-/// (`2026-11-25T20:00:05.123Z`).
+/// Nanoseconds since the Unix epoch of an RFC 3339 timestamp as bmk writes them
+/// (`2026-11-25T20:00:05.123Z`); none for one before the epoch or not RFC 3339.
 pub fn parse_rfc3339_ns(text: &str) -> Option<u64> {
-    let t = text.strip_suffix('Z')?;
-    let (date, time) = t.split_once('T')?;
-    let mut d = date.split('-').map(|p| p.parse::<i64>());
-    let (y, m, day) = (d.next()?.ok()?, d.next()?.ok()?, d.next()?.ok()?);
-    let (hms, frac) = match time.split_once('.') {
-        Some((a, b)) => (a, b),
-        None => (time, ""),
-    };
-    let mut h = hms.split(':').map(|p| p.parse::<i64>());
-    let (hh, mm, ss) = (h.next()?.ok()?, h.next()?.ok()?, h.next()?.ok()?);
-    let mut nanos: u64 = 0;
-    if !frac.is_empty() {
-        let digits: String = frac.chars().take(9).collect();
-        nanos = digits.parse::<u64>().ok()? * 10u64.pow(9 - digits.len() as u32);
-    }
-    let days = days_from_civil(y, m, day);
-    let secs = days * 86_400 + hh * 3600 + mm * 60 + ss;
-    (secs >= 0).then(|| secs as u64 * 1_000_000_000 + nanos)
-}
-
-/// Days since 1970-01-01 of a Gregorian date (the inverse of the civil calendar
-/// conversion the writer uses; std has no calendar).
-fn days_from_civil(y: i64, m: i64, d: i64) -> i64 {
-    let y = if m <= 2 { y - 1 } else { y };
-    let era = y.div_euclid(400);
-    let yoe = y - era * 400;
-    let mp = (m + 9) % 12;
-    let doy = (153 * mp + 2) / 5 + d - 1;
-    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-    era * 146_097 + doe - 719_468
+    let t = chrono::DateTime::parse_from_rfc3339(text).ok()?;
+    u64::try_from(t.timestamp_nanos_opt()?).ok()
 }
 
 /// `1 user`, `4 users`: a users count as headings and verdicts say it.

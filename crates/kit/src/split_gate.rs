@@ -16,7 +16,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use bmk_engine::{StartAt, StartGate};
-use bmk_report::results::{BarrierRecord, StartRecord};
+use bmk_results::results_file::{BarrierRecord, StartRecord};
 
 /// `DIR:INDEX:COUNT`: this process is part INDEX (1-based) of COUNT of a split level.
 pub const GATE_ENV: &str = "BMK_SPLIT_GATE";

@@ -21,7 +21,7 @@
 
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
-use crate::host::rfc3339_utc;
+use bmk_report::host::rfc3339_utc;
 
 /// MySQL/MariaDB `SHOW GLOBAL STATUS` (a table `Variable_name`, `Value`).
 pub const MYSQL_GLOBAL_STATUS: &str = "global_status.txt";
