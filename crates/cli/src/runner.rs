@@ -215,16 +215,7 @@ pub fn run(
     if part_gate.is_some() {
         settings.report.results = None;
     }
-    // Invoked as `sysbench`, its memory test's own limit replaces --events; bmk
-    // stops at whichever comes first.
-    if settings.as_sysbench && bench.ignores_event_option() {
-        settings.config.events = bench.implied_event_limit().unwrap_or(0);
-    } else if let Some(limit) = bench.implied_event_limit() {
-        settings.config.events = match settings.config.events {
-            0 => limit,
-            given => given.min(limit),
-        };
-    }
+    apply_event_limit(&*bench, &mut settings);
     // sysbench calls the script's init() before it prints the header, so what init()
     // prints comes first and a failing init() leaves no header behind.
     if let Err(e) = bench.before_run() {
@@ -236,41 +227,18 @@ pub fn run(
         print_header(&*bench, &settings);
     }
 
-    let report_config = ReportConfig {
-        format: settings.report.format,
-        layout: bench.layout(),
-        percentile: settings.report.percentile,
-        percentiles: settings.report.percentiles.clone(),
-        report_interval: stamp_step(settings.report.interval, &settings.config.checkpoints),
-        rate_mode: settings.config.rate > 0.0,
-    };
+    let report_config = report_config(&*bench, &settings);
     let mut results = match &settings.report.results {
         Some(path) => Some(ResultsSink::create(path, &settings, &report_config)?),
         None => None,
     };
     let mut level = LevelSink::create(&settings, &report_config)?;
     let gate_free = settings.barrier.is_none() && part_gate.is_none();
-    // A level written to a results directory starts on a whole second, so that its
-    // intervals end on the capture's ticks (the other gates name their own instant).
-    let mut second_gate = match level.as_mut() {
-        Some(level) if gate_free => {
-            let gate = bmk_kit::whole_second::WholeSecondGate::default();
-            level.release_from(gate.release.clone());
-            Some(gate)
-        }
-        _ => None,
-    };
+    let mut second_gate = whole_second_gate(level.as_mut().filter(|_| gate_free));
     let test = bench.workload();
     let mut observer = PrintingObserver {
         bench,
-        reporter: {
-            let mut reporter = Reporter::new(&report_config);
-            reporter.set_sysbench_1_0(settings.compat.is_1_0());
-            if settings.as_sysbench {
-                reporter.hide_schedule_lag();
-            }
-            reporter
-        },
+        reporter: reporter(&report_config, &settings),
         results: results.as_mut(),
         level: level.as_mut(),
         warmup_time: settings.config.warmup,
@@ -296,11 +264,10 @@ pub fn run(
             None => second_gate.as_mut().map(|g| g as &mut dyn StartGate),
         },
     };
+    let config = settings.config.clone();
     let outcome = match start_gate {
-        Some(g) => {
-            bmk_engine::run_gated(settings.config.clone(), test, &mut observer, interrupt, g)
-        }
-        None => bmk_engine::run(settings.config.clone(), test, &mut observer, interrupt),
+        Some(g) => bmk_engine::run_gated(config, test, &mut observer, interrupt, g),
+        None => bmk_engine::run(config, test, &mut observer, interrupt),
     };
     let PrintingObserver {
         bench,
@@ -317,20 +284,8 @@ pub fn run(
         .or_else(|| part_gate.as_ref().and_then(|g| g.start_record(released)));
     let barrier_error = gate.as_mut().and_then(|g| g.finish().err());
 
-    let verdict = run_verdict::verdict(
-        &outcome,
-        &VerdictContext {
-            info: verbosity.shows(Level::Info),
-            time_limit_reached,
-            as_sysbench: settings.as_sysbench,
-            forced_shutdown: settings.config.forced_shutdown.is_some(),
-            stop_grace_s: settings.config.stop_grace.as_secs(),
-            sysbench_1_0: settings.compat.is_1_0(),
-            init_timeout_s: settings.config.thread_init_timeout.as_secs(),
-        },
-    );
+    let verdict = run_verdict::verdict(&outcome, &verdict_context(&settings, time_limit_reached));
     let mut code = verdict.code;
-    let failed_without_report = verdict.no_report;
     let mut out = std::io::stdout().lock();
     print_failures(&mut out, verdict.failures, settings.as_sysbench)?;
     for line in &verdict.lines {
@@ -341,10 +296,7 @@ pub fn run(
         if let Some(e) = &verdict.error {
             eprintln!("{e}");
         }
-        if let Some(level) = level {
-            level.finish(&outcome, None)?;
-        }
-        return Ok(code);
+        return finish_sinks(None, level, &outcome, None).map(|()| code);
     }
     // A hook that failed fails the run as bmk; sysbench's exit code stays 0.
     if hook_failed && !settings.as_sysbench {
@@ -354,47 +306,150 @@ pub fn run(
         // The run itself went well; only the other clients' view of it is affected.
         eprintln!("WARNING: could not mark this client done at the barrier: {e}");
     }
-    let notice = verbosity.shows(Level::Notice) && !failed_without_report;
-    if settings.report.histogram && notice {
-        reporter.histogram(&mut out, &outcome.stats.histogram)?;
-    }
-    let replaced = if failed_without_report {
-        true
-    } else {
-        match bench.report_cumulative(&outcome.stats) {
-            Ok(replaced) => replaced,
-            // The hook replaced the default report even though it failed.
-            Err(e) => {
-                log_hook_failure(&e, settings.as_sysbench);
-                if !settings.as_sysbench {
-                    code = 1;
-                }
-                true
-            }
-        }
+    let mut final_report = FinalReport {
+        bench,
+        reporter: &mut reporter,
+        outcome: &outcome,
+        settings: &settings,
+        failed_without_report: verdict.no_report,
     };
-    if !replaced && notice {
-        bmk_lua::end_repeats();
-        reporter.set_layout(bench.layout());
-        reporter.final_report(&mut out, &outcome.stats)?;
-    }
-    out.flush()?;
+    final_report.print(&mut out, &mut code)?;
     drop(out);
-    // sysbench calls the script's done() after printing the final report; not while
-    // abandoned workers may still use what done() tears down.
-    if code != 2 && outcome.abandoned == 0 {
-        if let Err(e) = bench.after_run() {
-            print_fatal_now(&e, settings.as_sysbench)?;
-            code = 1;
-        }
-    }
+    final_report.after_run(&mut code)?;
+    finish_sinks(results, level, &outcome, start)?;
+    Ok(code)
+}
+
+/// Completes the run's results file and level folder (a run that ends without a
+/// report writes no results file).
+fn finish_sinks(
+    results: Option<ResultsSink>,
+    level: Option<LevelSink>,
+    outcome: &bmk_engine::RunOutcome,
+    start: Option<bmk_results::results_file::StartRecord>,
+) -> Result<()> {
     if let Some(results) = results {
-        results.finish(&outcome, start.clone())?;
+        results.finish(outcome, start.clone())?;
     }
     if let Some(level) = level {
-        level.finish(&outcome, start)?;
+        level.finish(outcome, start)?;
     }
-    Ok(code)
+    Ok(())
+}
+
+/// The event limit the run obeys: invoked as `sysbench`, the memory test's own limit
+/// replaces --events; otherwise bmk stops at whichever comes first.
+fn apply_event_limit(bench: &dyn Benchmark, settings: &mut RunSettings) {
+    if settings.as_sysbench && bench.ignores_event_option() {
+        settings.config.events = bench.implied_event_limit().unwrap_or(0);
+    } else if let Some(limit) = bench.implied_event_limit() {
+        settings.config.events = match settings.config.events {
+            0 => limit,
+            given => given.min(limit),
+        };
+    }
+}
+
+/// A level written to a results directory starts on a whole second, so that its
+/// intervals end on the capture's ticks (the other gates name their own instant).
+fn whole_second_gate(
+    level: Option<&mut LevelSink>,
+) -> Option<bmk_kit::whole_second::WholeSecondGate> {
+    let level = level?;
+    let gate = bmk_kit::whole_second::WholeSecondGate::default();
+    level.release_from(gate.release.clone());
+    Some(gate)
+}
+
+/// What the reports of this run look like.
+fn report_config(bench: &dyn Benchmark, settings: &RunSettings) -> ReportConfig {
+    ReportConfig {
+        format: settings.report.format,
+        layout: bench.layout(),
+        percentile: settings.report.percentile,
+        percentiles: settings.report.percentiles.clone(),
+        report_interval: stamp_step(settings.report.interval, &settings.config.checkpoints),
+        rate_mode: settings.config.rate > 0.0,
+    }
+}
+
+/// The reporter, worded as the compatibility level and the invocation ask.
+fn reporter(config: &ReportConfig, settings: &RunSettings) -> Reporter {
+    let mut reporter = Reporter::new(config);
+    reporter.set_sysbench_1_0(settings.compat.is_1_0());
+    if settings.as_sysbench {
+        reporter.hide_schedule_lag();
+    }
+    reporter
+}
+
+/// What the verdict on a run's outcome depends on besides the outcome.
+fn verdict_context(settings: &RunSettings, time_limit_reached: bool) -> VerdictContext {
+    VerdictContext {
+        info: settings.verbosity.shows(Level::Info),
+        time_limit_reached,
+        as_sysbench: settings.as_sysbench,
+        forced_shutdown: settings.config.forced_shutdown.is_some(),
+        stop_grace_s: settings.config.stop_grace.as_secs(),
+        sysbench_1_0: settings.compat.is_1_0(),
+        init_timeout_s: settings.config.thread_init_timeout.as_secs(),
+    }
+}
+
+/// The end of a run that reports: the histogram, the final report (or the script's
+/// `report_cumulative` hook in its place), then the script's `done()`.
+struct FinalReport<'a> {
+    bench: &'a mut dyn Benchmark,
+    reporter: &'a mut Reporter,
+    outcome: &'a bmk_engine::RunOutcome,
+    settings: &'a RunSettings,
+    failed_without_report: bool,
+}
+
+impl FinalReport<'_> {
+    /// Prints the histogram and the final report; a failing report hook sets `code`.
+    fn print(&mut self, out: &mut impl Write, code: &mut i32) -> Result<()> {
+        let as_sysbench = self.settings.as_sysbench;
+        let notice = self.settings.verbosity.shows(Level::Notice) && !self.failed_without_report;
+        if self.settings.report.histogram && notice {
+            self.reporter
+                .histogram(out, &self.outcome.stats.histogram)?;
+        }
+        let replaced = if self.failed_without_report {
+            true
+        } else {
+            match self.bench.report_cumulative(&self.outcome.stats) {
+                Ok(replaced) => replaced,
+                // The hook replaced the default report even though it failed.
+                Err(e) => {
+                    log_hook_failure(&e, as_sysbench);
+                    if !as_sysbench {
+                        *code = 1;
+                    }
+                    true
+                }
+            }
+        };
+        if !replaced && notice {
+            bmk_lua::end_repeats();
+            self.reporter.set_layout(self.bench.layout());
+            self.reporter.final_report(out, &self.outcome.stats)?;
+        }
+        out.flush()?;
+        Ok(())
+    }
+
+    /// sysbench calls the script's done() after printing the final report; not while
+    /// abandoned workers may still use what done() tears down.
+    fn after_run(&mut self, code: &mut i32) -> Result<()> {
+        if *code != 2 && self.outcome.abandoned == 0 {
+            if let Err(e) = self.bench.after_run() {
+                print_fatal_now(&e, self.settings.as_sysbench)?;
+                *code = 1;
+            }
+        }
+        Ok(())
+    }
 }
 
 fn print_header(bench: &dyn Benchmark, settings: &RunSettings) {

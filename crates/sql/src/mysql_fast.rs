@@ -999,67 +999,9 @@ fn decode_row(p: &[u8], cols: &[ColMeta], rs: &mut ResultSet) -> Result<(), mysq
                 let _ = write!(buf, "{d}");
             }
             T_DATE | T_NEWDATE | T_DATETIME | T_DATETIME2 | T_TIMESTAMP | T_TIMESTAMP2 => {
-                let n = usize::from(r.u8()?);
-                let f = r.take(n)?;
-                let mut d = Rd(f);
-                let (y, mo, da) = if n >= 4 {
-                    (d.u16()?, d.u8()?, d.u8()?)
-                } else {
-                    (0, 0, 0)
-                };
-                let (h, mi, s) = if n >= 7 {
-                    (d.u8()?, d.u8()?, d.u8()?)
-                } else {
-                    (0, 0, 0)
-                };
-                let us = if n >= 11 { d.u32()? } else { 0 };
-                let y = u64::from(y);
-                if y < 1000 {
-                    buf.extend_from_slice(
-                        &b"000"[..if y < 10 {
-                            3
-                        } else if y < 100 {
-                            2
-                        } else {
-                            1
-                        }],
-                    );
-                }
-                put_u64(buf, false, y);
-                buf.push(b'-');
-                put_2(buf, u64::from(mo));
-                buf.push(b'-');
-                put_2(buf, u64::from(da));
-                if c.ty != T_DATE && c.ty != T_NEWDATE {
-                    buf.push(b' ');
-                    put_2(buf, u64::from(h));
-                    buf.push(b':');
-                    put_2(buf, u64::from(mi));
-                    buf.push(b':');
-                    put_2(buf, u64::from(s));
-                    put_fraction(buf, us, c.decimals);
-                }
+                put_date_time(&mut r, c, buf)?
             }
-            T_TIME | T_TIME2 => {
-                let n = usize::from(r.u8()?);
-                let f = r.take(n)?;
-                let mut d = Rd(f);
-                let (neg, days, h, mi, s) = if n >= 8 {
-                    (d.u8()? != 0, d.u32()?, d.u8()?, d.u8()?, d.u8()?)
-                } else {
-                    (false, 0, 0, 0, 0)
-                };
-                let us = if n >= 12 { d.u32()? } else { 0 };
-                if neg {
-                    buf.push(b'-');
-                }
-                put_2(buf, u64::from(days) * 24 + u64::from(h));
-                buf.push(b':');
-                put_2(buf, u64::from(mi));
-                buf.push(b':');
-                put_2(buf, u64::from(s));
-                put_fraction(buf, us, c.decimals);
-            }
+            T_TIME | T_TIME2 => put_time(&mut r, c, buf)?,
             T_NULL => {
                 rs.push_null();
                 continue;
@@ -1070,6 +1012,76 @@ fn decode_row(p: &[u8], cols: &[ColMeta], rs: &mut ResultSet) -> Result<(), mysq
         }
         rs.end_cell(start);
     }
+    Ok(())
+}
+
+/// A binary DATE, DATETIME or TIMESTAMP value as the server prints it
+/// (`YYYY-MM-DD[ hh:mm:ss[.ffffff]]`).
+fn put_date_time(r: &mut Rd<'_>, c: &ColMeta, buf: &mut Vec<u8>) -> Result<(), mysql::Error> {
+    let n = usize::from(r.u8()?);
+    let f = r.take(n)?;
+    let mut d = Rd(f);
+    let (y, mo, da) = if n >= 4 {
+        (d.u16()?, d.u8()?, d.u8()?)
+    } else {
+        (0, 0, 0)
+    };
+    let (h, mi, s) = if n >= 7 {
+        (d.u8()?, d.u8()?, d.u8()?)
+    } else {
+        (0, 0, 0)
+    };
+    let us = if n >= 11 { d.u32()? } else { 0 };
+    let y = u64::from(y);
+    if y < 1000 {
+        buf.extend_from_slice(
+            &b"000"[..if y < 10 {
+                3
+            } else if y < 100 {
+                2
+            } else {
+                1
+            }],
+        );
+    }
+    put_u64(buf, false, y);
+    buf.push(b'-');
+    put_2(buf, u64::from(mo));
+    buf.push(b'-');
+    put_2(buf, u64::from(da));
+    if c.ty != T_DATE && c.ty != T_NEWDATE {
+        buf.push(b' ');
+        put_2(buf, u64::from(h));
+        buf.push(b':');
+        put_2(buf, u64::from(mi));
+        buf.push(b':');
+        put_2(buf, u64::from(s));
+        put_fraction(buf, us, c.decimals);
+    }
+    Ok(())
+}
+
+/// A binary TIME value as the server prints it (`[-]hh:mm:ss[.ffffff]`, hours over 24
+/// for whole days).
+fn put_time(r: &mut Rd<'_>, c: &ColMeta, buf: &mut Vec<u8>) -> Result<(), mysql::Error> {
+    let n = usize::from(r.u8()?);
+    let f = r.take(n)?;
+    let mut d = Rd(f);
+    let (neg, days, h, mi, s) = if n >= 8 {
+        (d.u8()? != 0, d.u32()?, d.u8()?, d.u8()?, d.u8()?)
+    } else {
+        (false, 0, 0, 0, 0)
+    };
+    let us = if n >= 12 { d.u32()? } else { 0 };
+    if neg {
+        buf.push(b'-');
+    }
+    put_2(buf, u64::from(days) * 24 + u64::from(h));
+    buf.push(b':');
+    put_2(buf, u64::from(mi));
+    buf.push(b':');
+    put_2(buf, u64::from(s));
+    put_fraction(buf, us, c.decimals);
     Ok(())
 }
 
