@@ -112,6 +112,10 @@ impl TickFormat {
     }
 
     fn label(&self, v: f64) -> String {
+        // Zero is zero in any unit ("0", not "0k").
+        if v == 0.0 {
+            return "0".to_string();
+        }
         format!("{:.*}{}", self.decimals, v / self.divisor, self.suffix)
     }
 }
@@ -320,6 +324,7 @@ mod tests {
         assert_eq!(TickFormat::for_axis(0.0, 3.0, 6).label(2.5), "2.5");
         assert_eq!(TickFormat::for_axis(0.2, 0.26, 6).label(0.25), "0.25");
         assert_eq!(TickFormat::for_axis(0.0, 0.6, 6).label(0.1), "0.1");
+        assert_eq!(TickFormat::for_axis(0.0, 50_000.0, 6).label(0.0), "0");
         // An empty range does not divide by zero.
         assert_eq!(TickFormat::for_axis(5.0, 5.0, 6).label(5.0), "5");
     }
