@@ -66,6 +66,23 @@ function M.sleep_ms(ms)
   C.usleep(math.floor(ms * 1000))
 end
 
+-- The seconds from the earliest start to the latest end that `threads` workers wrote
+-- in `blk` (worker w's slots from w * slots; 0 is "not yet"): the span a workload's
+-- own rates are over. 0 when no worker has both.
+function M.span(blk, threads, slots, start_slot, end_slot)
+  local t0, t1 = nil, nil
+  for w = 0, threads - 1 do
+    local s0, s1 = blk[w * slots + start_slot], blk[w * slots + end_slot]
+    if s0 > 0 and (t0 == nil or s0 < t0) then
+      t0 = s0
+    end
+    if s1 > 0 and (t1 == nil or s1 > t1) then
+      t1 = s1
+    end
+  end
+  return (t0 and t1 and t1 > t0) and (t1 - t0) or 0
+end
+
 -- A phase barrier over `threads` workers in block `blk` (one slot per worker, plus an
 -- abort slot at index MAX_THREADS). wait(phase) returns once every worker reached
 -- `phase`; if a worker called abort(), every waiter raises an error instead of

@@ -288,21 +288,12 @@ local function print_summary()
   local blk = shm.block("dbstress_run", shm.MAX_THREADS * SLOTS)
   local threads = math.min(sysbench.opt.threads or 1, shm.MAX_THREADS)
   local sum = { 0, 0, 0, 0, 0, 0 }
-  local t0, t1 = nil, nil
   for w = 0, threads - 1 do
-    local b = w * SLOTS
     for k = 1, #COUNTED do
-      sum[k] = sum[k] + blk[b + k]
-    end
-    local s0, s1 = blk[b + SLOT_START], blk[b + SLOT_END]
-    if s0 > 0 and (t0 == nil or s0 < t0) then
-      t0 = s0
-    end
-    if s1 > 0 and (t1 == nil or s1 > t1) then
-      t1 = s1
+      sum[k] = sum[k] + blk[w * SLOTS + k]
     end
   end
-  local secs = (t0 and t1 and t1 > t0) and (t1 - t0) or 0
+  local secs = shm.span(blk, threads, SLOTS, SLOT_START, SLOT_END)
   print("dbSTRESS transactions:")
   for k, name in ipairs(COUNTED) do
     local rate = secs > 0 and sum[k] / secs or 0

@@ -550,18 +550,10 @@ function tpcc_print_summary()
   for s = 1, SLOTS do
     sum[s] = 0
   end
-  local t0, t1 = nil, nil
   for tid = 0, threads - 1 do
     local b = tid * SLOTS
     for s = 1, SLOT_RETRIES do
       sum[s] = sum[s] + blk[b + s]
-    end
-    local s0, s1 = blk[b + SLOT_START], blk[b + SLOT_END]
-    if s0 > 0 and (t0 == nil or s0 < t0) then
-      t0 = s0
-    end
-    if s1 > 0 and (t1 == nil or s1 > t1) then
-      t1 = s1
     end
   end
   local total = sum[SLOT_ROLLBACKS]
@@ -582,7 +574,7 @@ function tpcc_print_summary()
   print(fmt("    %-22s %10d (%.2f%% of new_order)", "new_order rollbacks:",
     sum[SLOT_ROLLBACKS], pct(sum[SLOT_ROLLBACKS], nos)))
   print(fmt("    %-22s %10d", "retried (trx-retry):", sum[SLOT_RETRIES]))
-  local secs = (t0 and t1 and t1 > t0) and (t1 - t0) or 0
+  local secs = tpcc_shm.span(blk, threads, SLOTS, SLOT_START, SLOT_END)
   local tpmc = secs > 0 and sum[NEW_ORDER] * 60 / secs or 0
   print(fmt("tpmC: %.2f (committed new_order per minute over %.2f s)", tpmc, secs))
   print("")
