@@ -1051,12 +1051,7 @@ fn put_date_time(r: &mut Rd<'_>, c: &ColMeta, buf: &mut Vec<u8>) -> Result<(), m
     put_2(buf, u64::from(da));
     if c.ty != T_DATE && c.ty != T_NEWDATE {
         buf.push(b' ');
-        put_2(buf, u64::from(h));
-        buf.push(b':');
-        put_2(buf, u64::from(mi));
-        buf.push(b':');
-        put_2(buf, u64::from(s));
-        put_fraction(buf, us, c.decimals);
+        put_clock(buf, u64::from(h), mi, s, us, c.decimals);
     }
     Ok(())
 }
@@ -1076,13 +1071,25 @@ fn put_time(r: &mut Rd<'_>, c: &ColMeta, buf: &mut Vec<u8>) -> Result<(), mysql:
     if neg {
         buf.push(b'-');
     }
-    put_2(buf, u64::from(days) * 24 + u64::from(h));
-    buf.push(b':');
-    put_2(buf, u64::from(mi));
-    buf.push(b':');
-    put_2(buf, u64::from(s));
-    put_fraction(buf, us, c.decimals);
+    put_clock(
+        buf,
+        u64::from(days) * 24 + u64::from(h),
+        mi,
+        s,
+        us,
+        c.decimals,
+    );
     Ok(())
+}
+
+/// `hh:mm:ss[.ffffff]`, the clock part of DATETIME, TIMESTAMP and TIME values.
+fn put_clock(buf: &mut Vec<u8>, hours: u64, minutes: u8, seconds: u8, us: u32, decimals: u8) {
+    put_2(buf, hours);
+    buf.push(b':');
+    put_2(buf, u64::from(minutes));
+    buf.push(b':');
+    put_2(buf, u64::from(seconds));
+    put_fraction(buf, us, decimals);
 }
 
 /// The fast path's row decoders over arbitrary bytes, for the fuzz targets and their
