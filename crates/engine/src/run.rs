@@ -168,7 +168,7 @@ fn run_on(
         // Without warm-up, measuring starts at the release itself, so no event can
         // slip in unclaimed between the release and the start of the event limit.
         if shared.config.warmup.is_zero() {
-            stats.start_at_release();
+            stats.start_at_release(released);
             shared.measuring.store(true, Ordering::SeqCst);
         }
         // Announced before the release, as sysbench does from its start barrier, so
