@@ -29,6 +29,7 @@ use std::collections::BTreeMap;
 
 use bmk_results::capture::{self, Table};
 
+use crate::expected_rows;
 use crate::rates;
 use crate::series::LevelSeries;
 use crate::steady::{self, SteadyVerdict};
@@ -72,6 +73,9 @@ pub enum CheckKind {
     EmptyReads,
     /// Fewer or smaller tables on the server than the options claim.
     DataSmallerThanClaimed,
+    /// Reads that returned fewer rows per event than the workload's options make a
+    /// complete data set return.
+    ShortReads,
 }
 
 impl CheckKind {
@@ -95,6 +99,7 @@ impl CheckKind {
             CheckKind::RunNotCompleted => "run not completed",
             CheckKind::EmptyReads => "reads found no rows",
             CheckKind::DataSmallerThanClaimed => "data smaller than the options claim",
+            CheckKind::ShortReads => "reads returned fewer rows than expected",
         }
     }
 }
@@ -119,6 +124,7 @@ impl CheckKind {
             CheckKind::RunNotCompleted => "run_not_completed",
             CheckKind::EmptyReads => "empty_reads",
             CheckKind::DataSmallerThanClaimed => "data_smaller_than_claimed",
+            CheckKind::ShortReads => "short_reads",
             CheckKind::NeverSteady => "never_steady",
             CheckKind::BusyHost => "busy_host",
         }
@@ -134,7 +140,8 @@ impl CheckKind {
             | CheckKind::Errors
             | CheckKind::UnusableLevel
             | CheckKind::EmptyReads
-            | CheckKind::DataSmallerThanClaimed => Severity::Fail,
+            | CheckKind::DataSmallerThanClaimed
+            | CheckKind::ShortReads => Severity::Fail,
             _ => Severity::Warn,
         }
     }
@@ -223,6 +230,13 @@ pub mod limits {
     pub const EMPTY_READS_FAIL_PCT: f64 = 1.0;
     /// ... and above this % warn.
     pub const EMPTY_READS_WARN_PCT: f64 = 0.1;
+    /// Rows read per event below this % of what the options make a complete data set
+    /// return fail an OLTP level...
+    pub const SHORT_READS_FAIL_PCT: f64 = 50.0;
+    /// ... and below this % warn. Real runs come within a percent or two: only a read
+    /// between an autocommit DELETE and its INSERT, or a skewed draw of range starts
+    /// near the last id, reads less than a complete data set.
+    pub const SHORT_READS_WARN_PCT: f64 = 90.0;
     /// Table groups with fewer rows read and written than this on average are not
     /// compared: a few transactions more or less would decide.
     pub const UNFAIR_MIN_ROWS: f64 = 10_000.0;
@@ -264,6 +278,7 @@ pub fn run_checks(run: &RunData) -> Vec<Finding> {
     out.extend(run_not_completed(run));
     out.extend(empty_reads(run));
     out.extend(data_smaller_than_claimed(run));
+    out.extend(short_reads(run));
     out
 }
 
@@ -923,6 +938,56 @@ pub fn empty_reads(run: &RunData) -> Vec<Finding> {
                     "{empty} of {} reads ({pct:.2} %, above {threshold} %) returned no row ({:.2} rows per read): the workload reads ids 1..--table-size that prepare loaded, so the tables hold fewer rows than the options claim (see the data-size check) or rows were deleted; a read of a missing row is fast and proves nothing",
                     c.reads,
                     rows as f64 / c.reads as f64
+                ),
+            )
+            .tripped(pct, threshold)
+            .with_severity(severity),
+        );
+    }
+    out
+}
+
+/// OLTP levels whose reads returned far fewer rows per event than the options make a
+/// complete data set return ([`expected_rows`]): ranges cut short by missing ids (rows
+/// deleted, or `--table-size` larger than the data) read less and answer faster than
+/// the workload the options name. A level whose share of empty reads already trips
+/// [`empty_reads`] is left to that check, which names the same cause.
+pub fn short_reads(run: &RunData) -> Vec<Finding> {
+    let mut out = Vec::new();
+    for l in &run.levels {
+        let Some(r) = &l.result else {
+            continue;
+        };
+        let Some(expected) = expected_rows::rows_per_event(&r.run.test, &r.run.options) else {
+            continue;
+        };
+        let f = &r.final_stats;
+        let c = &f.counters;
+        let Some(rows) = c.rows else {
+            continue;
+        };
+        if f.events == 0 || expected <= 0.0 {
+            continue;
+        }
+        let empty_pct = c.empty_reads.unwrap_or(0) as f64 / c.reads.max(1) as f64 * 100.0;
+        if empty_pct > limits::EMPTY_READS_WARN_PCT {
+            continue;
+        }
+        let per_event = rows as f64 / f.events as f64;
+        let pct = per_event / expected * 100.0;
+        let (severity, threshold) = if pct < limits::SHORT_READS_FAIL_PCT {
+            (Severity::Fail, limits::SHORT_READS_FAIL_PCT)
+        } else if pct < limits::SHORT_READS_WARN_PCT {
+            (Severity::Warn, limits::SHORT_READS_WARN_PCT)
+        } else {
+            continue;
+        };
+        out.push(
+            finding(
+                CheckKind::ShortReads,
+                Some(l),
+                format!(
+                    "{per_event:.1} rows read per event, {pct:.1} % of the {expected:.1} that the options (point selects one row each, ranges --range-size rows) make a complete data set return (below {threshold} %): ranges find ids missing, so the tables hold fewer or sparser rows than the options claim (rows deleted, or --table-size larger than the data); shorter reads answer faster and measure less than the workload"
                 ),
             )
             .tripped(pct, threshold)

@@ -15,6 +15,7 @@ pub mod compare;
 pub mod compare_rules;
 pub mod compare_stats;
 mod error;
+pub mod expected_rows;
 pub mod host_load;
 pub mod innodb;
 pub mod page;

@@ -46,13 +46,14 @@ fn find<'a>(v: &'a [Verdict], check: &str) -> &'a Verdict {
 }
 
 /// The checks this file is about: none of them may fire on a clean run.
-const DATA_AND_ERROR_CHECKS: [&str; 6] = [
+const DATA_AND_ERROR_CHECKS: [&str; 7] = [
     "errors",
     "unusable_level",
     "unfinished_level",
     "run_not_completed",
     "empty_reads",
     "data_smaller_than_claimed",
+    "short_reads",
 ];
 
 /// A clean run: none of this file's checks, and no failure of any other.
@@ -176,6 +177,37 @@ fn reads_beyond_the_data_are_counted_and_flagged_on_sqlite() {
     assert!(e.value.unwrap() > 95.0, "{e:?}");
     let d = find(&v, "data_smaller_than_claimed");
     assert_eq!((d.value, d.threshold), (Some(1000.0), Some(100_000.0)));
+}
+
+#[test]
+fn ranges_over_sparse_data_are_flagged_as_short_reads_on_sqlite() {
+    let dir = Dir::new();
+    sqlite_prepare_1k(&dir);
+    // Three ids of every four deleted: no range of 100 ids comes back empty (so the
+    // empty-reads check has nothing to say), but each returns a quarter of its rows.
+    dir.write(
+        "thin.lua",
+        "function prepare()\n  local con = sysbench.sql.driver():connect()\n  con:query('DELETE FROM sbtest1 WHERE id % 4 <> 0')\nend\n",
+    );
+    dir.bmk()
+        .args("thin.lua --db-driver=sqlite prepare")
+        .run_within(Duration::from_secs(60))
+        .code(0);
+    dir.bmk()
+        .args("kit run OLTP_RO_1K_1tab-uniform-trx 1 3 --db-driver=sqlite --point-selects=0 --results-dir=out --capture-interval=0")
+        .run_within(Duration::from_secs(120))
+        .code(0);
+    let results = dir.join("out");
+    let r = ResultsFile::read(level1(&results).join("result.json")).unwrap();
+    let c = &r.final_stats.counters;
+    assert_eq!(c.empty_reads, Some(0), "{c:?}");
+    let (v, _) = report(&dir, &results);
+    let s = find(&v, "short_reads");
+    assert_eq!((s.severity.as_str(), s.threshold), ("fail", Some(50.0)));
+    // 3 ranges of a quarter of ~95 rows and a sum: about 25 % of 286 rows an event.
+    let pct = s.value.unwrap();
+    assert!((20.0..32.0).contains(&pct), "{s:?}");
+    assert!(v.iter().all(|x| x.check != "empty_reads"), "{v:#?}");
 }
 
 #[test]
