@@ -24,6 +24,7 @@ pub mod report;
 pub mod series;
 pub mod stats;
 pub mod steady;
+pub mod timeline;
 pub mod verdicts;
 
 pub use error::Error;

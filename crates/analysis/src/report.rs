@@ -7,11 +7,12 @@ use std::collections::BTreeMap;
 use bmk_results::results_dir::SummaryRow;
 use serde::Serialize;
 
-use crate::charts::LineChart;
+use crate::charts::{LineChart, XScale};
 use crate::checks::{self, Finding};
 use crate::rates;
-use crate::series::LevelSeries;
+use crate::series::{latency_spectrum, LatencyLines, LevelSeries};
 use crate::steady::{self, LevelSteady};
+use crate::timeline;
 use crate::verdicts::Verdict;
 use crate::Error;
 use bmk_results::dir_writer;
@@ -130,6 +131,8 @@ pub struct Report {
     pub rows: Vec<LevelRow>,
     /// Throughput and latency against users.
     pub scalability: Vec<Chart>,
+    /// The whole sweep on one time axis, level boundaries marked.
+    pub timeline: Vec<Chart>,
     /// Each level's steady state (steady window, its figures beside the whole level's).
     pub steady: Vec<LevelSteady>,
     /// Levels in the table but not on the curves (`level-0002 (fatal)`).
@@ -167,6 +170,10 @@ impl Report {
             .map(|l| format!("{} ({})", l.name(), l.status()))
             .collect();
         let scalability = scalability_charts(&rows)?;
+        let timeline = timeline::charts(run, clock_ticks)
+            .into_iter()
+            .map(chart)
+            .collect::<Result<Vec<_>, _>>()?;
         let steady: Vec<LevelSteady> = run.levels.iter().map(steady::of_level).collect();
         let mut levels = Vec::new();
         for (level, st) in run.levels.iter().zip(&steady) {
@@ -188,6 +195,7 @@ impl Report {
             verdicts,
             rows,
             scalability,
+            timeline,
             steady,
             off_curves,
             levels,
@@ -276,9 +284,16 @@ fn facts(run: &RunData) -> Vec<(String, String)> {
 /// at that users count; none without a completed level.
 fn scalability_charts(rows: &[LevelRow]) -> Result<Vec<Chart>, Error> {
     let mut scalability = Vec::new();
-    if !rows.iter().any(|r| r.usable) {
+    let users: Vec<f64> = rows
+        .iter()
+        .filter(|r| r.usable)
+        .map(|r| r.summary.users as f64)
+        .collect();
+    // One users count is one point: nothing to draw a curve through.
+    if users.iter().all(|&u| u == users[0]) {
         return Ok(scalability);
     }
+    let x_scale = XScale::for_users(&users);
     let by_users = |get: &dyn Fn(&LevelRow) -> f64| -> Vec<(f64, f64)> {
         let mut m: BTreeMap<u32, Vec<f64>> = BTreeMap::new();
         for r in rows.iter().filter(|r| r.usable) {
@@ -303,6 +318,7 @@ fn scalability_charts(rows: &[LevelRow]) -> Result<Vec<Chart>, Error> {
             x_label: "users".into(),
             y_label: name.into(),
             series: vec![(name.into(), by_users(get))],
+            x_scale,
             ..LineChart::default()
         })?);
     }
@@ -315,6 +331,7 @@ fn scalability_charts(rows: &[LevelRow]) -> Result<Vec<Chart>, Error> {
             ("p95".into(), by_users(&|r| r.summary.p95_ms)),
             ("p99".into(), by_users(&|r| r.summary.p99_ms)),
         ],
+        x_scale,
         ..LineChart::default()
     })?);
     Ok(scalability)
@@ -470,6 +487,7 @@ fn time_charts(level: &Level, st: &LevelSteady, label: &str) -> Result<Vec<Chart
         marks: s.stalls.iter().map(|&i| (s.time_s[i], s.tps[i])).collect(),
         marks_label: "stall".into(),
         band: band.clone(),
+        ..LineChart::default()
     })?);
     charts.push(chart(LineChart {
         title: format!("{label}: queries per second"),
@@ -478,22 +496,76 @@ fn time_charts(level: &Level, st: &LevelSteady, label: &str) -> Result<Vec<Chart
         series: vec![("QPS".into(), pts(&s.qps))],
         ..LineChart::default()
     })?);
-    if s.p95_ms.iter().any(|v| *v > 0.0) {
+    let lat = LatencyLines::of(level);
+    if !lat.lines.is_empty() {
+        let p95 = lat.lines.iter().find(|l| l.0 == "p95").map(|l| &l.1);
         charts.push(chart(LineChart {
-            title: format!("{label}: 95th percentile latency"),
+            title: format!("{label}: latency"),
             x_label: "seconds".into(),
             y_label: "ms".into(),
-            series: vec![("p95".into(), pts(&s.p95_ms))],
-            marks: s
-                .stalls
-                .iter()
-                .map(|&i| (s.time_s[i], s.p95_ms[i]))
-                .collect(),
+            series: lat.lines.iter().map(|(n, v)| (n.clone(), pts(v))).collect(),
+            // Stalls on the p95 line, where it has a value (a stall that completed
+            // nothing is the gap itself).
+            marks: p95
+                .map(|p95| {
+                    s.stalls
+                        .iter()
+                        .filter(|&&i| p95[i].is_finite())
+                        .map(|&i| (s.time_s[i], p95[i]))
+                        .collect()
+                })
+                .unwrap_or_default(),
             marks_label: "stall".into(),
             band,
+            gaps: lat.gaps.clone(),
+            ..LineChart::default()
         })?);
     }
+    if let Some(spectrum) = distribution_chart(level, label)? {
+        charts.push(spectrum);
+    }
     Ok(charts)
+}
+
+/// A finished level's latency distribution from its final histogram: latency against
+/// percentile on a nines axis, the percentiles the run asked for marked. `None` for a
+/// level without a result or without events.
+fn distribution_chart(level: &Level, label: &str) -> Result<Option<Chart>, Error> {
+    let Some(r) = &level.result else {
+        return Ok(None);
+    };
+    let Ok(hist) = bmk_results::codec::decode(&r.histogram) else {
+        return Ok(None);
+    };
+    let points = latency_spectrum(&hist);
+    if points.is_empty() {
+        return Ok(None);
+    }
+    let mut asked: Vec<f64> = r.run.percentiles.clone();
+    if r.run.percentile > 0.0 && !asked.contains(&r.run.percentile) {
+        asked.push(r.run.percentile);
+    }
+    let highest = points.last().map_or(0.0, |p| p.0);
+    let marks = asked
+        .iter()
+        .filter(|&&p| p > 0.0 && p <= highest)
+        .map(|&p| {
+            (
+                p,
+                hist.median_equivalent(hist.value_at_quantile(p / 100.0)) as f64 / 1e6,
+            )
+        })
+        .collect();
+    Ok(Some(chart(LineChart {
+        title: format!("{label}: latency distribution"),
+        x_label: "percentile".into(),
+        y_label: "ms".into(),
+        series: vec![("latency".into(), points)],
+        marks,
+        marks_label: "requested percentiles".into(),
+        x_scale: XScale::Nines,
+        ..LineChart::default()
+    })?))
 }
 
 /// A level's server and OS metrics, timed from the level's start.

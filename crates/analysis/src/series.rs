@@ -13,6 +13,8 @@
 
 use bmk_results::load::Level;
 
+use crate::charts::{nines_percentile, MAX_NINES_PCT};
+
 /// An interval is a stall when its TPS is below this fraction of the level's baseline.
 pub const STALL_FRACTION: f64 = 0.5;
 
@@ -173,4 +175,94 @@ mod tests {
         let s = LevelSeries::of(&level_of(&tps));
         assert!(s.stalls.is_empty(), "{s:?}");
     }
+}
+
+/// A level's latency over time: one value per interval of each line, NaN where the
+/// interval completed no event (its latency is unknown: drawing it as 0 ms would show
+/// a lock that held every session for seconds as the fastest moment of the run).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct LatencyLines {
+    /// Seconds since the measured start at each interval's end.
+    pub time_s: Vec<f64>,
+    /// (`p50`, values), (`p95`, …), (`p99`, …), (`max`, …): the stored percentiles
+    /// each interval has, and its largest latency.
+    pub lines: Vec<(String, Vec<f64>)>,
+    /// (start, end) in seconds of the intervals that completed nothing.
+    pub gaps: Vec<(f64, f64)>,
+}
+
+/// The percentiles [`LatencyLines`] draws when an interval stored them.
+const LATENCY_PERCENTILES: [(f64, &str); 3] = [(50.0, "p50"), (95.0, "p95"), (99.0, "p99")];
+
+impl LatencyLines {
+    /// The latency lines of `level` (no line for a percentile no interval stored).
+    pub fn of(level: &Level) -> LatencyLines {
+        let records: Vec<_> = level.intervals.iter().map(|l| &l.record).collect();
+        let mut out = LatencyLines {
+            time_s: records.iter().map(|r| r.time_s).collect(),
+            ..LatencyLines::default()
+        };
+        let value = |r: &bmk_results::results_file::IntervalRecord, v: Option<f64>| {
+            if r.events == 0 {
+                f64::NAN
+            } else {
+                v.unwrap_or(f64::NAN)
+            }
+        };
+        for (pct, name) in LATENCY_PERCENTILES {
+            let line: Vec<f64> = records
+                .iter()
+                .map(|r| {
+                    let stored = r
+                        .latency
+                        .percentiles
+                        .iter()
+                        .find(|p| (p.percentile - pct).abs() < 1e-9)
+                        .map(|p| p.ms);
+                    value(r, stored)
+                })
+                .collect();
+            if line.iter().any(|v| v.is_finite()) {
+                out.lines.push((name.to_string(), line));
+            }
+        }
+        let max: Vec<f64> = records
+            .iter()
+            .map(|r| value(r, Some(r.latency.max_ms)))
+            .collect();
+        if max.iter().any(|v| v.is_finite() && *v > 0.0) {
+            out.lines.push(("max".to_string(), max));
+        }
+        out.gaps = records
+            .iter()
+            .filter(|r| r.events == 0)
+            .map(|r| (r.time_s - r.interval_s, r.time_s))
+            .collect();
+        out
+    }
+}
+
+/// A level's latency distribution as (percentile, ms) points from its final histogram
+/// (ns values), spread over the nines (0 %, 10 %, … 90 %, … 99 %, … 99.9 % …) as far as
+/// its event count resolves: with n events the highest percentile that tells something
+/// is 100·(1 − 1/n), drawn as the largest latency. Empty for an empty histogram.
+pub fn latency_spectrum(hist: &hdrhistogram::Histogram<u64>) -> Vec<(f64, f64)> {
+    let n = hist.len();
+    if n == 0 {
+        return Vec::new();
+    }
+    let ms = |ns: u64| hist.median_equivalent(ns) as f64 / 1e6;
+    let last_nines = (n as f64)
+        .log10()
+        .min(-(1.0 - MAX_NINES_PCT / 100.0).log10());
+    let mut points = Vec::new();
+    // Ten points per nine.
+    let mut tenths = 0;
+    while (tenths as f64) / 10.0 < last_nines {
+        let pct = nines_percentile(tenths as f64 / 10.0);
+        points.push((pct, ms(hist.value_at_quantile(pct / 100.0))));
+        tenths += 1;
+    }
+    points.push((nines_percentile(last_nines), ms(hist.max())));
+    points
 }

@@ -25,6 +25,7 @@ mod options;
 mod output;
 mod range_checks;
 mod rate;
+mod report_charts;
 mod reports;
 mod results;
 mod script_commands;

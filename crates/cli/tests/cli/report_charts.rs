@@ -1,0 +1,120 @@
+//! The report's latency and timeline charts from a real MariaDB sweep with a lock held
+//! for seconds in its second level: the intervals that completed nothing are gaps in
+//! every latency line (not 0 ms) and shaded as such, the interval the lock released
+//! keeps its stored p99 and its max (the wait), and the sweep's timeline marks each
+//! level's start.
+
+use std::time::{Duration, Instant};
+
+use bmk_analysis::series::LatencyLines;
+use bmk_results::RunData;
+use bmk_sql::DriverKind;
+
+use crate::server_db::ServerDb;
+use crate::util::Dir;
+
+/// Lines in `path` (0 while it does not exist).
+fn lines_in(path: &std::path::Path) -> usize {
+    std::fs::read_to_string(path).map_or(0, |t| t.lines().count())
+}
+
+#[test]
+fn a_lock_is_a_latency_gap_and_the_timeline_marks_the_levels_on_mariadb() {
+    let Some(db) = ServerDb::new(DriverKind::Mysql) else {
+        return;
+    };
+    let dir = Dir::new();
+    dir.write("bmk.toml", &db.target(false));
+    dir.bmk()
+        .args("kit prepare Prepare_1K_1tab 1 --target=db")
+        .run_within(Duration::from_secs(120))
+        .code(0);
+    let (mut child, line) = dir
+        .bmk()
+        .args("kit sweep OLTP_RW_1K_1tab-uniform-trx --users=1,2 --time=9 --pause=0 --capture-interval=1 --target=db --results-dir=lock")
+        .spawn();
+    // Two intervals into the second level, every session waits for the table for 4 s.
+    let intervals = dir.join("lock/level-0002/intervals.jsonl");
+    let deadline = Instant::now() + Duration::from_secs(90);
+    while lines_in(&intervals) < 2 {
+        assert!(Instant::now() < deadline, "{line}: level 2 never reported");
+        assert!(child.try_wait().unwrap().is_none(), "{line} ended early");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let mut locker = db.conn();
+    locker.query("LOCK TABLES sbtest1 WRITE").unwrap();
+    std::thread::sleep(Duration::from_secs(4));
+    locker.query("UNLOCK TABLES").unwrap();
+    let status = child.wait().unwrap();
+    assert!(status.success(), "{line}: {status}");
+
+    let results = dir.join("lock");
+    dir.bmk()
+        .arg("report")
+        .arg(&results)
+        .run_within(Duration::from_secs(60))
+        .code(0);
+    let run = RunData::read(&results).unwrap();
+    let level = &run.levels[1];
+    let lat = LatencyLines::of(level);
+    let empty: Vec<usize> = (0..level.intervals.len())
+        .filter(|&i| level.intervals[i].record.events == 0)
+        .collect();
+    assert!(
+        empty.len() >= 2,
+        "the lock stopped 2+ whole intervals: {empty:?}"
+    );
+    assert_eq!(lat.gaps.len(), empty.len());
+    for (name, values) in &lat.lines {
+        for &i in &empty {
+            assert!(
+                values[i].is_nan(),
+                "{name} at interval {i} is {}",
+                values[i]
+            );
+        }
+    }
+    // The interval in which the lock was released: its p99 is the stored one, seconds.
+    let after = *empty.last().unwrap() + 1;
+    let stored_p99 = level.intervals[after]
+        .record
+        .latency
+        .percentiles
+        .iter()
+        .find(|p| p.percentile == 99.0)
+        .map(|p| p.ms)
+        .unwrap();
+    let p99 = &lat.lines.iter().find(|l| l.0 == "p99").unwrap().1;
+    assert_eq!(p99[after], stored_p99);
+    // ... and its max the lock's wait, drawn where the wait ended.
+    let stored_max = level.intervals[after].record.latency.max_ms;
+    let max = &lat.lines.iter().find(|l| l.0 == "max").unwrap().1;
+    assert_eq!(max[after], stored_max);
+    assert!(stored_max > 2000.0, "waited for the lock: {stored_max} ms");
+
+    let page = std::fs::read_to_string(results.join("report.html")).unwrap();
+    let chart = |title: &str| -> &str {
+        let at = page
+            .find(&format!("<figure title=\"{title}\">"))
+            .unwrap_or_else(|| panic!("no chart {title}"));
+        &page[at..at + page[at..].find("</figure>").unwrap()]
+    };
+    let latency = chart("level-0002 (2 users): latency");
+    assert!(latency.contains(">\nnothing completed\n</text>"));
+    // One grey span per empty interval, plus the legend's key.
+    let grey = latency.matches("fill=\"#969696\"").count();
+    assert_eq!(grey, empty.len() + 1, "{latency}");
+    assert!(page.contains("<figure title=\"level-0002 (2 users): latency distribution\">"));
+    let timeline = chart("Sweep timeline: throughput");
+    for label in ["1 user", "2 users"] {
+        assert!(
+            timeline.contains(&format!(">\n{label}\n</text>")),
+            "{label}"
+        );
+    }
+    let timeline_latency = chart("Sweep timeline: latency");
+    assert_eq!(
+        timeline_latency.matches("fill=\"#969696\"").count(),
+        empty.len() + 1
+    );
+}
