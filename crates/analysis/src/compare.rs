@@ -498,12 +498,7 @@ fn charts(runs: &[RunData], per_users: &[AtUsers]) -> Result<Vec<Chart>, Error> 
         },
     ]
     .into_iter()
-    .map(|c| {
-        Ok(Chart {
-            title: c.title.clone(),
-            svg: c.to_svg()?,
-        })
-    })
+    .map(crate::report::chart)
     .collect()
 }
 

@@ -16,6 +16,7 @@ pub mod compare_rules;
 pub mod compare_stats;
 mod error;
 pub mod expected_rows;
+pub mod export;
 pub mod host_load;
 pub mod innodb;
 pub mod page;

@@ -38,6 +38,9 @@ pub struct Chart {
     pub title: String,
     /// The SVG document.
     pub svg: String,
+    /// What it draws, for `bmk report --export` ([`crate::export`]).
+    #[serde(skip)]
+    pub data: LineChart,
 }
 
 /// Thread fairness of a level.
@@ -421,10 +424,12 @@ pub fn steady_text(levels: &[LevelSteady]) -> String {
     out
 }
 
-fn chart(c: LineChart) -> Result<Chart, Error> {
+/// `c` drawn, kept beside its drawing for the export.
+pub(crate) fn chart(c: LineChart) -> Result<Chart, Error> {
     Ok(Chart {
         title: c.title.clone(),
         svg: c.to_svg()?,
+        data: c,
     })
 }
 

@@ -91,6 +91,11 @@ struct ReportArgs {
     /// file]. Example: --output=/tmp/report.html
     #[arg(long, value_name = "FILE.html")]
     output: Option<String>,
+    /// Also write every chart into DIR, as a CSV of its values (tidy: scenario, target,
+    /// level, users, time or users, series, value, unit) and as an SVG file. Example:
+    /// --export=/tmp/charts
+    #[arg(long, value_name = "DIR")]
+    export: Option<PathBuf>,
 }
 
 /// `bmk compare`'s arguments.
@@ -265,6 +270,16 @@ fn report(args: &[String]) -> Result<i32> {
     if path.is_dir() {
         bmk_analysis::steady::write_steady(path, &report.steady).map_err(analysis_error)?;
         bmk_analysis::verdicts::write(path, &report.verdicts).map_err(analysis_error)?;
+    }
+    if let Some(dir) = &a.export {
+        let files = bmk_analysis::export::files(&report, &run);
+        std::fs::create_dir_all(dir)
+            .map_err(|e| fail(format!("bmk report: cannot create {}: {e}", dir.display())))?;
+        for f in &files {
+            bmk_results::atomic_file::replace(&dir.join(&f.name), f.contents.as_bytes())
+                .map_err(analysis_error)?;
+        }
+        eprintln!("exported {} charts to {}", files.len() / 2, dir.display());
     }
     print!("{}", report.text_summary());
     println!("\nreport written to {}", out.display());

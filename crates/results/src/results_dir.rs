@@ -424,7 +424,7 @@ pub const SUMMARY_HEADER_V1: &str =
 
 /// A name as one CSV field: the separators of the file (`,`, `;`, `=`) and line breaks
 /// become `_` (names are identifiers; quoting would make the file harder to `cut`).
-fn csv_name(s: &str) -> String {
+pub fn csv_name(s: &str) -> String {
     s.chars()
         .map(|c| if ",;=\r\n\"".contains(c) { '_' } else { c })
         .collect()

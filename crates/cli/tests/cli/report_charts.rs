@@ -118,3 +118,99 @@ fn a_lock_is_a_latency_gap_and_the_timeline_marks_the_levels_on_mariadb() {
         empty.len() + 1
     );
 }
+
+#[test]
+fn export_writes_each_chart_as_tidy_csv_and_svg_that_agree_with_the_run() {
+    let dir = Dir::new();
+    dir.bmk()
+        .args("kit prepare Prepare_1K_1tab 1 --db-driver=sqlite")
+        .run_within(Duration::from_secs(120))
+        .code(0);
+    dir.bmk()
+        .args("kit sweep OLTP_RO_1K_1tab-uniform-p_sel1-notrx --users=1,2 --time=3 --pause=0 --capture-interval=1 --db-driver=sqlite --results-dir=run")
+        .run_within(Duration::from_secs(120))
+        .code(0);
+    let out = dir.join("charts");
+    let run = dir
+        .bmk()
+        .arg("report")
+        .arg(dir.join("run"))
+        .arg(format!("--export={}", out.display()))
+        .run_within(Duration::from_secs(60))
+        .code(0);
+    let names = {
+        let mut n: Vec<String> = std::fs::read_dir(&out)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        n.sort();
+        n
+    };
+    let csvs: Vec<&String> = names.iter().filter(|n| n.ends_with(".csv")).collect();
+    assert_eq!(
+        csvs.len() * 2,
+        names.len(),
+        "a CSV and an SVG per chart: {names:?}"
+    );
+    assert!(
+        run.stderr
+            .contains(&format!("exported {} charts to", csvs.len())),
+        "{}",
+        run.context()
+    );
+    for n in names.iter().filter(|n| n.ends_with(".svg")) {
+        let svg = std::fs::read_to_string(out.join(n)).unwrap();
+        assert!(svg.starts_with("<svg"), "{n}");
+    }
+    // Rows as (header → value) maps.
+    let rows = |name: &str| -> Vec<std::collections::BTreeMap<String, String>> {
+        let text = std::fs::read_to_string(out.join(name)).unwrap();
+        let mut lines = text.lines();
+        let header: Vec<&str> = lines.next().unwrap().split(',').collect();
+        lines
+            .map(|l| {
+                let fields: Vec<&str> = l.split(',').collect();
+                assert_eq!(fields.len(), header.len(), "{name}: {l}");
+                header
+                    .iter()
+                    .zip(fields)
+                    .map(|(h, f)| (h.to_string(), f.to_string()))
+                    .collect()
+            })
+            .collect()
+    };
+    // The scalability chart's points are summary.csv's TPS.
+    let summary = std::fs::read_to_string(dir.join("run/summary.csv")).unwrap();
+    let tps_by_users: Vec<(String, f64)> = rows("01-transactions-per-second-vs-users.csv")
+        .iter()
+        .map(|r| (r["users"].clone(), r["value"].parse().unwrap()))
+        .collect();
+    assert_eq!(tps_by_users.len(), 2);
+    for (users, tps) in &tps_by_users {
+        let line = summary
+            .lines()
+            .find(|l| l.split(',').nth(3) == Some(users.as_str()))
+            .unwrap();
+        let want: f64 = line.split(',').nth(5).unwrap().parse().unwrap();
+        assert!((tps - want).abs() < 0.01, "{users} users: {tps} vs {want}");
+    }
+    // A level's throughput over time is its intervals' TPS, with the run's names.
+    let level = csvs
+        .iter()
+        .find(|n| n.contains("level-0002-2-users-throughput"))
+        .unwrap();
+    let intervals =
+        bmk_results::results_dir::read_intervals(&dir.join("run/level-0002/intervals.jsonl"))
+            .unwrap();
+    let r = rows(level);
+    assert_eq!(r.len(), intervals.len());
+    for (row, line) in r.iter().zip(&intervals) {
+        assert_eq!(row["scenario"], "OLTP_RO_1K_1tab-uniform-p_sel1-notrx");
+        assert_eq!(
+            (row["level"].as_str(), row["users"].as_str()),
+            ("level-0002", "2")
+        );
+        assert_eq!(row["time_s"].parse::<f64>().unwrap(), line.record.time_s);
+        assert_eq!(row["value"].parse::<f64>().unwrap(), line.record.tps);
+    }
+}
