@@ -222,6 +222,24 @@ const INNODB_IO: RateGroup = RateGroup {
         "Innodb_buffer_pool_reads",
     ],
 };
+const MYSQL_THREADS: GroupSpec = spec("mysql_threads", "Server threads", "threads");
+const INNODB_ROW_LOCKS: GroupSpec = spec("innodb_row_locks", "InnoDB row lock waits", "/s");
+const INNODB_ROW_LOCK_TIME: GroupSpec = spec(
+    "innodb_row_lock_time",
+    "InnoDB time spent waiting for row locks",
+    "ms/s",
+);
+const INNODB_REDO: GroupSpec = spec("innodb_redo", "InnoDB redo log written", "MB/s");
+const INNODB_DIRTY: GroupSpec = spec(
+    "innodb_dirty_pages",
+    "InnoDB buffer pool dirty pages",
+    "pages",
+);
+const INNODB_HIT_RATIO: GroupSpec = spec(
+    "innodb_hit_ratio",
+    "InnoDB buffer pool hit ratio (reads served without a disk read)",
+    "%",
+);
 const INNODB_CHECKPOINT_AGE: GroupSpec =
     spec("innodb_checkpoint_age", "InnoDB checkpoint age", "bytes");
 const INNODB_HISTORY: GroupSpec = spec(
@@ -304,6 +322,88 @@ fn mysql_status_groups(level: &Level, _: u64, out: &mut Vec<MetricGroup>) {
         INNODB_ROWS.spec.push(out, rows);
     }
     INNODB_IO.spec.push(out, INNODB_IO.series(&s));
+    MYSQL_THREADS.push(
+        out,
+        gauges(
+            &s,
+            &[
+                ("Threads_running", "Threads_running"),
+                ("Threads_connected", "Threads_connected"),
+            ],
+        ),
+    );
+    INNODB_ROW_LOCKS.push(
+        out,
+        rates_as(
+            &s,
+            [("Innodb_row_lock_waits", "Innodb_row_lock_waits".to_string())],
+        ),
+    );
+    // Innodb_row_lock_time counts milliseconds: its rate is ms waited per second,
+    // summed over the sessions (4 sessions blocked all second give 4000).
+    INNODB_ROW_LOCK_TIME.push(
+        out,
+        rates_as(
+            &s,
+            [("Innodb_row_lock_time", "Innodb_row_lock_time".to_string())],
+        ),
+    );
+    let mut redo = rates_as(
+        &s,
+        [("Innodb_os_log_written", "Innodb_os_log_written".to_string())],
+    );
+    for p in redo.iter_mut().flat_map(|l| l.points.iter_mut()) {
+        p.1 /= 1e6;
+    }
+    INNODB_REDO.push(out, redo);
+    INNODB_DIRTY.push(
+        out,
+        gauges(
+            &s,
+            &[(
+                "Innodb_buffer_pool_pages_dirty",
+                "Innodb_buffer_pool_pages_dirty",
+            )],
+        ),
+    );
+    INNODB_HIT_RATIO.push_one(out, "hit ratio", buffer_pool_hit_ratio(&s));
+}
+
+/// The values of gauges (`Threads_running`) at each sample: (key, label) pairs.
+fn gauges(samples: &CounterSamples, names: &[(&str, &str)]) -> Vec<Series> {
+    names
+        .iter()
+        .map(|(key, label)| Series {
+            name: label.to_string(),
+            points: samples
+                .iter()
+                .filter_map(|(t, m)| Some((*t, *m.get(*key)?)))
+                .collect(),
+        })
+        .collect()
+}
+
+/// The share of buffer pool read requests between two samples that found their page
+/// in memory: 100 × (1 − Δ`Innodb_buffer_pool_reads` / Δ`Innodb_buffer_pool_read_requests`).
+/// No point for a span without read requests (nothing was read: no ratio).
+pub fn buffer_pool_hit_ratio(samples: &CounterSamples) -> Vec<(f64, f64)> {
+    let mut points = Vec::new();
+    for w in samples.windows(2) {
+        let get = |i: usize, k: &str| w[i].1.get(k).copied();
+        let (Some(r0), Some(r1), Some(q0), Some(q1)) = (
+            get(0, "Innodb_buffer_pool_reads"),
+            get(1, "Innodb_buffer_pool_reads"),
+            get(0, "Innodb_buffer_pool_read_requests"),
+            get(1, "Innodb_buffer_pool_read_requests"),
+        ) else {
+            continue;
+        };
+        let (reads, requests) = (r1 - r0, q1 - q0);
+        if requests > 0.0 && reads >= 0.0 {
+            points.push((w[1].0, 100.0 * (1.0 - (reads / requests).min(1.0))));
+        }
+    }
+    points
 }
 
 /// `SHOW ENGINE INNODB STATUS`: checkpoint age and history list length.
@@ -847,6 +947,29 @@ mod tests {
         let (own, others) = pg_database_split(old);
         assert_eq!(own[0].1["xact_commit"], 3.0);
         assert!(others.is_empty());
+    }
+
+    #[test]
+    fn the_hit_ratio_is_the_share_of_requests_without_a_disk_read() {
+        let sample = |t: f64, reads: f64, requests: f64| {
+            let m: BTreeMap<String, f64> = [
+                ("Innodb_buffer_pool_reads".to_string(), reads),
+                ("Innodb_buffer_pool_read_requests".to_string(), requests),
+            ]
+            .into_iter()
+            .collect();
+            (t, m)
+        };
+        let s = vec![
+            sample(1.0, 100.0, 1000.0),
+            sample(2.0, 150.0, 2000.0),
+            // No request in this second: no point.
+            sample(3.0, 150.0, 2000.0),
+            sample(4.0, 150.0, 6000.0),
+        ];
+        assert_eq!(buffer_pool_hit_ratio(&s), vec![(2.0, 95.0), (4.0, 100.0)]);
+        let g = gauges(&s, &[("Innodb_buffer_pool_reads", "reads")]);
+        assert_eq!(g[0].points[1], (2.0, 150.0));
     }
 
     #[test]

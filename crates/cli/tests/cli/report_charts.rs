@@ -105,6 +105,16 @@ fn a_lock_is_a_latency_gap_and_the_timeline_marks_the_levels_on_mariadb() {
     let grey = latency.matches("fill=\"#969696\"").count();
     assert_eq!(grey, empty.len() + 1, "{latency}");
     assert!(page.contains("<figure title=\"level-0002 (2 users): latency distribution\">"));
+    // The server's side of the story, from the status captured every second.
+    for title in [
+        "Server threads",
+        "InnoDB row lock waits",
+        "InnoDB redo log written",
+        "InnoDB buffer pool dirty pages",
+        "InnoDB buffer pool hit ratio (reads served without a disk read)",
+    ] {
+        chart(title);
+    }
     let timeline = chart("Sweep timeline: throughput");
     for label in ["1 user", "2 users"] {
         assert!(
