@@ -14,6 +14,7 @@ pub mod checks;
 pub mod compare;
 pub mod compare_rules;
 pub mod compare_stats;
+pub mod drilldown;
 mod error;
 pub mod expected_rows;
 pub mod export;

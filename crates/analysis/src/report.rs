@@ -9,6 +9,7 @@ use serde::Serialize;
 
 use crate::charts::{LineChart, XScale};
 use crate::checks::{self, Finding};
+use crate::drilldown::{self, Notch};
 use crate::rates;
 use crate::series::{latency_spectrum, LatencyLines, LevelSeries};
 use crate::steady::{self, LevelSteady};
@@ -90,6 +91,8 @@ pub struct LevelSection {
     pub query_types: Vec<QueryTypeRow>,
     /// Its steady state.
     pub steady: LevelSteady,
+    /// Its stalled and empty intervals, with the server's samples from then.
+    pub notches: Vec<Notch>,
 }
 
 /// A finding of the sanity checks, for display.
@@ -136,6 +139,8 @@ pub struct Report {
     pub scalability: Vec<Chart>,
     /// The whole sweep on one time axis, level boundaries marked.
     pub timeline: Vec<Chart>,
+    /// (anchor, `level-0002 at 3 s: nothing completed`) of every level's notches.
+    pub notch_links: Vec<(String, String)>,
     /// Each level's steady state (steady window, its figures beside the whole level's).
     pub steady: Vec<LevelSteady>,
     /// Levels in the table but not on the curves (`level-0002 (fatal)`).
@@ -182,6 +187,17 @@ impl Report {
         for (level, st) in run.levels.iter().zip(&steady) {
             levels.push(level_section(level, st, clock_ticks)?);
         }
+        let notch_links = levels
+            .iter()
+            .flat_map(|l: &LevelSection| {
+                l.notches.iter().map(|n| {
+                    (
+                        n.anchor.clone(),
+                        format!("{} at {:.0} s: {}", l.name, n.at_s, n.why),
+                    )
+                })
+            })
+            .collect();
         let mut options: Vec<(String, String)> = run.options().into_iter().collect();
         options.sort();
         let variables = m
@@ -199,6 +215,7 @@ impl Report {
             rows,
             scalability,
             timeline,
+            notch_links,
             steady,
             off_curves,
             levels,
@@ -457,6 +474,7 @@ fn level_section(level: &Level, st: &LevelSteady, clock_ticks: u64) -> Result<Le
         label,
         name: level.name(),
         steady: st.clone(),
+        notches: drilldown::notches(level),
     })
 }
 

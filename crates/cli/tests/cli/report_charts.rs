@@ -1,8 +1,8 @@
 //! The report's latency and timeline charts from a real MariaDB sweep with a lock held
 //! for seconds in its second level: the intervals that completed nothing are gaps in
 //! every latency line (not 0 ms) and shaded as such, the interval the lock released
-//! keeps its stored p99 and its max (the wait), and the sweep's timeline marks each
-//! level's start.
+//! keeps its stored p99 and its max (the wait), the sweep's timeline marks each
+//! level's start, and the gap's drill-down shows the sessions waiting for the table.
 
 use std::time::{Duration, Instant};
 
@@ -115,6 +115,22 @@ fn a_lock_is_a_latency_gap_and_the_timeline_marks_the_levels_on_mariadb() {
     ] {
         chart(title);
     }
+    // From the notch to its cause: the processlist sampled during the lock shows the
+    // sessions waiting for the table, on the page and linked from the timeline.
+    let notches = bmk_analysis::drilldown::notches(level);
+    let waiting = notches
+        .iter()
+        .filter(|n| n.why == "nothing completed")
+        .flat_map(|n| n.states.iter().map(move |s| (n, s)))
+        .find(|(_, (state, _))| state.contains("Waiting for table"))
+        .unwrap_or_else(|| panic!("no waiting sessions in {notches:#?}"));
+    let (notch, (state, sessions)) = waiting;
+    assert!(*sessions >= 2, "both users wait: {state} × {sessions}");
+    assert!(page.contains(&format!(
+        "<details class=\"notch\" id=\"{}\">",
+        notch.anchor
+    )));
+    assert!(page.contains(&format!("<a href=\"#{}\">", notch.anchor)));
     let timeline = chart("Sweep timeline: throughput");
     for label in ["1 user", "2 users"] {
         assert!(
