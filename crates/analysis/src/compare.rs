@@ -13,7 +13,7 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use serde::Serialize;
 
-use crate::charts::LineChart;
+use crate::charts::{LineChart, XScale};
 use crate::compare_rules::{self, letter};
 use crate::compare_stats::{self, Outcome, Samples};
 use crate::report::Chart;
@@ -53,6 +53,8 @@ pub struct Verdict {
     pub class: String,
     /// Users.
     pub users: u32,
+    /// The letter of the side it is measured against (`A`).
+    pub base: String,
     /// The side's letter.
     pub side: String,
     /// Estimated change of throughput, %.
@@ -61,12 +63,22 @@ pub struct Verdict {
     pub significant: bool,
 }
 
+/// What the comparison reads of a span of a level: its throughput, latency
+/// percentiles and throughput per interval.
+#[derive(Debug, Clone)]
+struct SpanFigures {
+    tps: f64,
+    p95_ms: f64,
+    p99_ms: f64,
+    series: Vec<f64>,
+}
+
 /// One level as the comparison sees it.
 #[derive(Debug, Clone)]
 struct LevelView {
-    whole: (f64, f64, Vec<f64>),
-    /// TPS, p95 and the interval throughputs of the steady window, when it has one.
-    steady: Option<(f64, f64, Vec<f64>)>,
+    whole: SpanFigures,
+    /// The steady window's figures, when it has one.
+    steady: Option<SpanFigures>,
 }
 
 /// Per users count, the compared levels of one run.
@@ -81,15 +93,20 @@ fn view(level: &Level) -> Option<LevelView> {
             .collect()
     };
     let st = steady::of_level(level);
+    // A window without stored percentiles takes the whole level's.
+    let or_whole = |window: f64, whole: f64| if window > 0.0 { window } else { whole };
     Some(LevelView {
-        whole: (row.tps, row.p95_ms, tps(0)),
-        steady: st.steady_window().map(|w| {
-            let p95 = if w.figures.p95_ms > 0.0 {
-                w.figures.p95_ms
-            } else {
-                row.p95_ms
-            };
-            (w.figures.tps, p95, tps(w.warmup_intervals))
+        whole: SpanFigures {
+            tps: row.tps,
+            p95_ms: row.p95_ms,
+            p99_ms: row.p99_ms,
+            series: tps(0),
+        },
+        steady: st.steady_window().map(|w| SpanFigures {
+            tps: w.figures.tps,
+            p95_ms: or_whole(w.figures.p95_ms, row.p95_ms),
+            p99_ms: or_whole(w.figures.p99_ms, row.p99_ms),
+            series: tps(w.warmup_intervals),
         }),
     })
 }
@@ -108,13 +125,14 @@ fn levels_of(run: &RunData) -> Levels {
 fn samples(levels: &[LevelView], use_steady: bool) -> Samples {
     let mut s = Samples::default();
     for l in levels {
-        let (tps, p95, series) = match (&l.steady, use_steady) {
+        let f = match (&l.steady, use_steady) {
             (Some(st), true) => st,
             _ => &l.whole,
         };
-        s.tps.push(*tps);
-        s.p95_ms.push(*p95);
-        s.series.push(series.clone());
+        s.tps.push(f.tps);
+        s.p95_ms.push(f.p95_ms);
+        s.p99_ms.push(f.p99_ms);
+        s.series.push(f.series.clone());
     }
     s
 }
@@ -182,6 +200,10 @@ pub struct Comparison {
     pub charts: Vec<Chart>,
     /// Options and server variables that differ.
     pub differences: Vec<Difference>,
+    /// With three runs or more: every later side against every earlier one (B vs A,
+    /// C vs A, C vs B …), so that N configurations are ranked without running
+    /// `compare` pairwise. Empty for two runs (`verdicts` says it all).
+    pub pairs: Vec<Verdict>,
 }
 
 fn pct(x: f64) -> String {
@@ -257,6 +279,20 @@ pub fn compare(runs: &[RunData], opts: CompareOptions) -> Result<Comparison, Err
         rows.extend(table_rows(at));
         verdicts.extend(verdicts_at(at, &busy));
     }
+    let mut pairs = Vec::new();
+    if runs.len() > 2 {
+        for base in 0..runs.len() {
+            for side in base + 1..runs.len() {
+                let pair = [all[base].clone(), all[side].clone()];
+                let names = (letter(base), letter(side));
+                pairs.extend(
+                    statistics(&pair)
+                        .iter()
+                        .filter_map(|at| verdict_of(at, 1, (&names.0, &names.1), &busy)),
+                );
+            }
+        }
+    }
     Ok(Comparison {
         sides,
         warnings,
@@ -264,6 +300,7 @@ pub fn compare(runs: &[RunData], opts: CompareOptions) -> Result<Comparison, Err
         rows,
         charts: charts(runs, &per_users)?,
         differences: diffs,
+        pairs,
     })
 }
 
@@ -431,42 +468,45 @@ fn table_rows(at: &AtUsers) -> Vec<CompareRow> {
 /// The verdicts at one users count, one per later side with samples, each with a
 /// caveat when its host or A's was busy (`busy`: those sides' letters).
 fn verdicts_at(at: &AtUsers, busy: &[String]) -> Vec<Verdict> {
-    if at.samples[0].is_none() {
-        return Vec::new();
+    (1..at.samples.len())
+        .filter_map(|i| verdict_of(at, i, ("A", &letter(i)), busy))
+        .collect()
+}
+
+/// The verdict for sample `i` of `at` against sample 0, the two named `names`
+/// (base, side); `None` when either has no level at this users count.
+fn verdict_of(at: &AtUsers, i: usize, names: (&str, &str), busy: &[String]) -> Option<Verdict> {
+    at.samples[0].as_ref()?;
+    at.samples[i].as_ref()?;
+    let (base, side) = names;
+    let outcome = at.outcomes[i].as_ref();
+    let (mut text, class) = compare_stats::sentence(side, base, at.users, outcome);
+    let caveat: Vec<&str> = [base, side]
+        .into_iter()
+        .filter(|s| busy.iter().any(|b| b == s))
+        .collect();
+    match caveat.as_slice() {
+        [] => {}
+        [one] => text.push_str(&format!(
+            " (but {one}'s host was busy with other work: see the warning)"
+        )),
+        _ => text.push_str(" (but both hosts were busy with other work: see the warnings)"),
     }
-    let mut out = Vec::new();
-    for (i, b) in at.samples.iter().enumerate().skip(1) {
-        if b.is_none() {
-            continue;
-        }
-        let side = letter(i);
-        let outcome = at.outcomes[i].as_ref();
-        let (mut text, class) = compare_stats::sentence(&side, at.users, outcome);
-        let caveat: Vec<&str> = ["A", side.as_str()]
-            .into_iter()
-            .filter(|s| busy.iter().any(|b| b == s))
-            .collect();
-        match caveat.as_slice() {
-            [] => {}
-            [one] => text.push_str(&format!(
-                " (but {one}'s host was busy with other work: see the warning)"
-            )),
-            _ => text.push_str(" (but both hosts were busy with other work: see the warnings)"),
-        }
-        out.push(Verdict {
-            text,
-            class: class.into(),
-            users: at.users,
-            side,
-            change_pct: outcome.map_or(0.0, |o| o.change * 100.0),
-            significant: outcome.is_some_and(|o| o.significant),
-        });
-    }
-    out
+    Some(Verdict {
+        text,
+        class: class.into(),
+        users: at.users,
+        base: base.to_string(),
+        side: side.to_string(),
+        change_pct: outcome.map_or(0.0, |o| o.change * 100.0),
+        significant: outcome.is_some_and(|o| o.significant),
+    })
 }
 
 /// The overlay charts: each side's mean TPS and mean p95 latency against users.
 fn charts(runs: &[RunData], per_users: &[AtUsers]) -> Result<Vec<Chart>, Error> {
+    let users: Vec<f64> = per_users.iter().map(|at| at.users as f64).collect();
+    let x_scale = XScale::for_users(&users);
     let series = |pick: &dyn Fn(&Samples) -> f64| {
         runs.iter()
             .enumerate()
@@ -485,6 +525,7 @@ fn charts(runs: &[RunData], per_users: &[AtUsers]) -> Result<Vec<Chart>, Error> 
         LineChart {
             title: "TPS vs users".into(),
             x_label: "users".into(),
+            x_scale,
             y_label: "TPS (mean of repeats)".into(),
             series: series(&|s| stats::mean_sd(&s.tps).0),
             ..LineChart::default()
@@ -492,8 +533,17 @@ fn charts(runs: &[RunData], per_users: &[AtUsers]) -> Result<Vec<Chart>, Error> 
         LineChart {
             title: "p95 latency vs users".into(),
             x_label: "users".into(),
+            x_scale,
             y_label: "ms".into(),
             series: series(&|s| stats::mean_sd(&s.p95_ms).0),
+            ..LineChart::default()
+        },
+        LineChart {
+            title: "p99 latency vs users".into(),
+            x_label: "users".into(),
+            x_scale,
+            y_label: "ms".into(),
+            series: series(&|s| stats::mean_sd(&s.p99_ms).0),
             ..LineChart::default()
         },
     ]
@@ -555,6 +605,13 @@ impl Comparison {
         for v in &self.verdicts {
             out.push_str(&v.text);
             out.push('\n');
+        }
+        if !self.pairs.is_empty() {
+            out.push_str("\nEvery pair:\n");
+            for v in &self.pairs {
+                out.push_str(&v.text);
+                out.push('\n');
+            }
         }
         out
     }

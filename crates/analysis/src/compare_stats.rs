@@ -22,6 +22,8 @@ pub struct Samples {
     pub tps: Vec<f64>,
     /// 95th percentile latency of each repeat, ms.
     pub p95_ms: Vec<f64>,
+    /// 99th percentile latency of each repeat, ms.
+    pub p99_ms: Vec<f64>,
     /// Each repeat's throughput per report interval.
     pub series: Vec<Vec<f64>>,
 }
@@ -78,12 +80,17 @@ pub fn judge(a: &Samples, b: &Samples) -> Option<Outcome> {
 }
 
 /// The verdict sentence and its class (`faster`, `slower`, `same`) for `side` against
-/// A at `users`.
-pub fn sentence(side: &str, users: u32, outcome: Option<&Outcome>) -> (String, &'static str) {
+/// `base` at `users`.
+pub fn sentence(
+    side: &str,
+    base: &str,
+    users: u32,
+    outcome: Option<&Outcome>,
+) -> (String, &'static str) {
     let Some(o) = outcome else {
         return (
             format!(
-                "{side} vs A at {}: not enough samples to compare",
+                "{side} vs {base} at {}: not enough samples to compare",
                 bmk_results::load::users(users)
             ),
             "same",
@@ -93,7 +100,7 @@ pub fn sentence(side: &str, users: u32, outcome: Option<&Outcome>) -> (String, &
     if o.significant && o.change > 0.0 {
         (
             format!(
-                "{side} is {:.1} % faster than A at {}, {ci}",
+                "{side} is {:.1} % faster than {base} at {}, {ci}",
                 o.change * 100.0,
                 bmk_results::load::users(users)
             ),
@@ -102,7 +109,7 @@ pub fn sentence(side: &str, users: u32, outcome: Option<&Outcome>) -> (String, &
     } else if o.significant && o.change < 0.0 {
         (
             format!(
-                "{side} is {:.1} % slower than A at {}, {ci}",
+                "{side} is {:.1} % slower than {base} at {}, {ci}",
                 -o.change * 100.0,
                 bmk_results::load::users(users)
             ),
@@ -111,7 +118,7 @@ pub fn sentence(side: &str, users: u32, outcome: Option<&Outcome>) -> (String, &
     } else {
         (
             format!(
-                "{side} vs A at {}: no significant difference ({:+.1} %, {ci}, p = {:.2})",
+                "{side} vs {base} at {}: no significant difference ({:+.1} %, {ci}, p = {:.2})",
                 bmk_results::load::users(users),
                 o.change * 100.0,
                 o.p
@@ -129,6 +136,7 @@ mod tests {
         Samples {
             tps: tps.to_vec(),
             p95_ms: vec![1.0; tps.len()],
+            p99_ms: vec![1.0; tps.len()],
             series: tps.iter().map(|t| vec![*t; 10]).collect(),
         }
     }
@@ -141,7 +149,7 @@ mod tests {
         assert!((o.change - 0.10).abs() < 0.005, "{o:?}");
         assert!(o.significant && o.ci.0 > 0.08 && o.ci.1 < 0.12, "{o:?}");
         assert_eq!(o.test, "Welch t on log repeats");
-        let (text, class) = sentence("B", 8, Some(&o));
+        let (text, class) = sentence("B", "A", 8, Some(&o));
         assert_eq!(class, "faster");
         assert!(
             text.starts_with("B is 10.0 % faster than A at 8 users, 95 % CI ["),
@@ -156,7 +164,7 @@ mod tests {
         let o = judge(&a, &b).unwrap();
         assert!(!o.significant, "{o:?}");
         assert_eq!(o.test, "Mann-Whitney U on repeats");
-        assert_eq!(sentence("C", 4, Some(&o)).1, "same");
+        assert_eq!(sentence("C", "A", 4, Some(&o)).1, "same");
     }
 
     #[test]
@@ -164,6 +172,7 @@ mod tests {
         let noisy = |base: f64| Samples {
             tps: vec![base],
             p95_ms: vec![1.0],
+            p99_ms: vec![1.0],
             series: vec![(0..60)
                 .map(|i| base + [3.0, -2.0, 1.0, -4.0, 2.0][i % 5])
                 .collect()],
@@ -171,7 +180,7 @@ mod tests {
         let o = judge(&noisy(100.0), &noisy(80.0)).unwrap();
         assert!(o.test.ends_with("batch means"), "{o:?}");
         assert!(o.significant && (o.change + 0.2).abs() < 0.01, "{o:?}");
-        assert_eq!(sentence("B", 1, Some(&o)).1, "slower");
+        assert_eq!(sentence("B", "A", 1, Some(&o)).1, "slower");
     }
 
     #[test]
@@ -179,10 +188,11 @@ mod tests {
         let one = Samples {
             tps: vec![100.0],
             p95_ms: vec![1.0],
+            p99_ms: vec![1.0],
             series: vec![vec![100.0]],
         };
         assert_eq!(judge(&one, &one), None);
-        let (text, class) = sentence("B", 2, None);
+        let (text, class) = sentence("B", "A", 2, None);
         assert_eq!(class, "same");
         assert!(text.contains("not enough samples"));
     }

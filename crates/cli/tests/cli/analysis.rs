@@ -215,7 +215,12 @@ fn compare_gives_a_verdict_per_level_and_an_exit_status_for_ci() {
         .ok();
     matches_golden("compare.txt", &run.stdout);
     let html = std::fs::read_to_string(dir.join("cmp.html")).unwrap();
-    assert!(html.contains("B is 10.") && html.matches("<svg").count() == 2);
+    // TPS, p95 and p99 against users.
+    assert!(html.contains("B is 10.") && html.matches("<svg").count() == 3);
+    assert!(
+        !html.contains("Every pair"),
+        "two runs have one pair: the verdicts"
+    );
     // The other way round B is slower: the exit status says so.
     let run = dir
         .bmk()
@@ -239,6 +244,66 @@ fn compare_gives_a_verdict_per_level_and_an_exit_status_for_ci() {
         .args("compare big-pool --fail-if-slower=x small-pool")
         .run()
         .fails_mentioning(&["invalid --fail-if-slower value 'x'"]);
+}
+
+/// Four configurations at once: one page with four curves per chart, and every pair's
+/// verdict, each the same as `compare` of that pair alone says.
+#[test]
+fn compare_of_four_runs_draws_four_curves_and_judges_every_pair() {
+    let dir = Dir::new();
+    let names = ["p1", "p2", "p3", "p4"];
+    for (name, gain) in names.iter().zip([1.0, 1.1, 1.2, 0.9]) {
+        side(dir.path(), name, gain, "134217728");
+    }
+    let run = dir
+        .bmk()
+        .args("compare p1 p2 p3 p4 --output cmp4.html")
+        .run()
+        .ok();
+    let html = std::fs::read_to_string(dir.join("cmp4.html")).unwrap();
+    let tps_chart = &html[html.find("<figure title=\"TPS vs users\">").unwrap()..];
+    let tps_chart = &tps_chart[..tps_chart.find("</figure>").unwrap()];
+    for (letter, name) in ["A", "B", "C", "D"].iter().zip(names) {
+        assert!(
+            tps_chart.contains(&format!(">\n{letter} {name}\n</text>")),
+            "no curve of {name}"
+        );
+    }
+    let pairs: Vec<&str> = run
+        .stdout
+        .split("\nEvery pair:\n")
+        .nth(1)
+        .expect("an 'Every pair' block")
+        .lines()
+        .take_while(|l| !l.is_empty())
+        .collect();
+    // 6 pairs at 2 users counts.
+    assert_eq!(pairs.len(), 12, "{}", run.stdout);
+    let letters = ["A", "B", "C", "D"];
+    for base in 0..4 {
+        for side in base + 1..4 {
+            let alone = dir
+                .bmk()
+                .args(&format!("compare {} {}", names[base], names[side]))
+                .run()
+                .ok();
+            let verdicts: Vec<String> = alone
+                .stdout
+                .lines()
+                .filter(|l| l.starts_with("B "))
+                .map(|l| {
+                    l.replacen("B ", &format!("{} ", letters[side]), 1)
+                        .replace(" A at ", &format!(" {} at ", letters[base]))
+                        .replace(" than A ", &format!(" than {} ", letters[base]))
+                })
+                .collect();
+            assert_eq!(verdicts.len(), 2, "{}", alone.stdout);
+            for v in &verdicts {
+                assert!(pairs.contains(&v.as_str()), "{v} not in {pairs:#?}");
+            }
+        }
+    }
+    assert!(html.contains("<h2 id=\"pairs\">Every pair</h2>"));
 }
 
 /// Runs of different workloads are refused in one line with exit status 1, and
