@@ -673,6 +673,8 @@ fn run_settings(
         as_sysbench: inv.strict,
         barrier: start_barrier::settings(opts).map_err(|e| user_error(e.to_string()))?,
         execution: None,
+        metrics: crate::metrics_options::MetricsOptions::from_options(opts)
+            .map_err(|e| user_error(e.to_string()))?,
     })
 }
 

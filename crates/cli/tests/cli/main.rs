@@ -19,6 +19,7 @@ mod kit;
 mod kit_ssh;
 mod legacy;
 mod limits;
+mod metrics;
 mod netns;
 mod network_faults;
 mod options;
