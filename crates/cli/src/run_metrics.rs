@@ -8,7 +8,9 @@
 use std::borrow::Cow;
 use std::path::Path;
 use std::sync::atomic::AtomicU64;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
+
+use hdrhistogram::Histogram;
 
 use bmk_engine::stats::Counter as EngineCounter;
 use bmk_engine::{IntervalStats, RunOutcome, RunStatus};
@@ -105,6 +107,9 @@ pub struct RunMetrics {
     queue_length: Gauge,
     concurrency: Gauge,
     latency: LatencyBuckets,
+    /// Every latency given to `latency` so far, so that the end of the run can add
+    /// what no interval covered.
+    fed: Mutex<Option<Histogram<u64>>>,
     interval_latency: Family<PercentileLabel, FloatGauge>,
     measure_start: FloatGauge,
     percentiles: Vec<f64>,
@@ -210,6 +215,7 @@ impl RunMetrics {
             queue_length,
             concurrency,
             latency,
+            fed: Mutex::new(None),
             interval_latency,
             measure_start,
             percentiles,
@@ -254,6 +260,15 @@ impl RunMetrics {
         self.queue_length.set(stats.queue_length as i64);
         self.concurrency.set(stats.concurrency as i64);
         self.latency.add(&stats.histogram);
+        let mut fed = self.fed.lock().unwrap_or_else(|p| p.into_inner());
+        match fed.as_mut() {
+            Some(sum) => {
+                // Same bounds as every other interval's: adding cannot fail.
+                let _ = sum.add(&stats.histogram);
+            }
+            None => *fed = Some(stats.histogram.clone()),
+        }
+        drop(fed);
         for &p in &self.percentiles {
             self.interval_latency
                 .get_or_create(&[("percentile", percentile_label(p))])
@@ -273,6 +288,20 @@ impl RunMetrics {
             }
         };
         top_up(&self.events, stats.events);
+        let fed = self.fed.lock().unwrap_or_else(|p| p.into_inner()).take();
+        let rest = match fed {
+            None => Some(stats.histogram.clone()),
+            // Fails when a checkpoint restarted the run's histogram: the intervals then
+            // cover more than it does, and nothing is missing.
+            Some(fed) if fed.len() < stats.histogram.len() => {
+                let mut rest = stats.histogram.clone();
+                rest.subtract(&fed).ok().map(|_| rest)
+            }
+            Some(_) => None,
+        };
+        if let Some(rest) = rest {
+            self.latency.add(&rest);
+        }
         for (class, counter) in [
             ("read", EngineCounter::Read),
             ("write", EngineCounter::Write),

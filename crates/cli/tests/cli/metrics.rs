@@ -386,3 +386,86 @@ fn a_bad_metrics_option_is_one_line_and_exit_1() {
             "cannot serve metrics on 127.0.0.1:{port} (--metrics-addr)"
         )]);
 }
+
+/// A Pushgateway on a free loopback port.
+fn pushgateway(dir: &Path) -> Option<Service> {
+    let addr: SocketAddr = format!("127.0.0.1:{}", free_port()).parse().unwrap();
+    let args = vec![format!("--web.listen-address={addr}")];
+    Service::start("prometheus-pushgateway", &args, addr, dir)
+}
+
+/// The value of the first sample of `name` in a text exposition whose labels hold
+/// every one of `labels`.
+fn sample(text: &str, name: &str, labels: &[&str]) -> Option<f64> {
+    text.lines()
+        .filter(|l| l.starts_with(&format!("{name}{{")))
+        .find(|l| labels.iter().all(|x| l.contains(x)))
+        .and_then(|l| l.rsplit(' ').next()?.parse().ok())
+}
+
+#[test]
+fn a_short_run_s_final_counters_are_on_the_pushgateway_after_it_exits() {
+    let dir = Dir::new();
+    let Some(gateway) = pushgateway(dir.path()) else {
+        return;
+    };
+    dir.bmk()
+        .args("oltp_read_write --db-driver=sqlite --table-size=1000 prepare")
+        .run()
+        .code(0);
+    let run = dir
+        .bmk()
+        .args(&format!(
+            "oltp_read_write --db-driver=sqlite --table-size=1000 --time=5 --results=run.json --metrics-push=http://{}",
+            gateway.addr
+        ))
+        .arg(format!("--mysql-password={SECRET}"))
+        .arg("run")
+        .run_within(Duration::from_secs(60))
+        .code(0);
+    assert_eq!(run.stderr, "", "{}", run.context());
+    let results: Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("run.json")).unwrap()).unwrap();
+    let (code, text) = http(gateway.addr, "GET", "/metrics").unwrap();
+    assert_eq!(code, 200);
+    let ours = [
+        "job=\"bmk\"",
+        "scenario=\"oltp_read_write\"",
+        "target=\"sqlite\"",
+        "level=\"1\"",
+    ];
+    let fin = &results["final"];
+    let events = fin["events"].as_f64().unwrap();
+    assert!(events > 0.0, "{}", run.context());
+    assert_eq!(
+        sample(&text, "bmk_events_total", &ours),
+        Some(events),
+        "{text}"
+    );
+    for (class, key) in [("read", "reads"), ("write", "writes"), ("other", "other")] {
+        let want = fin["counters"][key].as_f64();
+        let class_label = format!("class=\"{class}\"");
+        let mut labels = ours.to_vec();
+        labels.push(&class_label);
+        assert_eq!(
+            sample(&text, "bmk_queries_total", &labels),
+            want,
+            "{class}: {text}"
+        );
+    }
+    assert_eq!(
+        sample(&text, "bmk_latency_seconds_count", &ours),
+        Some(events),
+        "{text}"
+    );
+    assert_eq!(
+        sample(&text, "bmk_threads_running", &ours),
+        Some(0.0),
+        "{text}"
+    );
+    assert!(
+        sample(&text, "push_time_seconds", &ours).is_some_and(|t| t > 0.0),
+        "{text}"
+    );
+    assert!(!text.contains(SECRET), "the password reached the gateway");
+}
