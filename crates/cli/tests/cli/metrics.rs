@@ -469,3 +469,40 @@ fn a_short_run_s_final_counters_are_on_the_pushgateway_after_it_exits() {
     );
     assert!(!text.contains(SECRET), "the password reached the gateway");
 }
+
+#[test]
+fn a_kit_sweep_passes_the_endpoint_to_each_level_labelled_with_scenario_and_level() {
+    let dir = Dir::new();
+    dir.bmk()
+        .args("oltp_read_write --db-driver=sqlite --tables=2 --table-size=500 prepare")
+        .run()
+        .code(0);
+    let port = free_port();
+    let (mut child, line) = dir
+        .bmk()
+        .args(&format!(
+            "kit sweep OLTP_RW_500_2tab-uniform-trx --users=1,2 --time=4 --pause=0 --capture-interval=1 --db-driver=sqlite --metrics-addr={port}"
+        ))
+        .spawn();
+    let addr: SocketAddr = format!("127.0.0.1:{port}").parse().unwrap();
+    let mut seen = std::collections::BTreeSet::new();
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while child.try_wait().unwrap().is_none() && Instant::now() < deadline {
+        if let Ok((200, body)) = http(addr, "GET", "/metrics") {
+            for l in body.lines().filter(|l| l.starts_with("bmk_level_users{")) {
+                seen.insert(l.to_string());
+            }
+        }
+        std::thread::sleep(Duration::from_millis(200));
+    }
+    let _ = child.kill();
+    let status = child.wait().unwrap();
+    assert!(status.success(), "`{line}`: {status}");
+    let scenario = "scenario=\"OLTP_RW_500_2tab-uniform-trx\",target=\"sqlite\"";
+    let want: std::collections::BTreeSet<String> = [
+        format!("bmk_level_users{{{scenario},level=\"1\"}} 1"),
+        format!("bmk_level_users{{{scenario},level=\"2\"}} 2"),
+    ]
+    .into();
+    assert_eq!(seen, want, "`{line}`");
+}
