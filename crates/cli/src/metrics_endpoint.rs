@@ -37,19 +37,25 @@ pub fn parse_addr(raw: &str) -> Result<SocketAddr, String> {
         )
     };
     let text = raw.trim();
-    if let Ok(port) = text.trim_start_matches(':').parse::<u16>() {
-        return Ok(SocketAddr::new(IpAddr::V4(Ipv4Addr::LOCALHOST), port));
-    }
-    if let Ok(addr) = text.parse::<SocketAddr>() {
-        return Ok(addr);
-    }
-    if !text.contains(':') {
+    let addr = if let Ok(port) = text.trim_start_matches(':').parse::<u16>() {
+        SocketAddr::new(IpAddr::V4(Ipv4Addr::LOCALHOST), port)
+    } else if let Ok(addr) = text.parse::<SocketAddr>() {
+        addr
+    } else if !text.contains(':') {
         return Err(bad(""));
+    } else {
+        match text.to_socket_addrs() {
+            Ok(mut addrs) => addrs
+                .next()
+                .ok_or_else(|| bad(": the host has no address"))?,
+            Err(e) => return Err(bad(&format!(": {e}"))),
+        }
+    };
+    // Port 0 would listen on a port nobody is told about.
+    if addr.port() == 0 {
+        return Err(bad(": the port must be 1 to 65535"));
     }
-    match text.to_socket_addrs() {
-        Ok(mut addrs) => addrs.next().ok_or_else(|| bad(": the host has no address")),
-        Err(e) => Err(bad(&format!(": {e}"))),
-    }
+    Ok(addr)
 }
 
 /// A running endpoint; dropping it stops the server thread.
@@ -166,7 +172,7 @@ mod tests {
         );
         assert_eq!(parse_addr("[::1]:80").unwrap(), "[::1]:80".parse().unwrap());
         assert_eq!(parse_addr("localhost:9464").unwrap().port(), 9464);
-        for bad in ["", "x", "99999", "1.2.3.4", "host:port"] {
+        for bad in ["", "x", "99999", "1.2.3.4", "host:port", "0", "127.0.0.1:0"] {
             let e = parse_addr(bad).unwrap_err();
             assert!(e.starts_with("invalid value"), "{bad}: {e}");
         }

@@ -394,6 +394,85 @@ mod tests {
         );
     }
 
+    fn hist(values_ns: &[u64]) -> Histogram<u64> {
+        let mut h = Histogram::new_with_bounds(1, 3_600_000_000_000, 3).unwrap();
+        for &v in values_ns {
+            h.record(v).unwrap();
+        }
+        h
+    }
+
+    /// The value of the sample whose line starts with `start` (name and first labels).
+    fn value(text: &str, start: &str, contains: &str) -> f64 {
+        text.lines()
+            .find(|l| l.starts_with(start) && l.contains(contains))
+            .and_then(|l| l.rsplit(' ').next())
+            .unwrap_or_else(|| panic!("no {start} {contains} in {text}"))
+            .parse()
+            .unwrap()
+    }
+
+    #[test]
+    fn intervals_add_up_and_the_end_brings_the_counters_to_the_run_s_totals() {
+        let metrics = RunMetrics::new(&labels(), 90.0);
+        let mut counters = bmk_engine::stats::Counters::default();
+        counters.0[EngineCounter::Read as usize] = 20;
+        counters.0[EngineCounter::Reconnect as usize] = 1;
+        metrics.interval(&IntervalStats {
+            time_total: 1.0,
+            time_interval: 1.0,
+            threads_running: 2,
+            events: 2,
+            counters,
+            histogram: hist(&[1_000_000, 3_000_000]),
+            queue_length: 4,
+            concurrency: 2,
+            rate_mode: true,
+        });
+        let text = encode(&metrics.registry());
+        assert_eq!(value(&text, "bmk_events_total{", ""), 2.0);
+        assert_eq!(value(&text, "bmk_queries_total{", "class=\"read\""), 20.0);
+        assert_eq!(value(&text, "bmk_reconnects_total{", ""), 1.0);
+        assert_eq!(value(&text, "bmk_rate_queue_length{", ""), 4.0);
+        let p100 = value(&text, "bmk_interval_latency_seconds{", "percentile=\"100\"");
+        assert!((p100 - 0.003).abs() < 0.003 * 1e-3, "{p100}");
+        // The run's own --percentile joins the fixed ones.
+        assert!(text.contains("percentile=\"90\""), "{text}");
+
+        let mut totals = counters;
+        totals.0[EngineCounter::Read as usize] = 30;
+        metrics.finish(&RunOutcome {
+            status: RunStatus::Fatal(vec!["FATAL: gone".into()]),
+            stats: bmk_engine::CumulativeStats {
+                time_total: 1.2,
+                events: 3,
+                counters: totals,
+                histogram: hist(&[1_000_000, 3_000_000, 7_000_000]),
+                min_ns: 1_000_000,
+                max_ns: 7_000_000,
+                sum_ns: 11_000_000,
+                threads: Vec::new(),
+                lag: None,
+            },
+            event_limit_reached: false,
+            abandoned: 0,
+        });
+        let text = encode(&metrics.registry());
+        assert_eq!(value(&text, "bmk_events_total{", ""), 3.0);
+        assert_eq!(value(&text, "bmk_queries_total{", "class=\"read\""), 30.0);
+        assert_eq!(value(&text, "bmk_latency_seconds_count{", ""), 3.0);
+        assert_eq!(
+            value(&text, "bmk_latency_seconds_bucket{", "le=\"0.005\""),
+            2.0
+        );
+        assert_eq!(
+            value(&text, "bmk_latency_seconds_bucket{", "le=\"0.01\""),
+            3.0
+        );
+        assert_eq!(value(&text, "bmk_errors_total{", ""), 1.0);
+        assert_eq!(value(&text, "bmk_threads_running{", ""), 0.0);
+    }
+
     #[test]
     fn test_labels_drop_folders_and_the_lua_suffix() {
         assert_eq!(test_label("/home/me/bench/my_test.lua"), "my_test");
