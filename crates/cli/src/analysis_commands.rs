@@ -91,6 +91,11 @@ struct ReportArgs {
     /// file]. Example: --output=/tmp/report.html
     #[arg(long, value_name = "FILE.html")]
     output: Option<String>,
+    /// Serve the page over HTTP instead of writing it, rendered again as the directory
+    /// changes (a sweep still running: the page reloads itself every 2 s), until
+    /// Ctrl-C. PORT listens on 127.0.0.1. Example: --serve=8080
+    #[arg(long, value_name = "[HOST:]PORT")]
+    serve: Option<String>,
 }
 
 /// `bmk compare`'s arguments.
@@ -251,6 +256,14 @@ fn report(args: &[String]) -> Result<i32> {
             usage(ReportArgs::command())
         )));
     };
+    if let Some(raw) = &a.serve {
+        if a.output.is_some() {
+            return Err(fail("bmk report: --serve and --output exclude each other"));
+        }
+        let addr = crate::report_server::parse_addr(raw).map_err(fail)?;
+        let interrupt = crate::signals::install()?;
+        return crate::report_server::serve(addr, path, &interrupt);
+    }
     let run = RunData::read(path).map_err(analysis_error)?;
     let report = bmk_analysis::report::Report::build(&run).map_err(analysis_error)?;
     let html = bmk_analysis::page::render("report", &report).map_err(analysis_error)?;

@@ -1,15 +1,11 @@
 //! `--metrics-addr=[HOST:]PORT`: serves the run's registry at `/metrics` in the
 //! OpenMetrics text format for Prometheus to scrape, from a thread of its own.
 //!
-//! The server is a few lines over `std::net::TcpListener` rather than an HTTP crate:
-//! it answers one kind of request (`GET /metrics`, one at a time, then closes the
-//! connection), which is all a scraper sends, and an HTTP server crate would bring an
-//! async runtime into a program whose measuring threads must have the CPUs to
-//! themselves. A scrape reads atomics and locks only the latency histogram's counts,
-//! which the controlling thread (not a worker) takes once per interval.
+//! A scrape reads atomics and locks only the latency histogram's counts, which the
+//! controlling thread (not a worker) takes once per interval. The HTTP is
+//! `http_answer`'s (why it is hand-written is said there).
 
-use std::io::{Read, Write};
-use std::net::{IpAddr, Ipv4Addr, SocketAddr, TcpListener, TcpStream, ToSocketAddrs};
+use std::net::{SocketAddr, TcpListener, TcpStream};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::thread::JoinHandle;
@@ -17,45 +13,15 @@ use std::time::Duration;
 
 use prometheus_client::registry::Registry;
 
+use crate::http_answer::{read_request, respond};
 use crate::run_metrics::encode;
 
 /// The content type of the OpenMetrics text format.
 pub const CONTENT_TYPE: &str = "application/openmetrics-text; version=1.0.0; charset=utf-8";
 
-/// How long a client may take to send its request: a stalled one holds up the next.
-const REQUEST_TIMEOUT: Duration = Duration::from_secs(2);
-
-/// The largest request head read; a scraper's is a few hundred bytes.
-const MAX_REQUEST: usize = 16 * 1024;
-
-/// `PORT` (on 127.0.0.1, so nothing outside this host reaches it unless asked),
-/// `HOST:PORT` or `[IPv6]:PORT`.
+/// `--metrics-addr`'s value.
 pub fn parse_addr(raw: &str) -> Result<SocketAddr, String> {
-    let bad = |why: &str| {
-        format!(
-            "invalid value '{raw}' for option --metrics-addr: expected PORT or HOST:PORT (e.g. 9464 or 0.0.0.0:9464){why}"
-        )
-    };
-    let text = raw.trim();
-    let addr = if let Ok(port) = text.trim_start_matches(':').parse::<u16>() {
-        SocketAddr::new(IpAddr::V4(Ipv4Addr::LOCALHOST), port)
-    } else if let Ok(addr) = text.parse::<SocketAddr>() {
-        addr
-    } else if !text.contains(':') {
-        return Err(bad(""));
-    } else {
-        match text.to_socket_addrs() {
-            Ok(mut addrs) => addrs
-                .next()
-                .ok_or_else(|| bad(": the host has no address"))?,
-            Err(e) => return Err(bad(&format!(": {e}"))),
-        }
-    };
-    // Port 0 would listen on a port nobody is told about.
-    if addr.port() == 0 {
-        return Err(bad(": the port must be 1 to 65535"));
-    }
-    Ok(addr)
+    crate::http_answer::parse_listen_addr("metrics-addr", raw)
 }
 
 /// A running endpoint; dropping it stops the server thread.
@@ -116,67 +82,29 @@ fn serve(listener: &TcpListener, registry: &Registry, stop: &AtomicBool) {
 
 /// Reads one request head and answers it.
 fn answer(mut stream: TcpStream, registry: &Registry) -> std::io::Result<()> {
-    stream.set_read_timeout(Some(REQUEST_TIMEOUT))?;
-    stream.set_write_timeout(Some(REQUEST_TIMEOUT))?;
-    let mut head = Vec::new();
-    let mut buf = [0u8; 2048];
-    while !head.windows(4).any(|w| w == b"\r\n\r\n") && head.len() < MAX_REQUEST {
-        let n = stream.read(&mut buf)?;
-        if n == 0 {
-            break;
-        }
-        head.extend_from_slice(&buf[..n]);
-    }
-    let head = String::from_utf8_lossy(&head);
-    let mut request_line = head.lines().next().unwrap_or("").split_whitespace();
-    let (method, target) = (request_line.next(), request_line.next());
-    let path = target.map(|t| t.split('?').next().unwrap_or(t));
-    let (status, content_type, body) = match (method, path) {
-        (Some("GET"), Some("/metrics")) => ("200 OK", CONTENT_TYPE, encode(registry)),
-        (Some("GET"), _) => (
+    let (method, path) = read_request(&mut stream)?;
+    let text = "text/plain; charset=utf-8";
+    match (method.as_str(), path.as_str()) {
+        ("GET", "/metrics") => respond(&mut stream, "200 OK", CONTENT_TYPE, &encode(registry)),
+        ("GET", _) => respond(
+            &mut stream,
             "404 Not Found",
-            "text/plain; charset=utf-8",
-            "bmk serves its metrics at /metrics\n".to_string(),
+            text,
+            "bmk serves its metrics at /metrics\n",
         ),
-        _ => (
+        _ => respond(
+            &mut stream,
             "405 Method Not Allowed",
-            "text/plain; charset=utf-8",
-            "only GET /metrics\n".to_string(),
+            text,
+            "only GET /metrics\n",
         ),
-    };
-    let response = format!(
-        "HTTP/1.1 {status}\r\nContent-Type: {content_type}\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
-        body.len()
-    );
-    stream.write_all(response.as_bytes())?;
-    stream.flush()
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn a_bare_port_listens_on_loopback_only() {
-        assert_eq!(
-            parse_addr("9464").unwrap(),
-            "127.0.0.1:9464".parse().unwrap()
-        );
-        assert_eq!(
-            parse_addr(":9464").unwrap(),
-            "127.0.0.1:9464".parse().unwrap()
-        );
-        assert_eq!(
-            parse_addr("0.0.0.0:9464").unwrap(),
-            "0.0.0.0:9464".parse().unwrap()
-        );
-        assert_eq!(parse_addr("[::1]:80").unwrap(), "[::1]:80".parse().unwrap());
-        assert_eq!(parse_addr("localhost:9464").unwrap().port(), 9464);
-        for bad in ["", "x", "99999", "1.2.3.4", "host:port", "0", "127.0.0.1:0"] {
-            let e = parse_addr(bad).unwrap_err();
-            assert!(e.starts_with("invalid value"), "{bad}: {e}");
-        }
-    }
+    use std::io::{Read, Write};
 
     fn get(addr: SocketAddr, request: &str) -> String {
         let mut s = TcpStream::connect(addr).unwrap();

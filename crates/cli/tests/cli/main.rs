@@ -19,6 +19,7 @@ mod kit;
 mod kit_ssh;
 mod legacy;
 mod limits;
+mod live_page;
 mod metrics;
 mod netns;
 mod network_faults;
