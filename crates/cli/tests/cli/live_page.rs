@@ -45,7 +45,13 @@ fn dump_dom(browser: &str, url: &str) -> String {
 fn chart_points(dom: &str) -> usize {
     dom.split("points=\"")
         .skip(1)
-        .map(|rest| rest.split('"').next().unwrap_or("").split_whitespace().count())
+        .map(|rest| {
+            rest.split('"')
+                .next()
+                .unwrap_or("")
+                .split_whitespace()
+                .count()
+        })
         .sum()
 }
 
@@ -125,7 +131,10 @@ fn the_live_page_of_a_sweep_grows_in_chromium_and_ends_as_bmk_report_s_page() {
         .code(0);
     let written = std::fs::read_to_string(dir.join("final.html")).unwrap();
     let port = free_port();
-    let (mut server, line) = dir.bmk().args(&format!("report run --serve={port}")).spawn();
+    let (mut server, line) = dir
+        .bmk()
+        .args(&format!("report run --serve={port}"))
+        .spawn();
     let addr: SocketAddr = format!("127.0.0.1:{port}").parse().unwrap();
     let deadline = Instant::now() + Duration::from_secs(30);
     let served = loop {
@@ -139,5 +148,8 @@ fn the_live_page_of_a_sweep_grows_in_chromium_and_ends_as_bmk_report_s_page() {
     let _ = server.kill();
     let _ = server.wait();
     assert!(!served.contains("http-equiv=\"refresh\""));
-    assert!(served == written, "the served page differs from bmk report's");
+    assert!(
+        served == written,
+        "the served page differs from bmk report's"
+    );
 }
