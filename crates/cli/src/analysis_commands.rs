@@ -96,6 +96,11 @@ struct ReportArgs {
     /// --export=/tmp/charts
     #[arg(long, value_name = "DIR")]
     export: Option<PathBuf>,
+    /// Serve the page over HTTP instead of writing it, rendered again as the directory
+    /// changes (a sweep still running: the page reloads itself every 2 s), until
+    /// Ctrl-C. PORT listens on 127.0.0.1. Example: --serve=8080
+    #[arg(long, value_name = "[HOST:]PORT")]
+    serve: Option<String>,
 }
 
 /// `bmk compare`'s arguments.
@@ -256,6 +261,17 @@ fn report(args: &[String]) -> Result<i32> {
             usage(ReportArgs::command())
         )));
     };
+    if let Some(raw) = &a.serve {
+        if a.output.is_some() {
+            return Err(fail("bmk report: --serve and --output exclude each other"));
+        }
+        if a.export.is_some() {
+            return Err(fail("bmk report: --serve and --export exclude each other"));
+        }
+        let addr = crate::report_server::parse_addr(raw).map_err(fail)?;
+        let interrupt = crate::signals::install()?;
+        return crate::report_server::serve(addr, path, &interrupt);
+    }
     let run = RunData::read(path).map_err(analysis_error)?;
     let report = bmk_analysis::report::Report::build(&run).map_err(analysis_error)?;
     let html = bmk_analysis::page::render("report", &report).map_err(analysis_error)?;

@@ -227,6 +227,7 @@ fn run_kit(inv: &Invocation) -> Result<i32> {
         argv: inv.argv.clone(),
         interrupt,
         checks: crate::analysis_commands::check_lines,
+        live_page: crate::report_server::live_page,
     };
     bmk_kit::command::main(&inv.args[1..], &ctx).map_err(|e| user_error(e.to_string()))
 }
@@ -673,6 +674,8 @@ fn run_settings(
         as_sysbench: inv.strict,
         barrier: start_barrier::settings(opts).map_err(|e| user_error(e.to_string()))?,
         execution: None,
+        metrics: crate::metrics_options::MetricsOptions::from_options(opts)
+            .map_err(|e| user_error(e.to_string()))?,
     })
 }
 

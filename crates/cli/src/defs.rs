@@ -117,6 +117,8 @@ pub fn general_groups() -> Vec<OptionGroup> {
                     .with_range(0.0, 1e9),
                 o("capture-interval", Double, Some("1"), "seconds between status samples written to --results-dir (0 = no capture); samples fall on multiples of it")
                     .with_range(0.0, 86400.0),
+                o("metrics-addr", String, None, "serve live metrics for Prometheus at http://ADDR/metrics (OpenMetrics text, updated every report interval or second): PORT listens on 127.0.0.1, HOST:PORT where given; see docs/metrics.md"),
+                o("metrics-push", String, None, "push live metrics to the Prometheus Pushgateway at this http:// URL after every interval and once at the end"),
                 o("target", String, None, "connect as the named target of bmk.toml (plain options still override it)"),
                 o("config", File, None, "the bmk.toml holding targets (default: $BMK_HOME/bmk.toml, else ./bmk.toml)"),
                 o("native-oltp", Bool, Some("on"), "run the built-in OLTP workloads' events on native workers when every option given is one they implement (else in Lua); off: always Lua (default: $BMK_NATIVE_OLTP, else on)"),

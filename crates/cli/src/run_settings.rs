@@ -6,6 +6,7 @@ use bmk_engine::RunConfig;
 use bmk_results::results_file::Execution;
 
 use crate::compat::Compat;
+use crate::metrics_options::MetricsOptions;
 use crate::settings::ReportOptions;
 use crate::verbosity::Verbosity;
 use bmk_kit::start_barrier::BarrierSettings;
@@ -36,4 +37,6 @@ pub struct RunSettings {
     pub barrier: Option<BarrierSettings>,
     /// How a script's events run (for the results file); `None` for system tests.
     pub execution: Option<Execution>,
+    /// `--metrics-addr` and `--metrics-push`.
+    pub metrics: MetricsOptions,
 }

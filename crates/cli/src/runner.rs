@@ -14,6 +14,7 @@ use bmk_engine::{CumulativeStats, IntervalStats, Observer, StartGate};
 use bmk_report::{ReportConfig, Reporter};
 
 use crate::benchmark::Benchmark;
+use crate::metrics_sink::{self, MetricsSink};
 use crate::results::ResultsSink;
 use crate::results_dir::LevelSink;
 use crate::run_settings::RunSettings;
@@ -22,7 +23,7 @@ use crate::script_failure::failure_text;
 use crate::verbosity::{Level, Verbosity};
 use bmk_kit::start_barrier::DatabaseGate;
 
-struct PrintingObserver<'a> {
+struct PrintingObserver<'a, 'm> {
     bench: &'a mut dyn Benchmark,
     reporter: Reporter,
     results: Option<&'a mut ResultsSink>,
@@ -36,20 +37,31 @@ struct PrintingObserver<'a> {
     time_limit_reached: bool,
     /// When the workers were released (the system's clock).
     released: Option<std::time::SystemTime>,
+    /// The live metrics, updated here on the controlling thread.
+    metrics: Option<&'m MetricsSink>,
+    /// Whether intervals are the user's (printed and recorded) or only fall due for
+    /// the live metrics.
+    reports_intervals: bool,
 }
 
-impl PrintingObserver<'_> {
+impl PrintingObserver<'_, '_> {
     fn out(&mut self) -> std::io::StdoutLock<'static> {
         std::io::stdout().lock()
     }
 }
 
-impl Observer for PrintingObserver<'_> {
+impl Observer for PrintingObserver<'_, '_> {
     fn threads_started(&mut self) {
         // Every worker has run its thread_init now: a script's layout is known.
         let layout = self.bench.layout();
         self.reporter.set_layout(layout);
         self.released = Some(std::time::SystemTime::now());
+        if let Some(metrics) = self.metrics {
+            metrics.threads_started(self.threads);
+            if self.warmup_time.is_zero() {
+                metrics.measuring();
+            }
+        }
         let mut out = self.out();
         if self.verbosity.shows(Level::Debug) {
             for tid in 0..self.threads {
@@ -76,6 +88,9 @@ impl Observer for PrintingObserver<'_> {
     }
 
     fn warmup_finished(&mut self) {
+        if let Some(metrics) = self.metrics {
+            metrics.measuring();
+        }
         if let Some(level) = self.level.as_deref_mut() {
             level.measuring();
         }
@@ -91,6 +106,12 @@ impl Observer for PrintingObserver<'_> {
     }
 
     fn interval(&mut self, stats: &IntervalStats) {
+        if let Some(metrics) = self.metrics {
+            metrics.interval(stats);
+        }
+        if !self.reports_intervals {
+            return;
+        }
         // A script may make its first driver in event(): sysbench decides the layout
         // at each report.
         let layout = self.bench.layout();
@@ -215,6 +236,13 @@ pub fn run(
     if part_gate.is_some() {
         settings.report.results = None;
     }
+    let mut metrics = MetricsSink::start(&settings, part_gate.as_ref().map(|g| g.index()))?;
+    // Live metrics are updated at each interval: a run without intermediate reports
+    // gets intervals of its own, which update the metrics only.
+    let reports_intervals = settings.config.report_interval.is_some();
+    if metrics.is_some() && !reports_intervals {
+        settings.config.report_interval = Some(metrics_sink::DEFAULT_UPDATE);
+    }
     apply_event_limit(&*bench, &mut settings);
     // sysbench calls the script's init() before it prints the header, so what init()
     // prints comes first and a failing init() leaves no header behind.
@@ -248,6 +276,8 @@ pub fn run(
         threads: settings.config.threads,
         time_limit_reached: false,
         released: None,
+        metrics: metrics.as_ref(),
+        reports_intervals,
     };
     if verbosity.shows(Level::Notice) {
         println!("Initializing worker threads...\n");
@@ -283,6 +313,9 @@ pub fn run(
         .and_then(|g| g.start_record(released))
         .or_else(|| part_gate.as_ref().and_then(|g| g.start_record(released)));
     let barrier_error = gate.as_mut().and_then(|g| g.finish().err());
+    if let Some(metrics) = metrics.as_mut() {
+        metrics.finish(&outcome);
+    }
 
     let verdict = run_verdict::verdict(&outcome, &verdict_context(&settings, time_limit_reached));
     let mut code = verdict.code;

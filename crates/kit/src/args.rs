@@ -96,6 +96,11 @@ pub struct CaptureArgs {
     /// benchmark connects to). Example: --capture-target=maria-direct
     #[arg(long = "capture-target", value_name = "NAME")]
     pub capture_target: Option<String>,
+    /// Serve the report page of the results directory at http://ADDR/ while the run
+    /// goes, as 'bmk report' renders it and reloading itself; PORT listens on 127.0.0.1.
+    /// Example: --live=8080
+    #[arg(long, value_name = "[HOST:]PORT")]
+    pub live: Option<String>,
 }
 
 /// `bmk kit run`.

@@ -49,7 +49,15 @@ pub struct KitContext {
     /// lives above the kit, so the binary passes it in); `Err` says why they could not
     /// run.
     pub checks: fn(&Path) -> Result<Vec<String>, String>,
+    /// `--live=ADDR`: the report page served while the run goes (the page is the
+    /// analysis's, above the kit). Called before the results directory exists, it
+    /// listens on ADDR or says why it cannot; what it returns starts serving a results
+    /// directory, until the process exits.
+    pub live_page: fn(&str) -> Result<LivePage, String>,
 }
+
+/// Starts serving the live page of a results directory (see [`KitContext::live_page`]).
+pub type LivePage = Box<dyn FnOnce(&Path)>;
 
 /// The kit's options, taken out of the arguments.
 #[derive(Debug, Default)]
@@ -82,6 +90,7 @@ impl KitArgs {
         self.own("results-dir", c.results_dir)
             .own("capture-interval", c.capture_interval)
             .own("capture-target", c.capture_target)
+            .own("live", c.live)
     }
 }
 
@@ -588,6 +597,13 @@ fn execute(
         None => driver.clone(),
     };
     let target = options.get("target").filter(|t| !t.is_empty()).cloned();
+    // Listening first: an address in use is refused before a results directory exists.
+    let live = a
+        .own
+        .get("live")
+        .map(|addr| (ctx.live_page)(addr))
+        .transpose()
+        .map_err(KitError::Usage)?;
     let manifest = RunManifest::starting(RunStart {
         version: ctx.version.clone(),
         scenario: Some(s.name.clone()),
@@ -612,6 +628,9 @@ fn execute(
         dir.record_server(cfg)?;
     }
     println!("[kit] results: {}", dir.path().display());
+    if let Some(start) = live {
+        start(dir.path());
+    }
     let job = SweepJob {
         program: &ctx.program,
         plan,

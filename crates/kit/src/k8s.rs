@@ -25,6 +25,11 @@
 //!   are given that path instead. The manifest is then a `v1` `List` of the ConfigMap
 //!   and the Job. A config file that sets a password is refused, as a passed password
 //!   option is.
+//! * `--metrics-addr=[HOST:]PORT` passed on: each pod serves its live metrics on the
+//!   pod's own address (a bare port becomes `0.0.0.0:PORT`, as loopback would be out of
+//!   Prometheus's reach), and the pods get a `metrics` container port and the
+//!   `prometheus.io/scrape`, `/port` and `/path` annotations that scrape configs built on
+//!   Kubernetes service discovery look for ([`METRICS_PATH`]).
 
 use std::path::Path;
 
@@ -93,6 +98,9 @@ pub const CONFIG_MOUNT: &str = "/etc/bmk";
 /// The ConfigMap key (and file name under [`CONFIG_MOUNT`]) of an embedded config file.
 pub const CONFIG_KEY: &str = "bmk.cfg";
 
+/// Where bmk serves its live metrics (`--metrics-addr`).
+pub const METRICS_PATH: &str = "/metrics";
+
 /// The label that marks the pods of one Job (for the anti-affinity).
 const RUN_LABEL: &str = "bmk.run";
 
@@ -139,8 +147,12 @@ fn option_name(arg: &str) -> Option<String> {
 pub fn manifest(job: &K8sJob) -> Result<Value, KitError> {
     let s = runnable_scenario(job)?;
     let (password_option, config) = check_passed(job)?;
+    let metrics_port = metrics_port(job)?;
     let args = pod_args(job, &s, password_option);
-    let job_value = job_object(job, &s, args, config.is_some());
+    let mut job_value = job_object(job, &s, args, config.is_some());
+    if let Some(port) = metrics_port {
+        expose_metrics(&mut job_value, port);
+    }
     Ok(match config {
         None => job_value,
         Some(text) => json!({
@@ -243,6 +255,13 @@ fn pod_args(job: &K8sJob, s: &Scenario, password_option: &str) -> Vec<String> {
         .map(|a| match option_name(a).as_deref() {
             // The pods read the file from the ConfigMap's volume.
             Some("config-file") => format!("--config-file={CONFIG_MOUNT}/{CONFIG_KEY}"),
+            // A bare port would listen on the pod's loopback, out of Prometheus's reach.
+            Some("metrics-addr") => match a.split_once('=').map(|(_, v)| v.trim()) {
+                Some(port) if port.parse::<u16>().is_ok() => {
+                    format!("--metrics-addr=0.0.0.0:{port}")
+                }
+                _ => a.clone(),
+            },
             _ => a.clone(),
         })
         .collect();
@@ -336,6 +355,46 @@ fn job_object(job: &K8sJob, s: &Scenario, args: Vec<String>, config: bool) -> Va
             },
         },
     })
+}
+
+/// The port of a `--metrics-addr=[HOST:]PORT` passed to the pods, if one is.
+fn metrics_port(job: &K8sJob) -> Result<Option<u16>, KitError> {
+    let Some(arg) = job
+        .passed
+        .iter()
+        .rev()
+        .find(|a| option_name(a).as_deref() == Some("metrics-addr"))
+    else {
+        return Ok(None);
+    };
+    let value = arg.split_once('=').map(|(_, v)| v.trim()).unwrap_or("");
+    value
+        .rsplit(':')
+        .next()
+        .and_then(|p| p.parse::<u16>().ok())
+        .filter(|&p| p > 0)
+        .map(Some)
+        .ok_or_else(|| {
+            KitError::Usage(format!(
+                "--metrics-addr '{value}': expected PORT or HOST:PORT for the pods to serve their metrics on"
+            ))
+        })
+}
+
+/// Gives the pods of `job_value` the metrics container port and the scrape
+/// annotations.
+fn expose_metrics(job_value: &mut Value, port: u16) {
+    let template = &mut job_value["spec"]["template"];
+    template["metadata"]["annotations"] = json!({
+        "prometheus.io/scrape": "true",
+        "prometheus.io/port": port.to_string(),
+        "prometheus.io/path": METRICS_PATH,
+    });
+    template["spec"]["containers"][0]["ports"] = json!([{
+        "name": "metrics",
+        "containerPort": port,
+        "protocol": "TCP",
+    }]);
 }
 
 /// The text of the config file `--config-file=PATH` names, for the ConfigMap: a regular

@@ -71,6 +71,11 @@ impl SplitGate {
         }))
     }
 
+    /// This part's 1-based index among the level's processes.
+    pub fn index(&self) -> u32 {
+        self.index
+    }
+
     /// The results file's start record once the gate opened; `released` is when the
     /// workers were released (the system's clock). The record's "server" is this
     /// host's clock: the parts of a split level share it.

@@ -302,3 +302,45 @@ fn a_config_file_with_a_password_or_no_end_is_refused() {
     );
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+#[test]
+fn metrics_are_served_on_the_pod_address_with_scrape_annotations() {
+    let mut j = job();
+    j.passed.push("--metrics-addr=9464".into());
+    let value = manifest(&j).unwrap();
+    let job = typed(&value);
+    let template = job.spec.unwrap().template;
+    let annotations = template.metadata.unwrap().annotations.unwrap();
+    assert_eq!(annotations["prometheus.io/scrape"], "true");
+    assert_eq!(annotations["prometheus.io/port"], "9464");
+    assert_eq!(annotations["prometheus.io/path"], "/metrics");
+    let container = &template.spec.unwrap().containers[0];
+    let ports = container.ports.as_ref().unwrap();
+    assert_eq!(ports.len(), 1);
+    assert_eq!(ports[0].container_port, 9464);
+    assert_eq!(ports[0].name.as_deref(), Some("metrics"));
+    let args = container.args.as_ref().unwrap();
+    assert!(
+        args.contains(&"--metrics-addr=0.0.0.0:9464".to_string()),
+        "a bare port listens on the pod's address: {args:?}"
+    );
+
+    // A host given stays as given; no --metrics-addr, no port and no annotations.
+    let mut j2 = self::job();
+    j2.passed.push("--metrics-addr=10.0.0.7:9500".into());
+    let text = manifest(&j2).unwrap().to_string();
+    assert!(
+        text.contains("--metrics-addr=10.0.0.7:9500") && text.contains("\"containerPort\":9500"),
+        "{text}"
+    );
+    let plain = manifest(&self::job()).unwrap().to_string();
+    assert!(
+        !plain.contains("prometheus.io") && !plain.contains("containerPort"),
+        "{plain}"
+    );
+
+    let mut bad = self::job();
+    bad.passed.push("--metrics-addr=host:port".into());
+    let e = manifest(&bad).unwrap_err().to_string();
+    assert!(e.contains("--metrics-addr 'host:port'"), "{e}");
+}

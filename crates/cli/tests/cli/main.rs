@@ -19,6 +19,8 @@ mod kit;
 mod kit_ssh;
 mod legacy;
 mod limits;
+mod live_page;
+mod metrics;
 mod netns;
 mod network_faults;
 mod options;
