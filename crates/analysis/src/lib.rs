@@ -24,6 +24,7 @@ pub mod page;
 pub mod rates;
 pub mod report;
 pub mod series;
+pub mod sessions;
 pub mod stats;
 pub mod steady;
 pub mod timeline;

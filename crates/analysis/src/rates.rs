@@ -12,6 +12,7 @@
 
 use std::collections::BTreeMap;
 
+use crate::sessions;
 use bmk_results::capture::{self, Table};
 use procfs_core::{ExplicitSystemInfo, FromRead, FromReadSI};
 
@@ -240,6 +241,16 @@ const INNODB_HIT_RATIO: GroupSpec = spec(
     "InnoDB buffer pool hit ratio (reads served without a disk read)",
     "%",
 );
+const MYSQL_SESSION_STATES: GroupSpec = spec(
+    "mysql_session_states",
+    "Sessions by state (processlist)",
+    "sessions",
+);
+const PG_WAIT_TYPES: GroupSpec = spec(
+    "pg_wait_types",
+    "PostgreSQL client backends by wait event type (pg_stat_activity)",
+    "backends",
+);
 const INNODB_CHECKPOINT_AGE: GroupSpec =
     spec("innodb_checkpoint_age", "InnoDB checkpoint age", "bytes");
 const INNODB_HISTORY: GroupSpec = spec(
@@ -288,9 +299,10 @@ const LOAD: GroupSpec = spec("load", "Load average (1 min)", "");
 type Source = fn(&Level, u64, &mut Vec<MetricGroup>);
 
 /// Every source of groups, in page order.
-const SOURCES: [Source; 8] = [
+const SOURCES: [Source; 9] = [
     mysql_status_groups,
     innodb_status_groups,
+    session_groups,
     pg_database_groups,
     pg_checkpoint_groups,
     host_cpu_group,
@@ -424,6 +436,22 @@ fn innodb_status_groups(level: &Level, _: u64, out: &mut Vec<MetricGroup>) {
     }
     INNODB_CHECKPOINT_AGE.push_one(out, "checkpoint age", age);
     INNODB_HISTORY.push_one(out, "history list length", hll);
+}
+
+/// The sampled session lists: MySQL processlist states, PostgreSQL wait event types.
+fn session_groups(level: &Level, _: u64, out: &mut Vec<MetricGroup>) {
+    let as_series = |lines: Vec<sessions::StateLine>| -> Vec<Series> {
+        lines
+            .into_iter()
+            .map(|(name, points)| Series { name, points })
+            .collect()
+    };
+    if let Some(text) = level.server_capture(capture::MYSQL_PROCESSLIST) {
+        MYSQL_SESSION_STATES.push(out, as_series(sessions::mysql_states(&text)));
+    }
+    if let Some(text) = level.server_capture(capture::PG_STAT_ACTIVITY) {
+        PG_WAIT_TYPES.push(out, as_series(sessions::pg_wait_types(&text)));
+    }
 }
 
 /// `pg_stat_database`: the benchmark's database, with the rest of the server drawn

@@ -93,6 +93,11 @@ pub struct LevelSection {
     pub steady: LevelSteady,
     /// Its stalled and empty intervals, with the server's samples from then.
     pub notches: Vec<Notch>,
+    /// The heading of the workload's own results (`TPC-C results`).
+    pub workload_title: String,
+    /// The workload's own results (TPC-C tpmC and transaction mix, dbSTRESS rates by
+    /// transaction type): name and value.
+    pub workload: Vec<(String, f64)>,
 }
 
 /// A finding of the sanity checks, for display.
@@ -475,6 +480,10 @@ fn level_section(level: &Level, st: &LevelSteady, clock_ticks: u64) -> Result<Le
         name: level.name(),
         steady: st.clone(),
         notches: drilldown::notches(level),
+        workload_title: workload_title(result.map_or("", |r| r.run.test.as_str())).into(),
+        workload: result
+            .map(|r| r.workload.iter().map(|(k, v)| (k.clone(), *v)).collect())
+            .unwrap_or_default(),
     })
 }
 
@@ -548,6 +557,18 @@ fn time_charts(level: &Level, st: &LevelSteady, label: &str) -> Result<Vec<Chart
         charts.push(spectrum);
     }
     Ok(charts)
+}
+
+/// The heading of a level's workload results for `test`.
+fn workload_title(test: &str) -> &'static str {
+    let t = test.to_ascii_lowercase();
+    if t.contains("tpcc") {
+        "TPC-C results"
+    } else if t.contains("dbstress") {
+        "dbSTRESS results"
+    } else {
+        "Workload results"
+    }
 }
 
 /// A finished level's latency distribution from its final histogram: latency against

@@ -18,9 +18,11 @@ use crate::series::{LatencyLines, LevelSeries};
 
 /// Server and OS charts shown on the timeline, by their group id, in page order: the
 /// few that tell a sweep's story (the rest stay in each level's section).
-const TIMELINE_GROUPS: [&str; 6] = [
+const TIMELINE_GROUPS: [&str; 8] = [
     "mysql_statements",
     "mysql_threads",
+    "mysql_session_states",
+    "pg_wait_types",
     "innodb_io",
     "pg_transactions",
     "pg_blocks",

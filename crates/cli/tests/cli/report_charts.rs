@@ -115,6 +115,17 @@ fn a_lock_is_a_latency_gap_and_the_timeline_marks_the_levels_on_mariadb() {
     ] {
         chart(title);
     }
+    // Level 2's sessions piled up waiting for the table (the first chart of that
+    // title is level 1's).
+    let level2 = &page[page.find("<h2 id=\"level-0002\">").unwrap()..];
+    let states = &level2[level2
+        .find("<figure title=\"Sessions by state (processlist)\">")
+        .unwrap()..];
+    let states = &states[..states.find("</figure>").unwrap()];
+    assert!(
+        states.contains(">\nWaiting for table metadata lock\n</text>"),
+        "{states}"
+    );
     // From the notch to its cause: the processlist sampled during the lock shows the
     // sessions waiting for the table, on the page and linked from the timeline.
     let notches = bmk_analysis::drilldown::notches(level);

@@ -272,8 +272,15 @@ fn clean_tpcc_and_dbstress_runs_on_sqlite_flag_nothing_of_the_kind() {
             ))
             .run_within(Duration::from_secs(120))
             .code(0);
-        let (v, _) = report(&dir, &dir.join(out));
+        let (v, page) = report(&dir, &dir.join(out));
         assert_clean(&v);
+        // ... and shown with the level on the page.
+        let title = if out == "tpcc" {
+            "<h3>TPC-C results</h3>"
+        } else {
+            "<h3>dbSTRESS results</h3>"
+        };
+        assert!(page.contains(title), "{out}: no {title}");
         // The workload's own results are kept with the level.
         let r = ResultsFile::read(level1(&dir.join(out)).join("result.json")).unwrap();
         let key = if out == "tpcc" {
@@ -285,6 +292,10 @@ fn clean_tpcc_and_dbstress_runs_on_sqlite_flag_nothing_of_the_kind() {
             r.workload.get(key).is_some_and(|v| *v > 0.0),
             "{out}: {:?}",
             r.workload
+        );
+        assert!(
+            page.contains(&format!("<tr><th>{key}</th>")),
+            "{out}: {key}"
         );
     }
 }
