@@ -11,19 +11,21 @@
 /// while it runs (they take a few hundred bytes).
 const MARGIN: usize = 1024;
 
-/// Releases the calling thread's stack pages below its current frame (minus a margin).
+/// Releases the calling thread's stack pages below its current frame (minus a margin),
+/// or those of the event-loop coroutine it runs on.
 /// Returns the bytes handed back (0 where the stack bounds are unknown).
 #[inline(never)]
 pub(crate) fn release_unused_stack() -> usize {
     let here = 0u8;
     let sp = std::hint::black_box(&here) as *const u8 as usize;
-    let Some((low, high)) = stack_bounds() else {
-        return 0;
+    let low = match stack_bounds() {
+        Some((low, high)) if (low..high).contains(&sp) => low,
+        // On a worker coroutine's stack: the pages below its frame are its own.
+        _ => match crate::coop::stack_limit() {
+            Some(limit) if limit < sp => limit,
+            _ => return 0,
+        },
     };
-    if !(low..high).contains(&sp) {
-        // Running on another stack (a coroutine's): nothing of the thread's to give.
-        return 0;
-    }
     let page = page_size();
     let end = sp.saturating_sub(MARGIN) & !(page - 1);
     let start = (low + page - 1) & !(page - 1);

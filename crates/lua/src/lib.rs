@@ -73,6 +73,7 @@ mod sql;
 mod state;
 mod state_data;
 mod sysbench_env;
+mod usleep;
 mod worker;
 
 use std::path::{Path, PathBuf};
