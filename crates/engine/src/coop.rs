@@ -41,7 +41,7 @@ use corosensei::{Coroutine, CoroutineResult, Yielder};
 
 use crate::rand::WorkerRand;
 use crate::shared::Shared;
-use crate::worker::{WorkerContext, WorkerError, Workload};
+use crate::worker::{WorkerContext, WorkerError, WorkerPhase, Workload};
 
 /// Stack of one coroutine, at least: the worker is created there (its Lua state
 /// loaded, its connection opened) and runs its events there. As large as a worker
@@ -64,8 +64,6 @@ thread_local! {
     static YIELDER: Cell<*const Yielder<(), Suspend>> = const { Cell::new(std::ptr::null()) };
     /// When the loop last resumed the running coroutine (coarse clock, ns).
     static RESUMED_AT: Cell<u64> = const { Cell::new(0) };
-    /// Lowest usable address of the running coroutine's stack (0 outside one).
-    static STACK_LIMIT: Cell<usize> = const { Cell::new(0) };
 }
 
 /// Whether this code runs in a worker coroutine of an event loop, where
@@ -92,17 +90,6 @@ enum Suspend {
     Created,
     /// It has had its time slice: it goes on once the loop has looked for others.
     Slice,
-}
-
-/// Where a worker of an event loop is in its life, for [`Workload::held_its_loop`].
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum WorkerPhase {
-    /// Being created ([`Workload::create_worker`], sysbench's `thread_init`).
-    Creating,
-    /// Running its events.
-    Running,
-    /// Finishing ([`Worker::finish`], sysbench's `thread_done`).
-    Finishing,
 }
 
 /// Suspends the calling coroutine with `why`; `false` (nothing done) outside one.
@@ -147,12 +134,6 @@ pub fn yield_if_due() -> bool {
         return false;
     }
     suspend(Suspend::Slice)
-}
-
-/// The lowest usable address of the stack of the coroutine running on this thread.
-pub(crate) fn stack_limit() -> Option<usize> {
-    let limit = STACK_LIMIT.with(|l| l.get());
-    (limit != 0).then_some(limit)
 }
 
 /// The monotonic clock at tick resolution (a few ms), which costs no more than a
@@ -351,13 +332,13 @@ type Step = std::thread::Result<CoroutineResult<Suspend, Result<(), WorkerError>
 fn resume(task: &mut Task, test: &dyn Workload) -> Step {
     let _installed = task.ctx.install();
     task.rand.swap();
-    STACK_LIMIT.with(|l| l.set(task.stack_limit));
+    crate::stack::set_coroutine_stack(task.stack_limit);
     let resumed = coarse_now_ns();
     RESUMED_AT.with(|r| r.set(resumed));
     let step = catch_unwind(AssertUnwindSafe(|| task.co.resume(())));
     let held = coarse_now_ns().saturating_sub(resumed);
     YIELDER.with(|y| y.set(std::ptr::null()));
-    STACK_LIMIT.with(|l| l.set(0));
+    crate::stack::set_coroutine_stack(0);
     task.rand.swap();
     if held >= HELD_LOOP_BOUND.as_nanos() as u64 {
         test.held_its_loop(task.tid, task.phase.get(), Duration::from_nanos(held));

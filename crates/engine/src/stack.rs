@@ -11,6 +11,18 @@
 /// while it runs (they take a few hundred bytes).
 const MARGIN: usize = 1024;
 
+thread_local! {
+    /// Lowest usable address of the stack of the event-loop coroutine running on this
+    /// thread (0 outside one).
+    static COROUTINE_STACK_LIMIT: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
+}
+
+/// Tells [`release_unused_stack`] that code on this thread now runs on a coroutine's
+/// stack whose lowest usable address is `limit` (0: on the thread's own stack again).
+pub(crate) fn set_coroutine_stack(limit: usize) {
+    COROUTINE_STACK_LIMIT.with(|l| l.set(limit));
+}
+
 /// Releases the calling thread's stack pages below its current frame (minus a margin),
 /// or those of the event-loop coroutine it runs on.
 /// Returns the bytes handed back (0 where the stack bounds are unknown).
@@ -21,8 +33,8 @@ pub(crate) fn release_unused_stack() -> usize {
     let low = match stack_bounds() {
         Some((low, high)) if (low..high).contains(&sp) => low,
         // On a worker coroutine's stack: the pages below its frame are its own.
-        _ => match crate::coop::stack_limit() {
-            Some(limit) if limit < sp => limit,
+        _ => match COROUTINE_STACK_LIMIT.with(|l| l.get()) {
+            limit if limit != 0 && limit < sp => limit,
             _ => return 0,
         },
     };

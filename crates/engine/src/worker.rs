@@ -34,7 +34,18 @@ pub trait Workload: Send + Sync {
     /// yielding, in `phase`: the loop's other workers waited that long. Called on the
     /// loop's thread each time it happens; the engine prints nothing itself, and the
     /// default does nothing.
-    fn held_its_loop(&self, _tid: u32, _phase: crate::coop::WorkerPhase, _held: Duration) {}
+    fn held_its_loop(&self, _tid: u32, _phase: WorkerPhase, _held: Duration) {}
+}
+
+/// Where a worker of an event loop is in its life, for [`Workload::held_its_loop`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum WorkerPhase {
+    /// Being created ([`Workload::create_worker`], sysbench's `thread_init`).
+    Creating,
+    /// Running its events.
+    Running,
+    /// Finishing ([`Worker::finish`], sysbench's `thread_done`).
+    Finishing,
 }
 
 /// What to do after an event.

@@ -15,8 +15,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Condvar, Mutex, OnceLock};
 use std::time::Duration;
 
-use bmk_engine::coop::WorkerPhase;
-use bmk_engine::{EventFlow, Worker, WorkerContext, WorkerError, Workload};
+use bmk_engine::{EventFlow, Worker, WorkerContext, WorkerError, WorkerPhase, Workload};
 use bmk_sql::{Driver, DriverConfig, DriverKind};
 use mlua::Value;
 
