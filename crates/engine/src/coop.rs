@@ -696,6 +696,65 @@ mod tests {
         assert!(start.elapsed() >= NAP);
     }
 
+    /// Worker 0 is created only once worker 1 is: it polls, sleeping, as a start
+    /// barrier in `thread_init` does. Sequential creation would never get there.
+    struct BarrierTest {
+        created: Arc<Mutex<Vec<u32>>>,
+        polls: Arc<Mutex<u32>>,
+    }
+
+    struct Idle;
+
+    impl Worker for Idle {
+        fn event(&mut self, _ctx: &WorkerContext) -> Result<EventFlow, WorkerError> {
+            Ok(EventFlow::StopWorker)
+        }
+    }
+
+    impl Workload for BarrierTest {
+        fn create_worker(&self, tid: u32) -> Result<Box<dyn Worker>, WorkerError> {
+            assert!(active(), "created in its coroutine");
+            if tid == 0 {
+                while !self.created.lock().unwrap().contains(&1) {
+                    *self.polls.lock().unwrap() += 1;
+                    if *self.polls.lock().unwrap() > 200 {
+                        return Err(WorkerError::new("worker 1 never got created"));
+                    }
+                    super::sleep(Duration::from_millis(5));
+                }
+            }
+            self.created.lock().unwrap().push(tid);
+            Ok(Box::new(Idle))
+        }
+        fn cooperative(&self) -> bool {
+            true
+        }
+    }
+
+    #[test]
+    fn a_worker_waiting_in_its_creation_lets_the_loop_create_the_others() {
+        let config = RunConfig {
+            threads: 2,
+            time: None,
+            ..RunConfig::default()
+        };
+        let shared = Arc::new(Shared::new(config, 2, RunClock::system()));
+        shared.measuring.store(true, Ordering::SeqCst);
+        shared.release(shared.control());
+        let created = Arc::new(Mutex::new(Vec::new()));
+        let polls = Arc::new(Mutex::new(0));
+        let test = BarrierTest {
+            created: created.clone(),
+            polls: polls.clone(),
+        };
+        loop_main(vec![0, 1], shared.clone(), Arc::new(test));
+        let ctl = shared.control();
+        assert!(ctl.fatal.is_empty(), "{:?}", ctl.fatal);
+        assert_eq!((ctl.initialized, ctl.finished), (2, 2));
+        assert_eq!(*created.lock().unwrap(), [1, 0]);
+        assert!(*polls.lock().unwrap() >= 1);
+    }
+
     #[test]
     fn coroutine_workers_on_one_thread_complete_their_events_over_socketpairs() {
         let (sent_tx, sent_rx) = channel();
