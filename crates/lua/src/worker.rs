@@ -75,11 +75,11 @@ impl Workload for ScriptWorkload {
             WorkerPhase::Finishing => "in thread_done()",
         };
         eprintln!(
-            "WARNING: worker thread {tid} of '{}' ran {place} for {:.1} s without waiting \
-             for the database: the other workers of its event loop waited meanwhile. \
-             Something there blocks outside bmk's API (os.execute, io.read, an FFI call \
-             that waits, a long computation); such a script runs as intended with \
-             --event-loops=off.",
+            "WARNING: worker thread {tid} of '{}' ran {place} for {:.1} s without giving \
+             its event loop back: the loop's other workers waited meanwhile. Something \
+             there blocks outside bmk's API (os.execute, io.read, an FFI call that waits, \
+             a long computation or SQLite statement); such a script runs as intended \
+             with --event-loops=off.",
             self.env.src.display_name(),
             held.as_secs_f64()
         );
