@@ -11,6 +11,7 @@
 //! up the loop's other workers: the engine reports it, and
 //! [`ScriptWorkload::held_its_loop`] tells the user once.
 
+use std::cell::Cell;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Condvar, Mutex, OnceLock};
 use std::time::Duration;
@@ -136,10 +137,13 @@ impl LoadGate {
         static LIMIT: OnceLock<usize> = OnceLock::new();
         let limit =
             *LIMIT.get_or_init(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
-        if bmk_engine::coop::active() {
-            // On an event loop the condition variable would block the whole thread,
-            // and with it a worker of the same loop that holds a place and yielded
-            // (its top-level code queried or slept): a deadlock. Wait by yielding.
+        HELD_HERE.with(|h| h.set(h.get() + 1));
+        if bmk_engine::coop::active() && HELD_HERE.with(|h| h.get()) > 1 {
+            // Another worker of this event loop holds a place and yielded while
+            // loading (its top-level code queried or slept): the condition variable
+            // would block the thread, and with it that worker, for good. Wait by
+            // yielding instead. (Without such a worker, blocking the thread is safe:
+            // the places are held on other threads, which give them back.)
             while !self.try_enter(limit) {
                 bmk_engine::coop::sleep(Duration::from_millis(1));
             }
@@ -166,8 +170,15 @@ impl LoadGate {
     }
 }
 
+thread_local! {
+    /// Places in the [`LoadGate`] held, or waited for, by workers of this thread: on an
+    /// event loop several, by coroutines that may yield while they hold one.
+    static HELD_HERE: Cell<usize> = const { Cell::new(0) };
+}
+
 impl Drop for LoadTurn {
     fn drop(&mut self) {
+        HELD_HERE.with(|h| h.set(h.get() - 1));
         let mut busy = LOAD_GATE.busy.lock().unwrap_or_else(|p| p.into_inner());
         *busy -= 1;
         drop(busy);

@@ -488,3 +488,32 @@ fn distinct_lines_of_failures_compare() {
         ["F", "F", "F", "at 0x?"]
     );
 }
+
+#[test]
+fn top_level_code_that_sleeps_while_loading_does_not_stall_the_load_gate() {
+    // Every state sleeps 20 ms in its top-level code, holding its place among the
+    // states that load at once (one per CPU): on one loop, the workers waiting for a
+    // place must yield to those holding one, not block their thread.
+    let dir = scratch_dir("gate");
+    let script = dir.join("sleepy_load.lua");
+    std::fs::write(
+        &script,
+        "local ffi = require('ffi')\n\
+         pcall(ffi.cdef, 'int usleep(unsigned int usec);')\n\
+         ffi.C.usleep(20000)\n\
+         function event() return true end\n",
+    )
+    .unwrap();
+    let out = host_in(
+        &dir,
+        &args(&[
+            "--event-loops=1",
+            "--threads=6",
+            "--time=0",
+            &script.display().to_string(),
+        ]),
+    );
+    assert_eq!(out.code, Some(0), "{}{}", out.stdout, out.stderr);
+    assert!(out.stdout.contains("total: events=6 "), "{}", out.stdout);
+    let _ = std::fs::remove_dir_all(&dir);
+}
