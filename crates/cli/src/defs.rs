@@ -122,7 +122,7 @@ pub fn general_groups() -> Vec<OptionGroup> {
                 o("target", String, None, "connect as the named target of bmk.toml (plain options still override it)"),
                 o("config", File, None, "the bmk.toml holding targets (default: $BMK_HOME/bmk.toml, else ./bmk.toml)"),
                 o("native-oltp", Bool, Some("on"), "run the built-in OLTP workloads' events on native workers when every option given is one they implement (else in Lua); off: always Lua (default: $BMK_NATIVE_OLTP, else on)"),
-                o("event-loops", String, Some("auto"), "threads that run the workers as coroutines, for tests that support it (built-in OLTP on MySQL, or on PostgreSQL): auto = one per CPU or one per 64 workers, whichever is more; off = a thread per worker"),
+                o("event-loops", String, Some("auto"), "threads that run the workers as coroutines (Lua scripts and built-in OLTP on MySQL or PostgreSQL over bmk's own protocol paths, Lua scripts on SQLite; never with --rate): auto = one per CPU or one per 64 workers, whichever is more; off = a thread per worker, for scripts that block outside bmk's API"),
             ],
         },
         OptionGroup {

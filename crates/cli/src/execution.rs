@@ -104,6 +104,16 @@ mod tests {
             "Execution: Lua workers on a thread each (Lua because of --pin-tables), MySQL fast path off"
         );
         let e = Execution {
+            workers: "event_loops".into(),
+            event_loops: 4,
+            mysql_fast_path: true,
+            ..e
+        };
+        assert_eq!(
+            line(&e),
+            "Execution: Lua workers on 4 event loops (Lua because of --pin-tables), MySQL fast path on"
+        );
+        let e = Execution {
             path: "native".into(),
             lua_reason: None,
             workers: "event_loops".into(),

@@ -12,15 +12,20 @@
 //! loops there are (default: one per CPU, or one per
 //! [`WORKERS_PER_LOOP`](crate::WORKERS_PER_LOOP) workers when that is more).
 //!
-//! The workers of a loop share its thread's random generator (seeded as the loop's
-//! first worker): with `--rand-seed` a run draws the same numbers, but which worker
-//! gets which depends on the order the answers arrive in.
+//! A worker lives its whole life in its coroutine: created there (so that a slow
+//! `thread_init` — connecting, a start barrier — waits as events do), then, once every
+//! worker of the loop is created, released with the run, and finished there.
 //!
-//! Each worker keeps its own [`WorkerContext`] (counters, latency, fairness), and
-//! the worker code is the same as on a thread of its own: only code that calls
-//! [`wait_readable`] (the drivers' socket reads) or [`sleep`] yields; anything else that
-//! blocks holds up the loop's other workers for that long. Rate mode (`--rate`) always uses a
-//! thread per worker, as its workers block on the arrival queue.
+//! Each worker keeps what is its own on a thread of its own: its [`WorkerContext`]
+//! (counters, latency, fairness) and its random generator, which the loop makes the
+//! thread's while the worker runs, so a `--rand-seed` run draws the same numbers per
+//! worker as with a thread each. The worker code is the same as on a thread of its
+//! own: only code that calls [`wait_readable`] (the drivers' socket reads), [`sleep`]
+//! or [`yield_if_due`] yields; anything else that blocks holds up the loop's other
+//! workers for that long. The loop notices a worker that kept it for
+//! [`HELD_LOOP_BOUND`] or more when the worker gives the thread back, and tells the
+//! workload ([`Workload::held_its_loop`]). Rate mode (`--rate`) always uses a thread
+//! per worker, as its workers block on the arrival queue.
 
 use std::cell::Cell;
 use std::collections::VecDeque;
@@ -31,19 +36,34 @@ use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::time::Duration;
 
-use corosensei::stack::DefaultStack;
+use corosensei::stack::{DefaultStack, Stack};
 use corosensei::{Coroutine, CoroutineResult, Yielder};
 
+use crate::rand::WorkerRand;
 use crate::shared::Shared;
-use crate::worker::{Worker, WorkerContext, WorkerError, Workload};
+use crate::worker::{WorkerContext, WorkerError, WorkerPhase, Workload};
 
-/// Stack of one coroutine: events run here, connections are opened on the loop
-/// thread's own stack before. Virtual memory; only touched pages are resident.
-const COROUTINE_STACK: usize = 256 * 1024;
+/// Stack of one coroutine, at least: the worker is created there (its Lua state
+/// loaded, its connection opened) and runs its events there. As large as a worker
+/// thread's stack (`--thread-stack-size`, at least 1 MiB): LuaJIT and the drivers
+/// reach the same depth either way. Virtual memory; only touched pages are resident,
+/// and those touched only while the worker was created are given back.
+const COROUTINE_STACK: usize = 1 << 20;
+
+/// How long a worker may keep its loop's thread without waiting or yielding before
+/// the workload is told ([`Workload::held_its_loop`]): the loop's other workers wait
+/// that long.
+pub const HELD_LOOP_BOUND: Duration = Duration::from_secs(1);
+
+/// How long a worker that never waits (a script that computes, SQLite) runs before
+/// [`yield_if_due`] lets the other workers of its loop have their turn.
+const TIME_SLICE_NS: u64 = 5_000_000;
 
 thread_local! {
     /// The yielder of the coroutine running on this thread (null outside one).
-    static YIELDER: Cell<*const Yielder<(), Wait>> = const { Cell::new(std::ptr::null()) };
+    static YIELDER: Cell<*const Yielder<(), Suspend>> = const { Cell::new(std::ptr::null()) };
+    /// When the loop last resumed the running coroutine (coarse clock, ns).
+    static RESUMED_AT: Cell<u64> = const { Cell::new(0) };
 }
 
 /// Whether this code runs in a worker coroutine of an event loop, where
@@ -56,18 +76,24 @@ pub fn active() -> bool {
 /// What a suspended worker waits for: descriptor `fd` of the socket numbered
 /// `socket` to become readable.
 #[derive(Debug, Clone, Copy)]
-pub struct Wait {
+struct Wait {
     fd: RawFd,
     socket: u64,
 }
 
-/// Suspends the calling worker until `fd` may be readable and returns `true`;
-/// returns `false` at once when not called from a worker coroutine (the caller then
-/// blocks as usual). `socket` identifies the connection behind `fd` — a number the
-/// caller never reuses for another connection — because a reconnected socket may get
-/// the same descriptor number and must be registered again. Wake-ups may be spurious:
-/// callers read non-blockingly and wait again when there is nothing.
-pub fn wait_readable(fd: RawFd, socket: u64) -> bool {
+/// Why a worker's coroutine gave its loop the thread back.
+#[derive(Debug, Clone, Copy)]
+enum Suspend {
+    /// It waits for a descriptor.
+    Readable(Wait),
+    /// It is created and waits for the run's start.
+    Created,
+    /// It has had its time slice: it goes on once the loop has looked for others.
+    Slice,
+}
+
+/// Suspends the calling coroutine with `why`; `false` (nothing done) outside one.
+fn suspend(why: Suspend) -> bool {
     let y = YIELDER.with(|y| y.get());
     if y.is_null() {
         return false;
@@ -77,10 +103,51 @@ pub fn wait_readable(fd: RawFd, socket: u64) -> bool {
     // it whenever control is back on the loop's stack, so it is only non-null here,
     // inside the coroutine that owns it.
     let yielder = unsafe { &*y };
-    yielder.suspend(Wait { fd, socket });
+    yielder.suspend(why);
     // Other coroutines ran meanwhile and set their own yielder.
     YIELDER.with(|c| c.set(y));
     true
+}
+
+/// Suspends the calling worker until `fd` may be readable and returns `true`;
+/// returns `false` at once when not called from a worker coroutine (the caller then
+/// blocks as usual). `socket` identifies the connection behind `fd` — a number the
+/// caller never reuses for another connection — because a reconnected socket may get
+/// the same descriptor number and must be registered again. Wake-ups may be spurious:
+/// callers read non-blockingly and wait again when there is nothing.
+pub fn wait_readable(fd: RawFd, socket: u64) -> bool {
+    suspend(Suspend::Readable(Wait { fd, socket }))
+}
+
+/// Lets the other workers of the calling worker's loop run when it has run for a
+/// time slice without waiting: a worker whose events never wait (a script that only
+/// computes, or works on SQLite) would otherwise run all its events in one go.
+/// Meant for event boundaries; costs a read of the coarse clock. Returns whether the
+/// worker yielded (never outside an event loop).
+#[inline]
+pub fn yield_if_due() -> bool {
+    if !active() {
+        return false;
+    }
+    let resumed = RESUMED_AT.with(|r| r.get());
+    if coarse_now_ns().saturating_sub(resumed) < TIME_SLICE_NS {
+        return false;
+    }
+    suspend(Suspend::Slice)
+}
+
+/// The monotonic clock at tick resolution (a few ms), which costs no more than a
+/// memory read: enough for time slices and [`HELD_LOOP_BOUND`], and cheap on every
+/// switch.
+#[inline]
+fn coarse_now_ns() -> u64 {
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: `ts` is a valid timespec to write.
+    unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC_COARSE, &mut ts) };
+    ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
 }
 
 /// Pauses the calling worker for `d`. On an event loop only this worker waits: it is
@@ -149,12 +216,19 @@ pub fn new_socket_id() -> u64 {
     NEXT.fetch_add(1, Ordering::Relaxed)
 }
 
-type WorkerCoroutine = Coroutine<(), Wait, Result<(), WorkerError>, DefaultStack>;
+type WorkerCoroutine = Coroutine<(), Suspend, Result<(), WorkerError>, DefaultStack>;
 
-/// One worker of a loop: its coroutine and the descriptor it waits for.
+/// One worker of a loop: its coroutine, what it waits for, and what the loop swaps in
+/// for it while it runs.
 struct Task {
     tid: u32,
     co: WorkerCoroutine,
+    ctx: Rc<WorkerContext>,
+    /// Its random generator, while another worker has the thread's.
+    rand: WorkerRand,
+    /// Lowest usable address of its stack.
+    stack_limit: usize,
+    phase: Rc<Cell<WorkerPhase>>,
     /// The socket registered with epoll for this task, if any.
     registered: Option<u64>,
     /// Suspended in `wait_readable` (an epoll event makes it ready again).
@@ -171,96 +245,125 @@ pub(crate) struct LoopTally {
     pub(crate) most_woken: usize,
 }
 
-/// Body of a loop thread: creates the workers `tids` (sequentially, on this stack),
-/// waits for the start, then runs them until all have finished.
+/// Body of a loop thread: runs the workers `tids` from creation to finish.
+///
+/// Each worker is created in its coroutine, so that its creation (sysbench's
+/// `thread_init`: loading a script, connecting, waiting for other workers at a start
+/// barrier) waits as its events do, while the loop creates the others. Once every
+/// worker of the loop is created (or failed), the loop waits for the run's start on
+/// its own stack, then runs them.
 pub(crate) fn loop_main(tids: Vec<u32>, shared: Arc<Shared>, test: Arc<dyn Workload>) -> LoopTally {
-    crate::rand::seed_thread(tids[0]);
-    let contexts: Vec<Rc<WorkerContext>> = tids
-        .iter()
-        .map(|&tid| Rc::new(WorkerContext::new(tid, shared.clone())))
-        .collect();
-    let mut workers: Vec<Box<dyn Worker>> = Vec::with_capacity(tids.len());
-    let mut failure = None;
-    for ctx in &contexts {
-        let _installed = ctx.install();
-        let made = catch_unwind(AssertUnwindSafe(|| test.create_worker(ctx.thread_id())));
-        match made {
-            Ok(Ok(w)) => workers.push(w),
-            Ok(Err(e)) => failure = Some(e.message),
-            Err(panic) => failure = Some(WorkerError::from_panic(ctx.thread_id(), panic).message),
+    let stack_size = shared.config.thread_stack_size.max(COROUTINE_STACK);
+    let mut tasks = Vec::with_capacity(tids.len());
+    for &tid in &tids {
+        match new_task(tid, &shared, &test, stack_size) {
+            Ok(task) => tasks.push(Some(task)),
+            Err(e) => {
+                // As a worker whose creation failed.
+                shared.fail(format!("cannot allocate the stack of worker {tid}: {e}"));
+                shared.note_initialized(1);
+                shared.note_finished(tid);
+            }
         }
-        if failure.is_some() {
-            break;
-        }
-        shared.note_initialized(1);
     }
-    if let Some(message) = failure {
-        // Recorded before the workers not created count as initialised (and finished),
-        // so that the controller sees a failed start rather than a complete one.
-        shared.fail(message);
-        shared.note_initialized((tids.len() - workers.len()) as u32);
-        for &tid in &tids {
-            shared.note_finished(tid);
-        }
-        return LoopTally::default();
-    }
-    if !shared.wait_for_start() {
-        for &tid in &tids {
-            shared.note_finished(tid);
-        }
-        return LoopTally::default();
-    }
-    run_loop(workers, contexts, &shared)
+    run_loop(tasks, &shared, &*test)
 }
 
-fn run_loop(
-    workers: Vec<Box<dyn Worker>>,
-    contexts: Vec<Rc<WorkerContext>>,
-    shared: &Shared,
-) -> LoopTally {
-    let mut tally = LoopTally::default();
-    let mut tasks = Vec::with_capacity(workers.len());
-    for (mut worker, ctx) in workers.into_iter().zip(contexts.iter().cloned()) {
-        let tid = ctx.thread_id();
-        let stack = match DefaultStack::new(COROUTINE_STACK) {
-            Ok(s) => s,
-            Err(e) => {
-                shared.fail(format!("cannot allocate the stack of worker {tid}: {e}"));
-                shared.note_finished(tid);
-                // Keeps task indices aligned with `contexts`.
-                tasks.push(None);
-                continue;
+/// Worker `tid`'s coroutine, not started yet.
+fn new_task(
+    tid: u32,
+    shared: &Arc<Shared>,
+    test: &Arc<dyn Workload>,
+    stack_size: usize,
+) -> std::io::Result<Task> {
+    let stack = DefaultStack::new(stack_size)?;
+    let stack_limit = stack.limit().get();
+    let ctx = Rc::new(WorkerContext::new(tid, shared.clone()));
+    let phase = Rc::new(Cell::new(WorkerPhase::Creating));
+    let (body_ctx, body_phase, test) = (ctx.clone(), phase.clone(), test.clone());
+    let co = Coroutine::with_stack(stack, move |yielder: &Yielder<(), Suspend>, ()| {
+        YIELDER.with(|y| y.set(yielder as *const _));
+        let shared = &body_ctx.shared;
+        let made = catch_unwind(AssertUnwindSafe(|| test.create_worker(tid)));
+        // Creating runs deeper than the events do (see `stack.rs`).
+        crate::stack::release_unused_stack();
+        let made = match made {
+            Ok(made) => made.map_err(|e| e.message),
+            Err(panic) => Err(WorkerError::from_panic(tid, panic).message),
+        };
+        let mut worker = match made {
+            Ok(worker) => worker,
+            Err(message) => {
+                // Recorded before the worker counts as initialised, so that the
+                // controller sees a failed start rather than a complete one.
+                shared.fail(message);
+                shared.note_initialized(1);
+                YIELDER.with(|y| y.set(std::ptr::null()));
+                return Ok(());
             }
         };
-        let co = Coroutine::with_stack(stack, move |yielder: &Yielder<(), Wait>, ()| {
-            YIELDER.with(|y| y.set(yielder as *const _));
-            let ran = worker.run(&ctx);
-            ctx.shared.note_events_done();
-            let result = ran.and_then(|()| worker.finish(&ctx));
-            YIELDER.with(|y| y.set(std::ptr::null()));
-            result
-        });
-        tasks.push(Some(Task {
-            tid,
-            co,
-            registered: None,
-            waiting: false,
-        }));
+        drop(test);
+        shared.note_initialized(1);
+        suspend(Suspend::Created);
+        body_phase.set(WorkerPhase::Running);
+        let ran = worker.run(&body_ctx);
+        shared.note_events_done();
+        body_phase.set(WorkerPhase::Finishing);
+        let result = ran.and_then(|()| worker.finish(&body_ctx));
+        YIELDER.with(|y| y.set(std::ptr::null()));
+        result
+    });
+    Ok(Task {
+        tid,
+        co,
+        ctx,
+        rand: WorkerRand::new(tid),
+        stack_limit,
+        phase,
+        registered: None,
+        waiting: false,
+    })
+}
+
+type Step = std::thread::Result<CoroutineResult<Suspend, Result<(), WorkerError>>>;
+
+/// Runs `task` until it next suspends or returns, with its context, generator and
+/// stack bounds as the thread's; tells `test` when it kept the thread too long.
+fn resume(task: &mut Task, test: &dyn Workload) -> Step {
+    let _installed = task.ctx.install();
+    task.rand.swap();
+    crate::stack::set_coroutine_stack(task.stack_limit);
+    let resumed = coarse_now_ns();
+    RESUMED_AT.with(|r| r.set(resumed));
+    let step = catch_unwind(AssertUnwindSafe(|| task.co.resume(())));
+    let held = coarse_now_ns().saturating_sub(resumed);
+    YIELDER.with(|y| y.set(std::ptr::null()));
+    crate::stack::set_coroutine_stack(0);
+    task.rand.swap();
+    if held >= HELD_LOOP_BOUND.as_nanos() as u64 {
+        test.held_its_loop(task.tid, task.phase.get(), Duration::from_nanos(held));
     }
+    step
+}
+
+fn run_loop(mut tasks: Vec<Option<Task>>, shared: &Shared, test: &dyn Workload) -> LoopTally {
+    let mut tally = LoopTally::default();
     let epoll = Epoll::new();
     let mut ready: VecDeque<usize> = (0..tasks.len()).collect();
     let mut live = tasks.iter().filter(|t| t.is_some()).count();
+    // Created workers waiting for the start, until all are.
+    let mut created: Vec<usize> = Vec::new();
+    let mut starting = true;
+    // Workers that had their time slice, to run again after the next look at epoll.
+    let mut sliced: Vec<usize> = Vec::new();
     let mut events = vec![libc::epoll_event { events: 0, u64: 0 }; 64];
     while live > 0 {
         while let Some(i) = ready.pop_front() {
             let Some(task) = tasks[i].as_mut() else {
                 continue;
             };
-            let _installed = contexts[i].install();
-            let step = catch_unwind(AssertUnwindSafe(|| task.co.resume(())));
-            YIELDER.with(|y| y.set(std::ptr::null()));
-            match step {
-                Ok(CoroutineResult::Yield(wait)) => {
+            match resume(task, test) {
+                Ok(CoroutineResult::Yield(Suspend::Readable(wait))) => {
                     task.waiting = true;
                     if task.registered != Some(wait.socket) {
                         if let Err(e) = epoll.watch(wait.fd, i) {
@@ -271,6 +374,8 @@ fn run_loop(
                         task.registered = Some(wait.socket);
                     }
                 }
+                Ok(CoroutineResult::Yield(Suspend::Created)) => created.push(i),
+                Ok(CoroutineResult::Yield(Suspend::Slice)) => sliced.push(i),
                 Ok(CoroutineResult::Return(result)) => {
                     if let Err(e) = result {
                         shared.fail(e.message);
@@ -286,10 +391,25 @@ fn run_loop(
         if live == 0 {
             break;
         }
+        if starting && created.len() == live {
+            starting = false;
+            if !shared.wait_for_start() {
+                // The run never started: like a worker thread, no event and no
+                // finish; the workers (and their connections) are dropped.
+                for task in tasks.iter_mut() {
+                    finish(shared, task, &mut live);
+                }
+                break;
+            }
+            ready.extend(created.drain(..));
+            continue;
+        }
         // No timeout: nothing but a socket event can make a task ready, and a timer
         // armed for every sleep costs measurably (7% of the client's CPU per query
-        // on a 2-core VM, where programming the timer exits to the hypervisor).
-        match epoll.wait(&mut events, -1) {
+        // on a 2-core VM, where programming the timer exits to the hypervisor). With
+        // workers waiting for their next slice, only a look.
+        let timeout = if sliced.is_empty() { -1 } else { 0 };
+        match epoll.wait(&mut events, timeout) {
             Ok(n) => {
                 tally.wakeups += 1;
                 let woken = ready.len();
@@ -311,6 +431,7 @@ fn run_loop(
                 }
             }
         }
+        ready.extend(sliced.drain(..));
         // A worker whose server never answers keeps the loop waiting here, as a
         // blocked thread would; the forced shutdown still ends the process.
     }
@@ -573,6 +694,65 @@ mod tests {
         let start = Instant::now();
         super::sleep(NAP);
         assert!(start.elapsed() >= NAP);
+    }
+
+    /// Worker 0 is created only once worker 1 is: it polls, sleeping, as a start
+    /// barrier in `thread_init` does. Sequential creation would never get there.
+    struct BarrierTest {
+        created: Arc<Mutex<Vec<u32>>>,
+        polls: Arc<Mutex<u32>>,
+    }
+
+    struct Idle;
+
+    impl Worker for Idle {
+        fn event(&mut self, _ctx: &WorkerContext) -> Result<EventFlow, WorkerError> {
+            Ok(EventFlow::StopWorker)
+        }
+    }
+
+    impl Workload for BarrierTest {
+        fn create_worker(&self, tid: u32) -> Result<Box<dyn Worker>, WorkerError> {
+            assert!(active(), "created in its coroutine");
+            if tid == 0 {
+                while !self.created.lock().unwrap().contains(&1) {
+                    *self.polls.lock().unwrap() += 1;
+                    if *self.polls.lock().unwrap() > 200 {
+                        return Err(WorkerError::new("worker 1 never got created"));
+                    }
+                    super::sleep(Duration::from_millis(5));
+                }
+            }
+            self.created.lock().unwrap().push(tid);
+            Ok(Box::new(Idle))
+        }
+        fn cooperative(&self) -> bool {
+            true
+        }
+    }
+
+    #[test]
+    fn a_worker_waiting_in_its_creation_lets_the_loop_create_the_others() {
+        let config = RunConfig {
+            threads: 2,
+            time: None,
+            ..RunConfig::default()
+        };
+        let shared = Arc::new(Shared::new(config, 2, RunClock::system()));
+        shared.measuring.store(true, Ordering::SeqCst);
+        shared.release(shared.control());
+        let created = Arc::new(Mutex::new(Vec::new()));
+        let polls = Arc::new(Mutex::new(0));
+        let test = BarrierTest {
+            created: created.clone(),
+            polls: polls.clone(),
+        };
+        loop_main(vec![0, 1], shared.clone(), Arc::new(test));
+        let ctl = shared.control();
+        assert!(ctl.fatal.is_empty(), "{:?}", ctl.fatal);
+        assert_eq!((ctl.initialized, ctl.finished), (2, 2));
+        assert_eq!(*created.lock().unwrap(), [1, 0]);
+        assert!(*polls.lock().unwrap() >= 1);
     }
 
     #[test]

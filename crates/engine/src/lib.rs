@@ -64,4 +64,6 @@ pub use outcome::{RunOutcome, RunStatus};
 pub use run::{event_loops, run, run_gated, run_with_clock, WORKERS_PER_LOOP};
 pub use start_gate::{StartAt, StartGate};
 pub use stats::{Counter, Counters, CumulativeStats, IntervalStats, LagStats, ThreadTotals};
-pub use worker::{with_current, EventFlow, Worker, WorkerContext, WorkerError, Workload};
+pub use worker::{
+    with_current, EventFlow, Worker, WorkerContext, WorkerError, WorkerPhase, Workload,
+};

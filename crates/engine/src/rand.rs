@@ -143,6 +143,34 @@ fn new_thread_rand() -> ThreadRand {
     }
 }
 
+/// The generator of a worker of an event loop while another worker of the loop runs.
+///
+/// The workers of a loop share its thread; each still draws from a generator of its
+/// own, seeded as it would be on a thread of its own, so that `--rand-seed` gives every
+/// worker the same numbers with loops as without. The loop swaps it in before it runs
+/// the worker and out afterwards ([`WorkerRand::swap`]): a copy of a few words.
+pub(crate) struct WorkerRand {
+    id: u64,
+    rand: Option<ThreadRand>,
+}
+
+impl WorkerRand {
+    /// Worker `tid`'s generator, made on its first draw.
+    pub(crate) fn new(tid: u32) -> WorkerRand {
+        WorkerRand {
+            id: tid as u64,
+            rand: None,
+        }
+    }
+
+    /// Exchanges this generator with the thread's.
+    #[inline]
+    pub(crate) fn swap(&mut self) {
+        THREAD_ID.with(|t| self.id = t.replace(self.id));
+        RAND.with(|r| std::mem::swap(&mut *r.borrow_mut(), &mut self.rand));
+    }
+}
+
 /// Binds this thread's generator to worker `tid` and reseeds it from (seed, tid).
 pub fn seed_thread(tid: u32) {
     THREAD_ID.with(|t| t.set(tid as u64));

@@ -11,19 +11,33 @@
 /// while it runs (they take a few hundred bytes).
 const MARGIN: usize = 1024;
 
-/// Releases the calling thread's stack pages below its current frame (minus a margin).
+thread_local! {
+    /// Lowest usable address of the stack of the event-loop coroutine running on this
+    /// thread (0 outside one).
+    static COROUTINE_STACK_LIMIT: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
+}
+
+/// Tells [`release_unused_stack`] that code on this thread now runs on a coroutine's
+/// stack whose lowest usable address is `limit` (0: on the thread's own stack again).
+pub(crate) fn set_coroutine_stack(limit: usize) {
+    COROUTINE_STACK_LIMIT.with(|l| l.set(limit));
+}
+
+/// Releases the calling thread's stack pages below its current frame (minus a margin),
+/// or those of the event-loop coroutine it runs on.
 /// Returns the bytes handed back (0 where the stack bounds are unknown).
 #[inline(never)]
 pub(crate) fn release_unused_stack() -> usize {
     let here = 0u8;
     let sp = std::hint::black_box(&here) as *const u8 as usize;
-    let Some((low, high)) = stack_bounds() else {
-        return 0;
+    let low = match stack_bounds() {
+        Some((low, high)) if (low..high).contains(&sp) => low,
+        // On a worker coroutine's stack: the pages below its frame are its own.
+        _ => match COROUTINE_STACK_LIMIT.with(|l| l.get()) {
+            limit if limit != 0 && limit < sp => limit,
+            _ => return 0,
+        },
     };
-    if !(low..high).contains(&sp) {
-        // Running on another stack (a coroutine's): nothing of the thread's to give.
-        return 0;
-    }
     let page = page_size();
     let end = sp.saturating_sub(MARGIN) & !(page - 1);
     let start = (low + page - 1) & !(page - 1);

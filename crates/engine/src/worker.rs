@@ -10,6 +10,7 @@
 use std::cell::Cell;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
+use std::time::Duration;
 
 use crate::shared::Shared;
 use crate::stats::Counter;
@@ -27,6 +28,24 @@ pub trait Workload: Send + Sync {
     fn cooperative(&self) -> bool {
         false
     }
+
+    /// Told when worker `tid`, on an event loop, kept the loop's thread for `held` (at
+    /// least [`HELD_LOOP_BOUND`](crate::coop::HELD_LOOP_BOUND)) without waiting or
+    /// yielding, in `phase`: the loop's other workers waited that long. Called on the
+    /// loop's thread each time it happens; the engine prints nothing itself, and the
+    /// default does nothing.
+    fn held_its_loop(&self, _tid: u32, _phase: WorkerPhase, _held: Duration) {}
+}
+
+/// Where a worker of an event loop is in its life, for [`Workload::held_its_loop`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum WorkerPhase {
+    /// Being created ([`Workload::create_worker`], sysbench's `thread_init`).
+    Creating,
+    /// Running its events.
+    Running,
+    /// Finishing ([`Worker::finish`], sysbench's `thread_done`).
+    Finishing,
 }
 
 /// What to do after an event.

@@ -44,13 +44,18 @@ pub extern "C" fn sb_event_stop(_thread_id: c_int) {
     let _ = guarded("sb_event_stop", || with_current(|ctx| ctx.event_stop()));
 }
 
-/// `bool sb_more_events(int thread_id)`: blocks for the next arrival in rate mode.
+/// `bool sb_more_events(int thread_id)`: blocks for the next arrival in rate mode. On
+/// an event loop, a worker whose events have not waited for a time slice lets the
+/// loop's other workers run first (see [`bmk_engine::coop::yield_if_due`]).
 #[no_mangle]
 pub extern "C" fn sb_more_events(_thread_id: c_int) -> bool {
-    guarded("sb_more_events", || with_current(|ctx| ctx.more_events()))
-        .ok()
-        .flatten()
-        .unwrap_or(false)
+    guarded("sb_more_events", || {
+        bmk_engine::coop::yield_if_due();
+        with_current(|ctx| ctx.more_events())
+    })
+    .ok()
+    .flatten()
+    .unwrap_or(false)
 }
 
 /// `uint64_t sb_rand_uniform_uint64(void)`.
@@ -159,14 +164,14 @@ pub unsafe extern "C" fn sb_rand_varstr(buf: *mut c_char, min: u32, max: u32) ->
 }
 
 /// Keeps every `sb_*` entry point (and the prelude's own `bmk_*` ones, see
-/// `sql.rs`) in the final executable.
+/// `sql.rs`, and the `usleep` of `usleep.rs`) in the final executable.
 ///
 /// Nothing in Rust calls these functions, so without a reference the linker may drop
 /// them; LuaJIT looks them up by name at run time. [`crate::ScriptHost::load`] calls
 /// this, so any program that hosts scripts keeps them. Returns a checksum of their
 /// addresses (meaningless, but it makes the reference observable).
 pub fn ensure_ffi_linked() -> usize {
-    let table: [usize; 15] = [
+    let table: [usize; 16] = [
         sb_counter_inc as *const () as usize,
         sb_event_start as *const () as usize,
         sb_event_stop as *const () as usize,
@@ -182,6 +187,7 @@ pub fn ensure_ffi_linked() -> usize {
         sb_rand_uniform_double as *const () as usize,
         sb_rand_str as *const () as usize,
         sb_rand_varstr as *const () as usize,
+        crate::usleep::usleep as *const () as usize,
     ];
     let bmk = crate::sql::entry_points();
     std::hint::black_box(&table)

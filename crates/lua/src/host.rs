@@ -262,9 +262,7 @@ impl ScriptHost {
     /// loaded and `thread_init(tid)` called, runs `thread_run` (the script's or the
     /// default event loop) and then `thread_done(tid)`.
     pub fn workload(&self) -> Arc<dyn Workload> {
-        Arc::new(ScriptWorkload {
-            env: Arc::new(self.env.clone()),
-        })
+        Arc::new(ScriptWorkload::new(Arc::new(self.env.clone())))
     }
 
     /// Whether the script set `sysbench.hooks.report_intermediate` (or

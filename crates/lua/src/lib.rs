@@ -2,10 +2,11 @@
 //!
 //! This crate runs sysbench Lua scripts unchanged on LuaJIT 2.1. It owns the
 //! Lua states (one main state for `init`/`done`, commands and report hooks; one per
-//! worker thread), the whole `sysbench` table (`opt`, `cmdline`, `hooks`, `rand`,
-//! `histogram`, `sql`, the report printers), the event loop (written in Lua over
-//! LuaJIT FFI so it compiles into one trace), and the `sb_*` C entry points that
-//! scripts call through `ffi.C`. It does not parse the command line, print the
+//! worker, on a thread of its own or a coroutine of an event loop — see `worker.rs`),
+//! the whole `sysbench` table (`opt`, `cmdline`, `hooks`, `rand`, `histogram`, `sql`,
+//! the report printers), the event loop (written in Lua over LuaJIT FFI so it compiles
+//! into one trace), and the `sb_*` C entry points that scripts call through `ffi.C`
+//! (and the `usleep` they sleep with). It does not parse the command line, print the
 //! standard reports or talk to databases itself: the CLI, `bmk-report` and `bmk-sql`
 //! do.
 //!
@@ -73,6 +74,7 @@ mod sql;
 mod state;
 mod state_data;
 mod sysbench_env;
+mod usleep;
 mod worker;
 
 use std::path::{Path, PathBuf};

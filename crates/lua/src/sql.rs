@@ -15,7 +15,7 @@
 //!
 //! The entry points never raise: they return a status (`1` result set, `0` none, `-1`
 //! error; a null statement for a failed prepare). A failure is kept in a thread-local
-//! slot that the prelude turns into an `errinfo` table with `take_error()`, and then
+//! slot (one per worker: the workers of an event loop share a thread) that the prelude turns into an `errinfo` table with `take_error()`, and then
 //! into what sysbench does — a restartable `errdesc` for ignorable errors, or the
 //! `FATAL:` lines and a `<script>:<line>: SQL error, errno = N, ...` Lua error. Every
 //! statement that succeeds is classified and counted as read, write or other on the
@@ -44,8 +44,16 @@ use crate::state_data::StateData;
 static CONNECTIONS: AtomicUsize = AtomicUsize::new(0);
 
 thread_local! {
-    /// The last failure of a `bmk_*` entry point on this thread, for `take_error()`.
-    static LAST_ERROR: RefCell<Option<SqlError>> = const { RefCell::new(None) };
+    /// The last failure of a `bmk_*` entry point, for `take_error()`: one per worker
+    /// of this thread (the workers of an event loop share it; `None` outside a run).
+    static LAST_ERROR: RefCell<Vec<(Option<u32>, SqlError)>> = const { RefCell::new(Vec::new()) };
+}
+
+/// The worker running on this thread, which keys what the `bmk_*` entry points keep
+/// between calls: several workers of an event loop share a thread.
+#[inline]
+fn current_worker() -> Option<u32> {
+    with_current(|ctx| ctx.thread_id())
 }
 
 /// Whether any state of this process has made a SQL driver: sysbench prints the SQL
@@ -105,7 +113,12 @@ pub(crate) fn raw_api(lua: &Lua) -> mlua::Result<Table> {
         "take_error",
         lua.create_function(|lua, ()| {
             let e = LAST_ERROR
-                .with(|l| l.borrow_mut().take())
+                .with(|l| {
+                    let mut l = l.borrow_mut();
+                    let worker = current_worker();
+                    let at = l.iter().position(|(w, _)| *w == worker)?;
+                    Some(l.swap_remove(at).1)
+                })
                 .unwrap_or_else(|| {
                     SqlError::new(DriverKind::Mysql, SqlOp::Query, 0, "", "unknown SQL error")
                 });
@@ -116,22 +129,31 @@ pub(crate) fn raw_api(lua: &Lua) -> mlua::Result<Table> {
 }
 
 thread_local! {
-    /// Fatal errors of this worker not counted yet: one counts as an ignored error
-    /// only once the worker goes on after it (the script caught it, as sysbench 1.0.20
-    /// counts it then); the one that ends the worker is no ignored error.
-    static UNCOUNTED_FATAL: std::cell::Cell<u64> = const { std::cell::Cell::new(0) };
+    /// Fatal errors not counted yet, per worker of this thread: one counts as an
+    /// ignored error only once the worker goes on after it (the script caught it, as
+    /// sysbench 1.0.20 counts it then); the one that ends the worker is no ignored
+    /// error, and must not count for another worker of its event loop either.
+    static UNCOUNTED_FATAL: RefCell<Vec<(Option<u32>, u64)>> = const { RefCell::new(Vec::new()) };
 }
 
 /// Counts the fatal errors the worker went on after.
 #[inline]
 fn count_caught_fatal() {
-    let n = UNCOUNTED_FATAL.with(|u| u.replace(0));
-    if n > 0 {
-        with_current(|ctx| {
-            for _ in 0..n {
-                ctx.count(Counter::Error);
-            }
-        });
+    if UNCOUNTED_FATAL.with(|u| u.borrow().is_empty()) {
+        return;
+    }
+    count_caught_fatal_of(current_worker());
+}
+
+#[cold]
+fn count_caught_fatal_of(worker: Option<u32>) {
+    let n = UNCOUNTED_FATAL.with(|u| {
+        let mut u = u.borrow_mut();
+        let at = u.iter().position(|(w, _)| *w == worker)?;
+        Some(u.swap_remove(at).1)
+    });
+    if let Some(n) = n {
+        with_current(|ctx| ctx.count_n(Counter::Error, n));
     }
 }
 
@@ -163,7 +185,14 @@ fn count_rows(nrows: u32) {
 fn count_error(e: &SqlError) {
     count_caught_fatal();
     if matches!(e.kind, SqlErrorKind::Fatal) {
-        UNCOUNTED_FATAL.with(|u| u.set(u.get() + 1));
+        let worker = current_worker();
+        UNCOUNTED_FATAL.with(|u| {
+            let mut u = u.borrow_mut();
+            match u.iter_mut().find(|(w, _)| *w == worker) {
+                Some((_, n)) => *n += 1,
+                None => u.push((worker, 1)),
+            }
+        });
         return;
     }
     if let Some(c) = e.counter() {
@@ -175,7 +204,12 @@ fn count_error(e: &SqlError) {
 #[cold]
 fn fail(e: SqlError) -> c_int {
     count_error(&e);
-    LAST_ERROR.with(|l| *l.borrow_mut() = Some(e));
+    let worker = current_worker();
+    LAST_ERROR.with(|l| {
+        let mut l = l.borrow_mut();
+        l.retain(|(w, _)| *w != worker);
+        l.push((worker, e));
+    });
     -1
 }
 

@@ -29,6 +29,12 @@ fn general_options() -> Vec<OptSpec> {
         OptSpec::new("time", OptKind::Double, Some("10"), "time limit"),
         OptSpec::new("rate", OptKind::Double, Some("0"), "arrival rate"),
         OptSpec::new(
+            "event-loops",
+            OptKind::String,
+            Some("auto"),
+            "event-loop threads: auto, off or a number",
+        ),
+        OptSpec::new(
             "report-interval",
             OptKind::Double,
             Some("0"),
@@ -191,6 +197,14 @@ fn run(host: &mut ScriptHost, options: &OptionSet) -> Result<(), String> {
         time: secs("time"),
         rate: options.double("rate", 0.0),
         report_interval: secs("report-interval"),
+        event_loops: match options.string("event-loops").as_deref() {
+            None | Some("auto") => None,
+            Some("off") => Some(0),
+            Some(n) => Some(
+                n.parse()
+                    .map_err(|_| format!("invalid --event-loops value '{n}'"))?,
+            ),
+        },
         ..RunConfig::default()
     };
     host.init().map_err(|e| e.message)?;
