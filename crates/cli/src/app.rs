@@ -227,6 +227,7 @@ fn run_kit(inv: &Invocation) -> Result<i32> {
         argv: inv.argv.clone(),
         interrupt,
         checks: crate::analysis_commands::check_lines,
+        probe_checks: crate::analysis_commands::probe_rejections,
     };
     bmk_kit::command::main(&inv.args[1..], &ctx).map_err(|e| user_error(e.to_string()))
 }
