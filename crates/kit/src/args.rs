@@ -170,7 +170,7 @@ pub struct AgainArgs {
 /// `bmk kit search`.
 #[derive(clap::Args, Debug)]
 #[command(
-    after_help = "Examples:\n  bmk kit search OLTP_RO_10M_8tab-uniform-ps-p_sel1 --slo='p99<=20ms' --time=60 --target=maria\n  bmk kit search OLTP_RW_10M_8tab-uniform-ps-trx --by=rate --users=64 --slo='p99<=50ms' --slo='errors<=0.1%' --time=60\n\nThe search doubles the load until an objective fails or throughput stops growing, then bisects to the precision. See docs/kit.md."
+    after_help = "Examples:\n  bmk kit search OLTP_RO_10M_8tab-uniform-ps-p_sel1 --slo='p99<=20ms' --time=60 --target=maria\n  bmk kit search OLTP_RW_10M_8tab-uniform-ps-trx --by=rate --users=64 --time=60 \\\n      --slo='p99<=50ms' --slo='errors<=0.1%' --target=maria\n\nThe search doubles the load until an objective fails or throughput stops growing, then bisects to the precision. See docs/kit.md."
 )]
 pub struct SearchArgs {
     /// A run scenario ('bmk kit list')
