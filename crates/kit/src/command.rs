@@ -1006,6 +1006,7 @@ fn judge_level(
                     avg_ms: f.latency.avg_ms,
                     p95_ms: pct(95.0),
                     p99_ms: pct(99.0),
+                    events: f.events,
                 },
                 spec.objectives.iter().map(|o| o.value(f)).collect(),
             )

@@ -10,7 +10,8 @@
 //!   up to `max`.
 //! * A probe that fails an objective, or brings no more throughput (a search by users:
 //!   doubling the users raised throughput by less than [`MIN_GAIN`]; a search by rate:
-//!   the level completed less than [`KEEP_UP`] of the offered arrivals), is an upper
+//!   the level completed less than [`KEEP_UP`] of the offered arrivals, beyond their
+//!   noise), is an upper
 //!   bound: more load than that buys latency, not throughput. In a search by users
 //!   a bound without gain ends the search at the load below it (the knee).
 //! * Bisect: between the highest probe that met the objectives below the lowest upper
@@ -28,8 +29,8 @@ use crate::objective::Objective;
 pub const MIN_GAIN: f64 = 0.10;
 /// A level of a search by rate must complete at least this share of the arrivals it
 /// was offered; below it the system does not keep up (queues grow for as long as the
-/// level lasts). Poisson arrivals over a 5 s level at 100/s vary by about 4.5 % (one
-/// standard deviation), so the margin is three of them.
+/// level lasts). A shortfall within three standard deviations of the number of Poisson
+/// arrivals is not counted (a short level at a low rate varies by more than 15 %).
 pub const KEEP_UP: f64 = 0.85;
 /// The search doubles the load while it has no upper bound.
 pub const GROWTH: f64 = 2.0;
@@ -106,6 +107,8 @@ pub struct Figures {
     pub p95_ms: f64,
     /// 99th percentile, ms.
     pub p99_ms: f64,
+    /// Events completed.
+    pub events: u64,
 }
 
 /// A finished probe.
@@ -198,7 +201,7 @@ impl Spec {
             Verdict::Rejected
         } else if !met {
             Verdict::Fails
-        } else if let Some(short) = self.no_gain(before, load, figures.tps) {
+        } else if let Some(short) = self.no_gain(before, load, &figures) {
             why.push(short);
             Verdict::NoGain
         } else {
@@ -214,14 +217,25 @@ impl Spec {
     }
 
     /// Why a probe that met the objectives still brings no more throughput, if so.
-    fn no_gain(&self, before: &[Probe], load: f64, tps: f64) -> Option<String> {
+    fn no_gain(&self, before: &[Probe], load: f64, figures: &Figures) -> Option<String> {
+        let tps = figures.tps;
         match self.by {
-            By::Rate => (tps < KEEP_UP * load).then(|| {
-                format!(
-                    "completed {tps:.2} of {} offered events/s: it does not keep up",
-                    load_text(load)
-                )
-            }),
+            By::Rate => {
+                // Poisson arrivals vary: a short level offered few of them can complete
+                // fewer than KEEP_UP of the rate by chance, so the shortfall must also
+                // be more than three standard deviations of the number of arrivals.
+                let events = figures.events as f64;
+                let short = tps <= 0.0 || {
+                    let expected = load * events / tps;
+                    tps < KEEP_UP * load && expected - events > 3.0 * expected.sqrt()
+                };
+                short.then(|| {
+                    format!(
+                        "completed {tps:.2} of {} offered events/s: it does not keep up",
+                        load_text(load)
+                    )
+                })
+            }
             By::Users => {
                 // Only while growing: bisection steps are too small to tell a gain
                 // from noise, and the bound they work below was set in this phase.
@@ -379,6 +393,7 @@ mod tests {
                     let figures = Figures {
                         tps,
                         avg_ms: lat,
+                        events: (tps * 4.0) as u64,
                         ..Figures::default()
                     };
                     let name = format!("level-{:04}", probes.len() + 1);
@@ -491,6 +506,25 @@ mod tests {
         probes.push(bad(&probes, 2.0));
         probes.push(ok(&probes, 2.0));
         assert_eq!(s.next(&probes), Step::Run(4.0));
+    }
+
+    #[test]
+    fn a_rate_level_falls_short_only_beyond_the_arrivals_noise() {
+        let s = spec(By::Rate, "avg<=50ms", 10.0, 1000.0, 0.05);
+        let judge = |load: f64, tps: f64, secs: f64| {
+            let figures = Figures {
+                tps,
+                events: (tps * secs) as u64,
+                ..Figures::default()
+            };
+            s.judge(&[], "l", load, figures, &[Some(1.0)], &[]).verdict
+        };
+        // 10/s for 4 s: 32 events where 40 were expected is within Poisson noise.
+        assert_eq!(judge(10.0, 8.0, 4.0), Verdict::Meets);
+        // 1000/s for 4 s: 3200 where 4000 were expected is not.
+        assert_eq!(judge(1000.0, 800.0, 4.0), Verdict::NoGain);
+        assert_eq!(judge(1000.0, 990.0, 4.0), Verdict::Meets);
+        assert_eq!(judge(100.0, 0.0, 4.0), Verdict::NoGain);
     }
 
     #[test]
