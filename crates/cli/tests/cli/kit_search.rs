@@ -532,3 +532,65 @@ impl Drop for NullServer {
         let _ = self.child.wait();
     }
 }
+
+#[test]
+fn a_search_killed_in_its_third_probe_resumes_with_the_probe_it_was_running() {
+    let dir = Dir::new();
+    sqlite_prepare(&dir);
+    let search = "kit search OLTP_RW_500_2tab-trx --by=rate --users=2 --start=500 --slo=avg<=1ms --time=2 --capture-interval=0 --db-driver=sqlite";
+    let results = dir.join("r");
+    let (mut child, line) = dir.bmk().args(search).args("--results-dir=r").spawn();
+    // Whatever the first two probes found, a search runs a third: doubling, halving or
+    // bisecting between 500/s and 1000/s, 10 % apart at the least.
+    wait_for_level(&results, 3, &line);
+    child.kill().unwrap();
+    child.wait().unwrap();
+    std::thread::sleep(Duration::from_secs(3));
+    let kept: Vec<Vec<u8>> = ["level-0001", "level-0002"]
+        .iter()
+        .map(|l| std::fs::read(results.join(l).join(RESULT_FILE)).unwrap())
+        .collect();
+    let run = dir
+        .bmk()
+        .args(search)
+        .args("--resume=r")
+        .run_within(Duration::from_secs(90))
+        .code(0);
+    assert!(
+        run.stdout
+            .contains("kept aside: level-0003 -> level-0003.1"),
+        "{}",
+        run.context()
+    );
+    assert!(!run.stdout.contains("[kit] probe 1 "), "{}", run.context());
+    assert!(run.stdout.contains("[kit] probe 3 "), "{}", run.context());
+    for (l, before) in ["level-0001", "level-0002"].iter().zip(&kept) {
+        assert_eq!(
+            &std::fs::read(results.join(l).join(RESULT_FILE)).unwrap(),
+            before
+        );
+    }
+    // The same rules on the same first two probes ask for the same third one.
+    let rate = |l: &str| {
+        read_json::<LevelInfo>(&results.join(l).join(LEVEL_FILE))
+            .unwrap()
+            .rate
+    };
+    assert_eq!(rate("level-0003"), rate("level-0003.1"));
+    let m: RunManifest = read_json(&results.join(RUN_FILE)).unwrap();
+    assert_eq!(m.status, "completed");
+    assert_eq!(m.continuations.len(), 1);
+    let answer = m.answer.unwrap();
+    let rows = summary_rows(&results);
+    let levels = names(&level_dirs(&results).unwrap());
+    assert_eq!(answer.probes as usize, levels.len());
+    assert_eq!(
+        rows.iter().map(|r| r.level.clone()).collect::<Vec<_>>(),
+        levels
+            .iter()
+            .cloned()
+            .chain(["answer".to_string()])
+            .collect::<Vec<_>>(),
+        "every probe once, then the answer"
+    );
+}
