@@ -176,13 +176,15 @@ pub fn draw(points: &[ProbePoint], metric: &str, limit: Option<f64>) -> Result<S
         let x1 = points.iter().map(|p| p.tps).fold(0.0, f64::max).max(1.0) * 1.1;
         // A probe far past the limit (a queue that grew for the whole level) would
         // squash the others: the axis stops at 3 times the limit, and such a probe is
-        // drawn on its top edge.
+        // drawn just below its top edge.
         let tallest = points.iter().map(|p| p.latency_ms).fold(0.0, f64::max);
         let y1 = match limit {
             Some(l) => tallest.min(3.0 * l).max(l) * 1.15,
             None => tallest * 1.1,
         }
         .max(1e-3);
+        // Where a probe off the scale is drawn: inside the plot, below its top edge.
+        let top = y1 * 0.92;
         let mut chart = ChartBuilder::on(&root)
             .caption(TITLE, ("sans-serif", 16))
             .margin(8)
@@ -190,10 +192,17 @@ pub fn draw(points: &[ProbePoint], metric: &str, limit: Option<f64>) -> Result<S
             .y_label_area_size(56)
             .build_cartesian_2d(0.0..x1, 0.0..y1)
             .map_err(chart_error)?;
+        // Tick values as short as they read (`500`, `2.5`), not `500.0`.
+        let tick = |v: &f64| {
+            let s = format!("{v:.2}");
+            s.trim_end_matches('0').trim_end_matches('.').to_string()
+        };
         chart
             .configure_mesh()
             .x_desc("TPS")
             .y_desc(format!("{metric} ms"))
+            .x_label_formatter(&tick)
+            .y_label_formatter(&tick)
             .light_line_style(RGBColor(235, 235, 235))
             .draw()
             .map_err(chart_error)?;
@@ -218,7 +227,7 @@ pub fn draw(points: &[ProbePoint], metric: &str, limit: Option<f64>) -> Result<S
         // The path the search took, thin, under the points.
         let path: Vec<(f64, f64)> = points
             .iter()
-            .map(|p| (p.tps, p.latency_ms.min(y1)))
+            .map(|p| (p.tps, p.latency_ms.min(top)))
             .collect();
         chart
             .draw_series(LineSeries::new(
@@ -236,7 +245,7 @@ pub fn draw(points: &[ProbePoint], metric: &str, limit: Option<f64>) -> Result<S
                 .draw_series(
                     these
                         .iter()
-                        .map(|p| Circle::new((p.tps, p.latency_ms.min(y1)), 5, color.filled())),
+                        .map(|p| Circle::new((p.tps, p.latency_ms.min(top)), 5, color.filled())),
                 )
                 .map_err(chart_error)?
                 .label(verdict)
@@ -244,19 +253,20 @@ pub fn draw(points: &[ProbePoint], metric: &str, limit: Option<f64>) -> Result<S
         }
         chart
             .draw_series(
-                points
-                    .iter()
-                    .filter(|p| p.answer)
-                    .map(|p| Circle::new((p.tps, p.latency_ms.min(y1)), 10, BLACK.stroke_width(2))),
+                points.iter().filter(|p| p.answer).map(|p| {
+                    Circle::new((p.tps, p.latency_ms.min(top)), 10, BLACK.stroke_width(2))
+                }),
             )
             .map_err(chart_error)?;
+        // Each number beside its point, up and to the right, clear of the answer's ring.
         chart
             .draw_series(points.iter().map(|p| {
-                Text::new(
-                    p.number.to_string(),
-                    (p.tps, p.latency_ms.min(y1)),
-                    ("sans-serif", 13).into_font(),
-                )
+                EmptyElement::at((p.tps, p.latency_ms.min(top)))
+                    + Text::new(
+                        p.number.to_string(),
+                        (9, -19),
+                        ("sans-serif", 13).into_font(),
+                    )
             }))
             .map_err(chart_error)?;
         chart
