@@ -9,6 +9,7 @@
 //! and returns values or strings; the CLI decides what to print and where to write.
 #![deny(missing_docs)]
 
+pub mod capacity_chart;
 pub mod charts;
 pub mod checks;
 pub mod compare;

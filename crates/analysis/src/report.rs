@@ -156,6 +156,8 @@ pub struct Report {
     pub options: Vec<(String, String)>,
     /// Server variables at the start.
     pub variables: Vec<(String, String)>,
+    /// A capacity search's answer and chart (`bmk kit search`).
+    pub capacity: Option<crate::capacity_chart::CapacityView>,
 }
 
 /// The table row of a level (`None` for a level that did not finish).
@@ -226,6 +228,7 @@ impl Report {
             levels,
             options,
             variables,
+            capacity: crate::capacity_chart::view(run)?,
         })
     }
 
@@ -233,6 +236,9 @@ impl Report {
     pub fn text_summary(&self) -> String {
         let mut out = format!("{} — {}\n\n", self.name, self.title);
         out.push_str(&table_text(&self.rows));
+        if let Some(c) = &self.capacity {
+            out.push_str(&format!("\n{}\n", c.answer));
+        }
         if self.steady.iter().any(|s| s.window.is_some()) {
             out.push_str("\nSteady state (MSER-5):\n");
             out.push_str(&steady_text(&self.steady));

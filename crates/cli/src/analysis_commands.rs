@@ -32,6 +32,30 @@ pub fn check_lines(dir: &Path) -> Result<Vec<String>, String> {
         .collect())
 }
 
+/// The findings that make level `index` of the results directory `dir` unfit as a
+/// capacity-search probe, one line each: the checks that say its numbers do not
+/// measure the load it was given (errors above the failing share, stalls, no steady
+/// state, a server restart, a level that did not complete). Warnings about the host or
+/// the data do not reject a probe: they concern every level alike.
+pub fn probe_rejections(dir: &Path, index: u32) -> Result<Vec<String>, String> {
+    use bmk_analysis::checks::{CheckKind, Severity};
+    let run = RunData::read(dir).map_err(|e| e.to_string())?;
+    Ok(bmk_analysis::checks::run_checks(&run)
+        .iter()
+        .filter(|f| f.level_index == Some(index))
+        .filter(|f| match f.kind {
+            CheckKind::Stall
+            | CheckKind::NeverSteady
+            | CheckKind::ServerRestart
+            | CheckKind::UnfinishedLevel
+            | CheckKind::UnusableLevel => true,
+            CheckKind::Errors => f.severity == Severity::Fail,
+            _ => false,
+        })
+        .map(|f| format!("{}: {}", f.kind.title(), f.message))
+        .collect())
+}
+
 /// `bmk merge`'s arguments.
 #[derive(Parser, Debug)]
 #[command(

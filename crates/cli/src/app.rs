@@ -228,6 +228,7 @@ fn run_kit(inv: &Invocation) -> Result<i32> {
         interrupt,
         checks: crate::analysis_commands::check_lines,
         live_page: crate::report_server::live_page,
+        probe_checks: crate::analysis_commands::probe_rejections,
     };
     bmk_kit::command::main(&inv.args[1..], &ctx).map_err(|e| user_error(e.to_string()))
 }

@@ -49,6 +49,8 @@ pub enum KitCommand {
     Run(RunArgs),
     /// Runs a scenario at each load level in turn into one results directory
     Sweep(SweepArgs),
+    /// Finds the highest load that meets latency and error objectives, in few levels
+    Search(SearchArgs),
     /// Prints a Kubernetes Indexed Job that runs a scenario from several client pods at once
     K8s(K8sArgs),
     /// Runs a scenario from several client hosts at once over ssh and merges their results
@@ -148,7 +150,78 @@ pub struct SweepArgs {
     /// The results directory and the capture.
     #[command(flatten)]
     pub capture: CaptureArgs,
+    /// Taking an earlier run up again.
+    #[command(flatten)]
+    pub again: AgainArgs,
 }
+
+// --- Taking a results directory up again (sweep and search) ---
+
+/// `--resume` and `--only-level` of `sweep` and `search`.
+#[derive(clap::Args, Debug)]
+pub struct AgainArgs {
+    /// Go on with the interrupted run in DIR from its first level that did not complete;
+    /// the other options must be those DIR's run.json recorded. Example: --resume=bmk-home/results/20261128T150000Z-OLTP_RW_500_2tab
+    #[arg(long, value_name = "DIR")]
+    pub resume: Option<String>,
+    /// With --resume: run only level K again, keeping the old folder beside it as
+    /// level-NNNN.1. Example: --only-level=3
+    #[arg(long = "only-level", value_name = "K")]
+    pub only_level: Option<String>,
+}
+
+// --- The capacity search ---
+
+/// `bmk kit search`.
+#[derive(clap::Args, Debug)]
+#[command(
+    after_help = "Examples:\n  bmk kit search OLTP_RO_10M_8tab-uniform-ps-p_sel1 --slo='p99<=20ms' --time=60 --target=maria\n  bmk kit search OLTP_RW_10M_8tab-uniform-ps-trx --by=rate --users=64 --time=60 \\\n      --slo='p99<=50ms' --slo='errors<=0.1%' --target=maria\n\nThe search doubles the load until an objective fails or throughput stops growing, then bisects to the precision. See docs/kit.md."
+)]
+pub struct SearchArgs {
+    /// A run scenario ('bmk kit list')
+    pub name: String,
+    /// An objective every level must meet, repeatable: avg, p50..p99.9 or max latency
+    /// (us, ms, s), or errors in % of attempts. Example: --slo='p99<=20ms' --slo='errors<=0.1%'
+    #[arg(long, value_name = "OBJECTIVE")]
+    pub slo: Vec<String>,
+    /// What the search varies: users (closed loop) or rate (open loop: Poisson arrivals
+    /// per second, queueing counted in latency) [default: users]. Example: --by=rate
+    #[arg(long, value_name = "users|rate")]
+    pub by: Option<String>,
+    /// The first load probed [default: 1 user, or 10 arrivals/s]. Example: --start=8
+    #[arg(long, value_name = "LOAD")]
+    pub start: Option<String>,
+    /// The most users a search by users probes [default: 1024]. Example: --max-users=256
+    #[arg(long = "max-users", value_name = "N")]
+    pub max_users: Option<String>,
+    /// The highest rate a search by rate probes [default: 1000000]. Example: --max-rate=50000
+    #[arg(long = "max-rate", value_name = "R")]
+    pub max_rate: Option<String>,
+    /// Stop when the load that meets and the one above it that does not are this close,
+    /// relative to the first [default: 10%]. Example: --precision=5%
+    #[arg(long, value_name = "P")]
+    pub precision: Option<String>,
+    /// Users of every level of a search by rate [default: 8]. Example: --users=64
+    #[arg(long, value_name = "N")]
+    pub users: Option<String>,
+    /// Each level's measured time in seconds. Example: --time=60
+    #[arg(long, value_name = "S")]
+    pub time: Option<String>,
+    /// Seconds of warm-up before each level's measured time [default: 0]. Example: --warmup=30
+    #[arg(long, value_name = "S")]
+    pub warmup: Option<String>,
+    /// Seconds of pause between two levels [default: 0]. Example: --pause=15
+    #[arg(long, value_name = "S")]
+    pub pause: Option<String>,
+    /// The results directory and the capture.
+    #[command(flatten)]
+    pub capture: CaptureArgs,
+    /// Taking an earlier search up again.
+    #[command(flatten)]
+    pub again: AgainArgs,
+}
+
+// --- end of the capacity search ---
 
 /// `bmk kit k8s`.
 #[derive(clap::Args, Debug)]

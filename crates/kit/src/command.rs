@@ -21,18 +21,25 @@ use std::sync::atomic::AtomicUsize;
 use std::sync::Arc;
 use std::time::Duration;
 
-use bmk_results::results_dir::{RunManifest, RunStart};
+use bmk_results::results_dir::{
+    Continuation, LevelInfo, ProbeVerdict, RunManifest, RunStart, SearchAnswer, SearchPlan,
+    ANSWER_ROW,
+};
+use bmk_results::results_file::ResultsFile;
 use clap::FromArgMatches;
 
 use crate::args::{K8sArgs, KitCommand};
 use crate::catalog::{self, Action, Scenario, CATALOG, DEFAULT_LOADERS, DEFAULT_SOCKET, TOKENS};
+use crate::continuation::{self, Mode};
 use crate::data_size::DataClaim;
 use crate::error::KitError;
+use crate::objective::Objective;
 use crate::progress::{self, PrepareScreen, PrepareWork};
 use crate::run_dir::{default_parent, RunDir};
 use crate::sampler::DEFAULT_INTERVAL_S;
+use crate::search::{self, load_text, By, Figures, Probe, Spec, Step};
 use crate::server;
-use crate::sweep::{self, SweepEnd, SweepJob};
+use crate::sweep::{self, Level, SweepEnd, SweepJob};
 use crate::target::Targets;
 
 /// What the binary hands the kit.
@@ -54,6 +61,9 @@ pub struct KitContext {
     /// listens on ADDR or says why it cannot; what it returns starts serving a results
     /// directory, until the process exits.
     pub live_page: fn(&str) -> Result<LivePage, String>,
+    /// The sanity checks' findings that make one level of a results directory (by its
+    /// 1-based index) untrustworthy as a search probe, one line each.
+    pub probe_checks: fn(&Path, u32) -> Result<Vec<String>, String>,
 }
 
 /// Starts serving the live page of a results directory (see [`KitContext::live_page`]).
@@ -91,6 +101,10 @@ impl KitArgs {
             .own("capture-interval", c.capture_interval)
             .own("capture-target", c.capture_target)
             .own("live", c.live)
+    }
+
+    fn again(self, g: crate::args::AgainArgs) -> KitArgs {
+        self.own("resume", g.resume).own("only-level", g.only_level)
     }
 }
 
@@ -273,9 +287,29 @@ pub fn main(args: &[String], ctx: &KitContext) -> Result<i32, KitError> {
                 .own("warmup", s.warmup)
                 .own("pause", s.pause)
                 .own("repeat", s.repeat)
-                .capture(s.capture),
+                .capture(s.capture)
+                .again(s.again),
             ctx,
         ),
+        KitCommand::Search(s) => {
+            let slo = s.slo.clone();
+            search_cmd(
+                &KitArgs::new([Some(s.name)], passed)
+                    .own("by", s.by)
+                    .own("start", s.start)
+                    .own("max-users", s.max_users)
+                    .own("max-rate", s.max_rate)
+                    .own("precision", s.precision)
+                    .own("users", s.users)
+                    .own("time", s.time)
+                    .own("warmup", s.warmup)
+                    .own("pause", s.pause)
+                    .capture(s.capture)
+                    .again(s.again),
+                &slo,
+                ctx,
+            )
+        }
         KitCommand::K8s(k) => k8s_cmd(k, passed, ctx),
         // `kit ssh` parses its own arguments through `parse` (`crate::ssh::main`, which
         // the binary calls); reaching here means it was not given the chance.
@@ -514,7 +548,27 @@ fn run(a: &KitArgs, ctx: &KitContext) -> Result<i32, KitError> {
         return Err(KitError::Usage("USERS: at least 1".into()));
     }
     let plan = sweep::single(users, secs);
-    execute(&s, plan, a, ctx)
+    execute(&s, plan, None, a, ctx, "bmk kit run")
+}
+
+/// The per-level timing options shared by `sweep` and `search`.
+fn timing(a: &KitArgs, what: &str) -> Result<(f64, f64, f64), KitError> {
+    let time = a
+        .own
+        .get("time")
+        .ok_or_else(|| KitError::Usage(format!("{what} needs --time=SECONDS (per level)")))?;
+    let get = |name: &str| -> Result<f64, KitError> {
+        a.own
+            .get(name)
+            .map(|v| seconds(&format!("--{name}"), v))
+            .transpose()
+            .map(|v| v.unwrap_or(0.0))
+    };
+    Ok((
+        seconds("--time", time)?.round(),
+        get("warmup")?.round(),
+        get("pause")?,
+    ))
 }
 
 fn sweep_cmd(a: &KitArgs, ctx: &KitContext) -> Result<i32, KitError> {
@@ -528,26 +582,12 @@ fn sweep_cmd(a: &KitArgs, ctx: &KitContext) -> Result<i32, KitError> {
     let users = a.own.get("users").ok_or_else(|| {
         KitError::Usage("a sweep needs --users=1,2,4,... (the load levels)".into())
     })?;
-    let time = a
-        .own
-        .get("time")
-        .ok_or_else(|| KitError::Usage("a sweep needs --time=SECONDS (per level)".into()))?;
+    let (time_s, warmup_s, pause_s) = timing(a, "a sweep")?;
     let plan = bmk_results::results_dir::SweepPlan {
         users: sweep::parse_users(users)?,
-        time_s: seconds("--time", time)?.round(),
-        warmup_s: a
-            .own
-            .get("warmup")
-            .map(|v| seconds("--warmup", v))
-            .transpose()?
-            .unwrap_or(0.0)
-            .round(),
-        pause_s: a
-            .own
-            .get("pause")
-            .map(|v| seconds("--pause", v))
-            .transpose()?
-            .unwrap_or(0.0),
+        time_s,
+        warmup_s,
+        pause_s,
         repeat: a
             .own
             .get("repeat")
@@ -557,27 +597,205 @@ fn sweep_cmd(a: &KitArgs, ctx: &KitContext) -> Result<i32, KitError> {
             .max(1),
         max_users_per_process: 0,
     };
-    execute(&s, plan, a, ctx)
+    execute(&s, plan, None, a, ctx, "bmk kit sweep")
+}
+
+/// `--precision=5%` or `--precision=0.05`.
+fn precision(text: &str) -> Result<f64, KitError> {
+    let bad = || {
+        KitError::Usage(format!(
+            "--precision: '{text}' is not a precision between 0 and 100 % (e.g. --precision=5%)"
+        ))
+    };
+    let v = match text.trim().strip_suffix('%') {
+        Some(pct) => pct.trim().parse::<f64>().map_err(|_| bad())? / 100.0,
+        None => text.trim().parse::<f64>().map_err(|_| bad())?,
+    };
+    if !(v > 0.0 && v < 1.0) {
+        return Err(bad());
+    }
+    Ok(v)
+}
+
+fn search_cmd(a: &KitArgs, slo: &[String], ctx: &KitContext) -> Result<i32, KitError> {
+    let s = run_scenario(a, "search")?;
+    if a.positional.len() > 1 {
+        return Err(KitError::Usage(format!(
+            "unexpected '{}': a search finds its levels itself",
+            a.positional[1]
+        )));
+    }
+    if slo.is_empty() {
+        return Err(KitError::Usage(
+            "a search needs at least one objective: --slo='p99<=20ms' (see 'bmk kit search --help')"
+                .into(),
+        ));
+    }
+    let objectives = slo
+        .iter()
+        .map(|t| Objective::parse(t))
+        .collect::<Result<Vec<_>, _>>()?;
+    let by = match a.own.get("by").map(String::as_str) {
+        None | Some("users") => By::Users,
+        Some("rate") => By::Rate,
+        Some(other) => {
+            return Err(KitError::Usage(format!(
+                "--by: '{other}' is neither users nor rate"
+            )))
+        }
+    };
+    let positive = |name: &str, v: &String| -> Result<f64, KitError> {
+        let n: f64 = number(name, v)?;
+        if !(n > 0.0 && n.is_finite()) {
+            return Err(KitError::Usage(format!("{name}: '{v}' must be above 0")));
+        }
+        Ok(n)
+    };
+    let (wrong_max, max) = match by {
+        By::Users => (
+            "max-rate",
+            a.own.get("max-users").map(|v| positive("--max-users", v)),
+        ),
+        By::Rate => (
+            "max-users",
+            a.own.get("max-rate").map(|v| positive("--max-rate", v)),
+        ),
+    };
+    if a.own.contains_key(wrong_max) {
+        return Err(KitError::Usage(format!(
+            "--{wrong_max} does not apply to a search by {}",
+            by.name()
+        )));
+    }
+    if by == By::Users && a.own.contains_key("users") {
+        return Err(KitError::Usage(
+            "--users sets the users of a search by rate; a search by users varies them (--start, --max-users)".into(),
+        ));
+    }
+    if by == By::Rate && option_map(&a.passed)?.contains_key("rate") {
+        return Err(KitError::Usage(
+            "--rate is what a search by rate varies: give --start and --max-rate instead".into(),
+        ));
+    }
+    let max = max.transpose()?.unwrap_or(match by {
+        By::Users => 1024.0,
+        By::Rate => 1_000_000.0,
+    });
+    let start = a
+        .own
+        .get("start")
+        .map(|v| positive("--start", v))
+        .transpose()?
+        .unwrap_or(match by {
+            By::Users => 1.0,
+            By::Rate => 10.0,
+        });
+    if start > max {
+        return Err(KitError::Usage(format!(
+            "--start={} is above the highest load allowed ({})",
+            load_text(start),
+            load_text(max)
+        )));
+    }
+    let users = match by {
+        By::Users => 0,
+        By::Rate => a
+            .own
+            .get("users")
+            .map(|v| number::<u32>("--users", v))
+            .transpose()?
+            .unwrap_or(8)
+            .max(1),
+    };
+    let (time_s, warmup_s, pause_s) = timing(a, "a search")?;
+    let spec = Spec {
+        by,
+        objectives,
+        start,
+        max,
+        precision: a
+            .own
+            .get("precision")
+            .map(|v| precision(v))
+            .transpose()?
+            .unwrap_or(0.10),
+    };
+    let plan = bmk_results::results_dir::SweepPlan {
+        users: if users > 0 { vec![users] } else { Vec::new() },
+        time_s,
+        warmup_s,
+        pause_s,
+        repeat: 1,
+        max_users_per_process: 0,
+    };
+    execute(&s, plan, Some((spec, users)), a, ctx, "bmk kit search")
+}
+
+/// How `--resume` and `--only-level` were given.
+fn continuation_of(a: &KitArgs) -> Result<Option<(PathBuf, Mode)>, KitError> {
+    let only = a
+        .own
+        .get("only-level")
+        .map(|v| {
+            number::<u32>("--only-level", v).and_then(|k| {
+                if k == 0 {
+                    Err(KitError::Usage("--only-level: levels count from 1".into()))
+                } else {
+                    Ok(k)
+                }
+            })
+        })
+        .transpose()?;
+    match (a.own.get("resume"), only) {
+        (None, None) => Ok(None),
+        (None, Some(_)) => Err(KitError::Usage(
+            "--only-level needs --resume=DIR (the results directory of the level)".into(),
+        )),
+        (Some(dir), only) => {
+            if a.own.contains_key("results-dir") {
+                return Err(KitError::Usage(
+                    "--resume writes into the directory it names: leave out --results-dir".into(),
+                ));
+            }
+            let dir = PathBuf::from(dir);
+            if !dir.join(bmk_results::results_dir::RUN_FILE).is_file() {
+                return Err(KitError::Usage(format!(
+                    "--resume: '{}' is not a results directory (no run.json)",
+                    dir.display()
+                )));
+            }
+            Ok(Some((dir, only.map_or(Mode::Resume, Mode::OnlyLevel))))
+        }
+    }
 }
 
 fn execute(
     s: &Scenario,
     mut plan: bmk_results::results_dir::SweepPlan,
+    search: Option<(Spec, u32)>,
     a: &KitArgs,
     ctx: &KitContext,
+    what: &str,
 ) -> Result<i32, KitError> {
     // Each level's process splits itself when it has more users than this; the plan
     // records it for run.json.
     if let Some(v) = option_map(&a.passed)?.get("max-users-per-process") {
         plan.max_users_per_process = number("--max-users-per-process", v)?;
     }
+    let again = continuation_of(a)?;
     let socket = socket_path(&a.passed);
     let mut passed = a.passed.clone();
     if plan.warmup_s > 0.0 {
         passed.insert(0, format!("--warmup-time={}", plan.warmup_s));
     }
     let time = plan.time_s as u64;
-    let level_args = |users: u32| s.args(users, time, &socket, &passed);
+    let level_args = |l: &Level| {
+        let mut p = passed.clone();
+        if let Some(r) = l.rate {
+            p.push(format!("--rate={}", load_text(r)));
+        }
+        s.args(l.users, time, &socket, &p)
+    };
     // The options every level shares, for run.json: the scenario's and the passed ones.
     let shared = s.args(1, time, &socket, &passed);
     let options = option_map(&shared)?;
@@ -597,6 +815,21 @@ fn execute(
         None => driver.clone(),
     };
     let target = options.get("target").filter(|t| !t.is_empty()).cloned();
+    // A level line the binary refuses is refused here, before any folder exists.
+    let first = match &search {
+        Some((spec, users)) => Level {
+            index: 1,
+            users: if spec.by == By::Users {
+                spec.start.round() as u32
+            } else {
+                *users
+            },
+            repeat: 1,
+            rate: (spec.by == By::Rate).then_some(spec.start),
+        },
+        None => sweep::levels(&plan)[0],
+    };
+    crate::line_check::check(&ctx.program, &level_args(&first), what)?;
     // Listening first: an address in use is refused before a results directory exists.
     let live = a
         .own
@@ -604,7 +837,7 @@ fn execute(
         .map(|addr| (ctx.live_page)(addr))
         .transpose()
         .map_err(KitError::Usage)?;
-    let manifest = RunManifest::starting(RunStart {
+    let mut manifest = RunManifest::starting(RunStart {
         version: ctx.version.clone(),
         scenario: Some(s.name.clone()),
         target: target.clone(),
@@ -614,17 +847,84 @@ fn execute(
         sweep: Some(plan.clone()),
         capture_interval_s: interval,
     });
-    let mut dir = match a.own.get("results-dir") {
-        Some(d) => RunDir::create_at(Path::new(d), manifest)?,
-        None => RunDir::create_new(
-            &default_parent(),
-            &folder_name(&s.name, target.as_deref()),
-            manifest,
-        )?,
+    manifest.search = search.as_ref().map(|(spec, users)| SearchPlan {
+        by: spec.by.name().to_string(),
+        objectives: spec.objectives.iter().map(Objective::record).collect(),
+        start: spec.start,
+        max: spec.max,
+        precision: spec.precision,
+        users: *users,
+    });
+    let (mut dir, mode) = match &again {
+        Some((path, mode)) => {
+            let mut dir = RunDir::reopen(path)?;
+            let diff = continuation::differences(dir.manifest(), &manifest);
+            if !diff.is_empty() {
+                return Err(KitError::Usage(format!(
+                    "--resume: '{}' was run with other options: {}",
+                    path.display(),
+                    diff.join("; ")
+                )));
+            }
+            let planned = match &search {
+                Some(_) => None,
+                None => Some(sweep::levels(&plan).len() as u32),
+            };
+            let (from, kept_aside) = match mode {
+                Mode::Resume => {
+                    let from = continuation::completed_levels(path).len() as u32 + 1;
+                    (from, continuation::move_aside_from(path, from)?)
+                }
+                Mode::OnlyLevel(k) => {
+                    let exists = dir
+                        .level_path(*k)
+                        .join(bmk_results::results_dir::LEVEL_FILE);
+                    if planned.is_some_and(|n| *k > n) || (planned.is_none() && !exists.is_file()) {
+                        return Err(KitError::Usage(format!(
+                            "--only-level={k}: '{}' has no level {k}",
+                            path.display()
+                        )));
+                    }
+                    (
+                        *k,
+                        continuation::move_aside(path, *k)?.into_iter().collect(),
+                    )
+                }
+            };
+            for m in &kept_aside {
+                println!("[kit] kept aside: {m}");
+            }
+            let continued = Continuation {
+                kind: mode.name().to_string(),
+                time: bmk_report::host::now_rfc3339(),
+                from_level: from,
+                kept_aside,
+            };
+            dir.update_manifest(|m| {
+                m.status = "running".into();
+                m.end_time = None;
+                m.reason = None;
+                m.answer = None;
+                m.continuations.push(continued);
+            })?;
+            dir.reload_summary()?;
+            (dir, Some((mode.clone(), from)))
+        }
+        None => {
+            let dir = match a.own.get("results-dir") {
+                Some(d) => RunDir::create_at(Path::new(d), manifest)?,
+                None => RunDir::create_new(
+                    &default_parent(),
+                    &folder_name(&s.name, target.as_deref()),
+                    manifest,
+                )?,
+            };
+            (dir, None)
+        }
     };
     // A server the kit cannot reach is the level's business to report, not a reason
     // to refuse the sweep.
-    if let Some(cfg) = driver.as_ref() {
+    if let (Some(cfg), None) = (driver.as_ref(), &mode) {
         dir.record_server(cfg)?;
     }
     println!("[kit] results: {}", dir.path().display());
@@ -641,7 +941,35 @@ fn execute(
         interrupt: ctx.interrupt.clone(),
         live: true,
     };
-    let end = sweep::run(&job, &mut dir)?;
+    let end = match &search {
+        Some((spec, users)) => {
+            let only = match mode {
+                Some((Mode::OnlyLevel(k), _)) => Some(k),
+                _ => None,
+            };
+            search_run(&job, &mut dir, spec, *users, only, ctx)?
+        }
+        None => {
+            let all = sweep::levels(&job.plan);
+            let todo: Vec<Level> = match mode {
+                None => all.clone(),
+                Some((Mode::Resume, from)) => {
+                    all.iter().filter(|l| l.index >= from).copied().collect()
+                }
+                Some((Mode::OnlyLevel(k), _)) => {
+                    all.iter().filter(|l| l.index == k).copied().collect()
+                }
+            };
+            if todo.is_empty() {
+                println!("[kit] every level of the sweep had completed: nothing left to run");
+            }
+            let end = sweep::run_levels(&job, &mut dir, &todo, all.len(), mode.is_some())?;
+            if mode.is_some() {
+                dir.reload_summary()?;
+            }
+            end
+        }
+    };
     dir.finish(end.status())?;
     print_summary(&dir);
     print_checks(&dir, ctx.checks);
@@ -650,6 +978,254 @@ fn execute(
         SweepEnd::Interrupted(sig) => 128 + sig,
         SweepEnd::Failed(code) => code,
     })
+}
+
+/// The level a search probes at `load`.
+fn probe_level(spec: &Spec, users: u32, index: u32, load: f64) -> Level {
+    match spec.by {
+        By::Users => Level {
+            index,
+            users: load as u32,
+            repeat: 1,
+            rate: None,
+        },
+        By::Rate => Level {
+            index,
+            users,
+            repeat: 1,
+            rate: Some(load),
+        },
+    }
+}
+
+/// Judges the finished level `index` of `dir` as a probe at `load`, after `before`,
+/// and records the verdict in its `level.json` and `summary.csv`.
+fn judge_level(
+    dir: &mut RunDir,
+    spec: &Spec,
+    before: &[Probe],
+    index: u32,
+    load: f64,
+    ctx: &KitContext,
+) -> Result<Probe, KitError> {
+    let path = dir.level_path(index);
+    let name = bmk_results::results_dir::level_dir_name(index);
+    let result = ResultsFile::read(path.join(bmk_results::results_dir::RESULT_FILE)).ok();
+    let mut rejected = match (ctx.probe_checks)(dir.path(), index) {
+        Ok(lines) => lines,
+        Err(e) => vec![format!("the checks could not run: {e}")],
+    };
+    let (figures, values) = match &result {
+        Some(r) => {
+            let f = &r.final_stats;
+            let pct = |p: f64| f.latency.percentile_ms(p).unwrap_or(0.0);
+            (
+                Figures {
+                    tps: f.events_per_sec,
+                    avg_ms: f.latency.avg_ms,
+                    p95_ms: pct(95.0),
+                    p99_ms: pct(99.0),
+                    events: f.events,
+                },
+                spec.objectives.iter().map(|o| o.value(f)).collect(),
+            )
+        }
+        None => {
+            if rejected.is_empty() {
+                rejected.push("the level has no result.json".into());
+            }
+            (Figures::default(), vec![None; spec.objectives.len()])
+        }
+    };
+    let probe = spec.judge(before, &name, load, figures, &values, &rejected);
+    let level_file = path.join(bmk_results::results_dir::LEVEL_FILE);
+    if let Ok(mut info) = bmk_results::results_dir::read_json::<LevelInfo>(&level_file) {
+        info.probe = Some(ProbeVerdict {
+            verdict: probe.verdict.name().to_string(),
+            why: probe.why.clone(),
+        });
+        bmk_results::dir_writer::write_level_info(&path, &info)?;
+    }
+    dir.set_probe(&name, probe.verdict.name())?;
+    Ok(probe)
+}
+
+/// The load a finished level ran, from its `level.json`.
+fn load_of(dir: &RunDir, spec: &Spec, index: u32) -> Option<f64> {
+    let info: LevelInfo = bmk_results::results_dir::read_json(
+        &dir.level_path(index)
+            .join(bmk_results::results_dir::LEVEL_FILE),
+    )
+    .ok()?;
+    match spec.by {
+        By::Users => Some(info.users as f64),
+        By::Rate => info.rate,
+    }
+}
+
+/// Runs a capacity search into `dir`: the levels already there (a resumed search)
+/// are judged again in order, then probes run until the rules say it is over.
+/// With `only`, level `only` has been moved aside and runs again at its load, and the
+/// answer is what the levels then say.
+fn search_run(
+    job: &SweepJob,
+    dir: &mut RunDir,
+    spec: &Spec,
+    users: u32,
+    only: Option<u32>,
+    ctx: &KitContext,
+) -> Result<SweepEnd, KitError> {
+    let mut probes: Vec<Probe> = Vec::new();
+    let mut index = 1;
+    // A rerun level's load comes from the folder kept aside (the first copy).
+    let rerun_load = only.and_then(|k| {
+        let aside = dir
+            .path()
+            .join(format!("{}.1", bmk_results::results_dir::level_dir_name(k)));
+        let info: LevelInfo =
+            bmk_results::results_dir::read_json(&aside.join(bmk_results::results_dir::LEVEL_FILE))
+                .ok()?;
+        match spec.by {
+            By::Users => Some(info.users as f64),
+            By::Rate => info.rate,
+        }
+    });
+    let mut end = SweepEnd::Completed;
+    loop {
+        if only == Some(index) {
+            let load = rerun_load.ok_or_else(|| {
+                KitError::Usage(format!("--only-level={index}: its load could not be read"))
+            })?;
+            end = sweep::run_levels(job, dir, &[probe_level(spec, users, index, load)], 0, false)?;
+            dir.reload_summary()?;
+        }
+        let done_already = dir
+            .level_path(index)
+            .join(bmk_results::results_dir::RESULT_FILE)
+            .is_file();
+        if done_already {
+            let Some(load) = load_of(dir, spec, index) else {
+                break;
+            };
+            let probe = judge_level(dir, spec, &probes, index, load, ctx)?;
+            probes.push(probe);
+            index += 1;
+            continue;
+        }
+        if end != SweepEnd::Completed || only.is_some() {
+            break;
+        }
+        match spec.next(&probes) {
+            Step::Done(_) => break,
+            Step::Run(load) => {
+                let level = probe_level(spec, users, index, load);
+                end = sweep::run_levels(job, dir, &[level], 0, index > 1)?;
+                if end == SweepEnd::Completed
+                    || dir
+                        .level_path(index)
+                        .join(bmk_results::results_dir::RESULT_FILE)
+                        .is_file()
+                {
+                    let probe = judge_level(dir, spec, &probes, index, load, ctx)?;
+                    println!(
+                        "[kit] probe {index} ({}, {}): {}: {}",
+                        probe.level,
+                        spec.load_words(load),
+                        probe.verdict.name(),
+                        probe.why
+                    );
+                    probes.push(probe);
+                }
+                index += 1;
+                if end != SweepEnd::Completed {
+                    break;
+                }
+            }
+        }
+    }
+    let answer = match spec.next(&probes) {
+        Step::Done(a) => *a,
+        Step::Run(next) => {
+            let (lo, hi) = search::bounds(&probes);
+            search::Answer {
+                found: lo.cloned(),
+                bound: hi.cloned(),
+                reason: format!(
+                    "the search stopped before its end (it would probe {} next; --resume goes on)",
+                    spec.load_words(next)
+                ),
+            }
+        }
+    };
+    record_answer(dir, spec, &answer, probes.len() as u32)?;
+    Ok(end)
+}
+
+/// Writes the answer into `run.json` and as the last row of `summary.csv`, and prints it.
+fn record_answer(
+    dir: &mut RunDir,
+    spec: &Spec,
+    answer: &search::Answer,
+    probes: u32,
+) -> Result<(), KitError> {
+    let found = answer.found.as_ref();
+    let bound = answer.bound.as_ref();
+    let record = SearchAnswer {
+        load: found.map(|p| p.load),
+        level: found.map(|p| p.level.clone()),
+        tps: found.map(|p| p.figures.tps),
+        avg_ms: found.map(|p| p.figures.avg_ms),
+        p95_ms: found.map(|p| p.figures.p95_ms),
+        p99_ms: found.map(|p| p.figures.p99_ms),
+        upper_load: bound.map(|p| p.load),
+        upper_level: bound.map(|p| p.level.clone()),
+        reason: answer.reason.clone(),
+        probes,
+    };
+    dir.update_manifest(|m| m.answer = Some(record))?;
+    if let Some(p) = found {
+        let row = dir.summary().iter().find(|r| r.level == p.level).cloned();
+        if let Some(mut row) = row {
+            row.level = ANSWER_ROW.to_string();
+            row.status = "answer".to_string();
+            row.probe = format!(
+                "{}..{}",
+                p.level,
+                bound.map(|b| b.level.as_str()).unwrap_or("")
+            );
+            dir.push_summary(row)?;
+        }
+    }
+    let mut out = std::io::stdout().lock();
+    let _ = writeln!(out, "\n[kit] search: {}", answer.reason);
+    match found {
+        Some(p) => {
+            let _ = writeln!(
+                out,
+                "[kit] answer: {} ({}): {:.2} TPS, avg {:.3} ms, p95 {:.3} ms, p99 {:.3} ms{}",
+                spec.load_words(p.load),
+                p.level,
+                p.figures.tps,
+                p.figures.avg_ms,
+                p.figures.p95_ms,
+                p.figures.p99_ms,
+                bound
+                    .map(|b| format!(
+                        "; above it: {} ({}, {}: {})",
+                        spec.load_words(b.load),
+                        b.level,
+                        b.verdict.name(),
+                        b.why
+                    ))
+                    .unwrap_or_default()
+            );
+        }
+        None => {
+            let _ = writeln!(out, "[kit] answer: none; no level met every objective");
+        }
+    }
+    let _ = out.flush();
+    Ok(())
 }
 
 /// The results folder's name after its time stamp: the scenario, and the target when

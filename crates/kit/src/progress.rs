@@ -71,6 +71,8 @@ pub struct Position {
     pub users: u32,
     /// Its repeat number.
     pub repeat: u32,
+    /// Its offered arrivals per second, for an open-loop level.
+    pub rate: Option<f64>,
     /// Time left in the whole sweep.
     pub left: Duration,
     /// Pausing before the level.
@@ -90,10 +92,19 @@ impl Position {
         } else {
             String::new()
         };
+        // A search does not know how many levels it will run: 0.
+        let of = if self.levels > 0 {
+            format!(" of {}", self.levels)
+        } else {
+            String::new()
+        };
+        let rate = self
+            .rate
+            .map(|r| format!(", {} arrivals/s", crate::objective::short_number(r)))
+            .unwrap_or_default();
         format!(
-            "[kit] {what} {} of {}: {} user{}{repeat}, {} left",
+            "[kit] {what} {}{of}: {} user{}{rate}{repeat}, {} left",
             self.level,
-            self.levels,
             self.users,
             if self.users == 1 { "" } else { "s" },
             clock(self.left)
@@ -527,6 +538,7 @@ mod tests {
             level: 2,
             levels: 6,
             users: 4,
+            rate: None,
             repeat: 1,
             left: Duration::from_secs(3725),
             pausing: false,

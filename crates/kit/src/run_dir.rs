@@ -110,6 +110,51 @@ impl RunDir {
         RunDir::start(dir.to_path_buf(), manifest)
     }
 
+    /// Opens the existing results directory `dir` to take it up again (`--resume`,
+    /// `--only-level`): its `run.json` is read as it is; nothing is written yet.
+    pub fn reopen(dir: &Path) -> Result<RunDir, KitError> {
+        let file = dir.join(bmk_results::results_dir::RUN_FILE);
+        let manifest: RunManifest = bmk_results::results_dir::read_json(&file).map_err(|e| {
+            KitError::Usage(format!(
+                "'{}' is not a results directory to take up: {e}",
+                dir.display()
+            ))
+        })?;
+        Ok(RunDir {
+            path: dir.to_path_buf(),
+            manifest,
+            rows: Vec::new(),
+        })
+    }
+
+    /// Rebuilds the summary from the level folders on disk, in run order (a level
+    /// run again replaces its row; folders moved aside are not levels), and rewrites
+    /// `summary.csv`.
+    pub fn reload_summary(&mut self) -> Result<(), KitError> {
+        let mut rows = Vec::new();
+        for path in bmk_results::results_dir::level_dirs(&self.path)? {
+            let Ok(level) = bmk_results::load::Level::read(&path) else {
+                continue;
+            };
+            if let Some(row) = dir_writer::summary_row(&level) {
+                rows.push(row.in_run(
+                    self.manifest.scenario.as_deref(),
+                    self.manifest.target.as_deref(),
+                ));
+            }
+        }
+        self.rows = rows;
+        self.write_summary()
+    }
+
+    /// Sets the `probe` column of level `level`'s row and rewrites `summary.csv`.
+    pub fn set_probe(&mut self, level: &str, verdict: &str) -> Result<(), KitError> {
+        for r in self.rows.iter_mut().filter(|r| r.level == level) {
+            r.probe = verdict.to_string();
+        }
+        self.write_summary()
+    }
+
     fn start(path: PathBuf, mut manifest: RunManifest) -> Result<RunDir, KitError> {
         manifest.status = "running".into();
         if manifest.start_time.is_empty() {

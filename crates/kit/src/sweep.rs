@@ -68,6 +68,8 @@ pub struct Level {
     pub users: u32,
     /// 1-based repeat.
     pub repeat: u32,
+    /// Arrivals per second offered (`--rate`), for an open-loop level.
+    pub rate: Option<f64>,
 }
 
 /// The levels of `plan` in run order: the whole list of users once per repeat.
@@ -79,6 +81,7 @@ pub fn levels(plan: &SweepPlan) -> Vec<Level> {
                 index: out.len() as u32 + 1,
                 users,
                 repeat,
+                rate: None,
             });
         }
     }
@@ -91,8 +94,8 @@ pub struct SweepJob<'a> {
     pub program: &'a Path,
     /// The plan.
     pub plan: SweepPlan,
-    /// The arguments of one level (after the program name) for a number of users.
-    pub level_args: &'a dyn Fn(u32) -> Vec<String>,
+    /// The arguments of one level (after the program name).
+    pub level_args: &'a dyn Fn(&Level) -> Vec<String>,
     /// The server to sample, if any.
     pub driver: Option<DriverConfig>,
     /// The benchmark's server and the tables its options claim, read before each
@@ -136,24 +139,41 @@ fn left(plan: &SweepPlan, levels_after: usize, in_level: Duration) -> Duration {
 
 /// Runs the sweep into `dir`.
 pub fn run(job: &SweepJob, dir: &mut RunDir) -> Result<SweepEnd, KitError> {
+    let all = levels(&job.plan);
+    run_levels(job, dir, &all, all.len(), false)
+}
+
+/// Runs `todo` (levels of a plan of `total`, in order) into `dir`; with
+/// `pause_first`, the plan's pause comes before the first of them too (a level that
+/// follows others run earlier).
+pub fn run_levels(
+    job: &SweepJob,
+    dir: &mut RunDir,
+    todo: &[Level],
+    total: usize,
+    pause_first: bool,
+) -> Result<SweepEnd, KitError> {
     let plan = &job.plan;
-    let all = levels(plan);
     let screen = Screen::new(job.live);
     let per_level = Duration::from_secs_f64(plan.time_s + plan.warmup_s);
-    if let Some(w) = short_level_warning(plan.time_s, job.capture_interval) {
-        screen.eprintln(&w);
+    if !pause_first {
+        if let Some(w) = short_level_warning(plan.time_s, job.capture_interval) {
+            screen.eprintln(&w);
+        }
     }
     let mut end = SweepEnd::Completed;
-    for (i, level) in all.iter().enumerate() {
+    for (i, level) in todo.iter().enumerate() {
+        let number = level.index as usize;
         let pos = |left_now: Duration, pausing: bool| Position {
-            level: i + 1,
-            levels: all.len(),
+            level: number,
+            levels: total,
             users: level.users,
             repeat: level.repeat,
-            left: left(plan, all.len() - i - 1, left_now),
+            rate: level.rate,
+            left: left(plan, todo.len() - i - 1, left_now),
             pausing,
         };
-        if i > 0 && plan.pause_s > 0.0 {
+        if (i > 0 || pause_first) && plan.pause_s > 0.0 {
             let pause = Duration::from_secs_f64(plan.pause_s);
             let started = Instant::now();
             screen.begin(&pos(per_level + pause, true));
@@ -209,6 +229,7 @@ fn run_level(
     let path = dir.level_path(level.index);
     std::fs::create_dir_all(&path).map_err(|e| KitError::io(&path, e))?;
     let planned = LevelInfo {
+        rate: level.rate,
         schema: LEVEL_SCHEMA_NAME.into(),
         schema_version: DIR_SCHEMA_VERSION,
         index: level.index,
@@ -227,7 +248,7 @@ fn run_level(
     };
     dir_writer::write_level_info(&path, &planned)?;
     screen.begin(&pos(Duration::ZERO));
-    let args = (job.level_args)(level.users);
+    let args = (job.level_args)(level);
     let mut cmd = Command::new(job.program);
     cmd.args(&args)
         .env(LEVEL_DIR_ENV, &path)
@@ -311,7 +332,9 @@ fn run_level(
             .file_name()
             .map(|n| n.to_string_lossy().into_owned())
             .unwrap_or_default();
-        dir.push_summary(summary_row(&name, level.users, level.repeat, &result))?;
+        let mut row = summary_row(&name, level.users, level.repeat, &result);
+        row.rate = level.rate;
+        dir.push_summary(row)?;
     }
     Ok(code)
 }

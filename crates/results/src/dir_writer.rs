@@ -97,6 +97,13 @@ pub fn summary_row(level: &Level) -> Option<SummaryRow> {
         &level.info.status,
     );
     row.workload = result.workload.clone();
+    row.rate = level.info.rate;
+    row.probe = level
+        .info
+        .probe
+        .as_ref()
+        .map(|p| p.verdict.clone())
+        .unwrap_or_default();
     Some(row)
 }
 

@@ -112,6 +112,8 @@ impl Level {
                 run_id: file.run.run_id.clone(),
                 data: None,
                 cpu: None,
+                rate: None,
+                probe: None,
             },
             intervals,
             result: Some(file),

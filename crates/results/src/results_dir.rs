@@ -154,6 +154,91 @@ pub struct RunManifest {
     /// directory (the verdicts themselves are in `checks.json`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub checks: Option<CheckCounts>,
+    /// The capacity search, when the run is one (`bmk kit search`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub search: Option<SearchPlan>,
+    /// What the search found, once it ended (absent while it runs).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub answer: Option<SearchAnswer>,
+    /// Each time the run was taken up again (`--resume`, `--only-level`), in order.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub continuations: Vec<Continuation>,
+}
+
+/// A capacity search as it was asked for: the load it varies, the objectives every
+/// probe must meet and where it stops.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct SearchPlan {
+    /// `users` (closed loop, more users) or `rate` (open loop, more arrivals per second).
+    pub by: String,
+    /// The objectives every probe had to meet.
+    pub objectives: Vec<ObjectiveRecord>,
+    /// The first load probed.
+    pub start: f64,
+    /// The highest load probed.
+    pub max: f64,
+    /// The search ends when the bounds are this close, as a fraction of the lower one.
+    pub precision: f64,
+    /// Users of every probe of a search by rate (0 for a search by users).
+    #[serde(default)]
+    pub users: u32,
+}
+
+/// One objective of a capacity search.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct ObjectiveRecord {
+    /// As given, without spaces (`p99<=20ms`).
+    pub text: String,
+    /// What it bounds: `avg`, `max`, a percentile (`p99`, `p99.9`) or `errors`.
+    pub metric: String,
+    /// The limit: milliseconds for a latency, percent of the attempts for errors.
+    pub limit: f64,
+    /// `<` rather than `<=`.
+    #[serde(default)]
+    pub strict: bool,
+}
+
+/// What a capacity search found: the highest load that met every objective and the
+/// probes that bound it.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct SearchAnswer {
+    /// Users (search by users) or arrivals per second (search by rate) found; absent
+    /// when no probe met the objectives.
+    pub load: Option<f64>,
+    /// The level that ran that load (`level-0005`).
+    pub level: Option<String>,
+    /// Its throughput, events per second.
+    pub tps: Option<f64>,
+    /// Its mean latency, ms.
+    pub avg_ms: Option<f64>,
+    /// Its 95th percentile latency, ms.
+    pub p95_ms: Option<f64>,
+    /// Its 99th percentile latency, ms.
+    pub p99_ms: Option<f64>,
+    /// The lowest load above it that did not (failed an objective, brought no more
+    /// throughput, or was rejected twice by the sanity checks), and its level.
+    pub upper_load: Option<f64>,
+    /// The level of `upper_load`.
+    pub upper_level: Option<String>,
+    /// Why the search ended, one sentence.
+    pub reason: String,
+    /// Levels the search ran.
+    pub probes: u32,
+}
+
+/// One taking-up of an interrupted or finished run.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Continuation {
+    /// `resume` or `only-level`.
+    pub kind: String,
+    /// When (RFC 3339, UTC).
+    pub time: String,
+    /// The first level run this time.
+    pub from_level: u32,
+    /// Level folders moved aside (`level-0003` kept as `level-0003.1`), as
+    /// `level-0003 -> level-0003.1`.
+    #[serde(default)]
+    pub kept_aside: Vec<String>,
 }
 
 /// What a run says of itself as it starts: the rest of its manifest (the host, the
@@ -206,6 +291,9 @@ impl RunManifest {
             status: "running".into(),
             reason: None,
             checks: None,
+            search: None,
+            answer: None,
+            continuations: Vec::new(),
         }
     }
 }
@@ -263,6 +351,24 @@ pub struct LevelInfo {
     /// when the level ends (absent for older levels and for a level that crashed).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cpu: Option<LevelCpu>,
+    /// Arrivals per second offered (`--rate`) in an open-loop level; absent for a
+    /// closed-loop one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rate: Option<f64>,
+    /// A search's verdict on this level, written when it ended.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub probe: Option<ProbeVerdict>,
+}
+
+/// How a capacity search judged one of its levels.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct ProbeVerdict {
+    /// `meets` (every objective), `fails` (one or more), `no-gain` (throughput did not
+    /// grow with the load, or fell short of the offered rate) or `rejected` (the
+    /// sanity checks do not trust the level: not used).
+    pub verdict: String,
+    /// Why, in words (each objective's measured value, or the checks' findings).
+    pub why: String,
 }
 
 /// Where the CPU time of a level's host went during its measured part: the level
@@ -411,11 +517,22 @@ pub struct SummaryRow {
     /// The workload's own results (TPC-C `tpmC`, dbSTRESS rates), name → value.
     #[serde(default)]
     pub workload: BTreeMap<String, f64>,
+    /// Arrivals per second offered (`--rate`), for an open-loop level.
+    #[serde(default)]
+    pub rate: Option<f64>,
+    /// A search's verdict on the level (`meets`, `fails`, `no-gain`, `rejected`); on
+    /// the search's answer row, the levels that bound it.
+    #[serde(default)]
+    pub probe: String,
 }
 
 /// The header line of `summary.csv`.
 pub const SUMMARY_HEADER: &str =
-    "scenario,target,level,users,repeat,tps,qps,avg_ms,p95_ms,p99_ms,max_ms,errors,reconnects,status,workload";
+    "scenario,target,level,users,repeat,tps,qps,avg_ms,p95_ms,p99_ms,max_ms,errors,reconnects,status,workload,rate,probe";
+
+/// The `level` of the row a capacity search adds after its levels' rows: the load it
+/// found, with that level's numbers.
+pub const ANSWER_ROW: &str = "answer";
 
 /// The header line `summary.csv` had before the `scenario`, `target` and `workload`
 /// columns: its rows are still read.
@@ -451,6 +568,8 @@ impl SummaryRow {
             reconnects: f.counters.reconnects,
             status: status.to_string(),
             workload: BTreeMap::new(),
+            rate: None,
+            probe: String::new(),
         }
     }
 
@@ -471,7 +590,7 @@ impl SummaryRow {
             .map(|(k, v)| format!("{}={}", csv_name(k), trim_float(*v)))
             .collect();
         format!(
-            "{},{},{},{},{},{:.2},{:.2},{:.3},{:.3},{:.3},{:.3},{},{},{},{}",
+            "{},{},{},{},{},{:.2},{:.2},{:.3},{:.3},{:.3},{:.3},{},{},{},{},{},{}",
             csv_name(&self.scenario),
             csv_name(&self.target),
             self.level,
@@ -486,18 +605,26 @@ impl SummaryRow {
             self.errors,
             self.reconnects,
             csv_name(&self.status),
-            workload.join(";")
+            workload.join(";"),
+            self.rate.map(trim_float).unwrap_or_default(),
+            csv_name(&self.probe)
         )
     }
 
-    /// Parses a line written by [`SummaryRow::to_csv`], or one of the older layout
-    /// without the scenario, target and workload columns ([`SUMMARY_HEADER_V1`]).
+    /// Parses a line written by [`SummaryRow::to_csv`], or one of the older layouts:
+    /// without the `rate` and `probe` columns, or also without the scenario, target
+    /// and workload ones ([`SUMMARY_HEADER_V1`]).
     pub fn parse(line: &str) -> Option<SummaryRow> {
         let f: Vec<&str> = line.trim_end().split(',').collect();
-        let (scenario, target, f, workload) = match f.len() {
-            12 => ("", "", &f[..], ""),
-            15 => (f[0], f[1], &f[2..14], f[14]),
+        let (scenario, target, f, workload, rate, probe) = match f.len() {
+            12 => ("", "", &f[..], "", "", ""),
+            15 => (f[0], f[1], &f[2..14], f[14], "", ""),
+            17 => (f[0], f[1], &f[2..14], f[14], f[15], f[16]),
             _ => return None,
+        };
+        let rate = match rate {
+            "" => None,
+            r => Some(r.parse::<f64>().ok()?),
         };
         let workload = workload
             .split(';')
@@ -523,6 +650,8 @@ impl SummaryRow {
             reconnects: f[10].parse().ok()?,
             status: f[11].to_string(),
             workload,
+            rate,
+            probe: probe.to_string(),
         })
     }
 }
@@ -679,14 +808,26 @@ mod tests {
             ]
             .into_iter()
             .collect(),
+            rate: None,
+            probe: String::new(),
         };
         let text = summary_csv(std::slice::from_ref(&row));
         assert!(text.starts_with("scenario,target,level,users,"));
         let line = text.lines().nth(1).unwrap();
         assert_eq!(
             line,
-            "OLTP_RW_10M_8tab-uniform-ps-trx,maria_main,level-0003,64,2,1234.57,24691.00,51.842,99.500,120.250,300.000,7,0,completed,new_order=380;tpmC=1520.125"
+            "OLTP_RW_10M_8tab-uniform-ps-trx,maria_main,level-0003,64,2,1234.57,24691.00,51.842,99.500,120.250,300.000,7,0,completed,new_order=380;tpmC=1520.125,,"
         );
+        let probe = SummaryRow {
+            rate: Some(87.5),
+            probe: "meets".into(),
+            ..row.clone()
+        };
+        let back = SummaryRow::parse(&probe.to_csv()).unwrap();
+        assert_eq!((back.rate, back.probe.as_str()), (Some(87.5), "meets"));
+        // Files written before the rate and probe columns still read.
+        let before = SummaryRow::parse(line.trim_end_matches(",,")).unwrap();
+        assert_eq!((before.rate, before.probe.as_str()), (None, ""));
         let back = SummaryRow::parse(line).unwrap();
         assert_eq!(back.users, 64);
         assert_eq!(back.tps, 1234.57);

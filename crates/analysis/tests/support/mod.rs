@@ -283,6 +283,7 @@ pub fn write_run(
         status: "completed".into(),
         reason: None,
         checks: None,
+        ..RunManifest::default()
     };
     std::fs::write(
         dir.join(results_dir::RUN_FILE),

@@ -66,7 +66,9 @@ fn command_lines() -> Vec<(String, &'static str, String)> {
     ] {
         lines.push((stem.to_string(), "bmk", args.to_string()));
     }
-    for sub in ["list", "show", "prepare", "run", "sweep", "k8s", "ssh"] {
+    for sub in [
+        "list", "show", "prepare", "run", "sweep", "search", "k8s", "ssh",
+    ] {
         lines.push((
             format!("bmk-kit-{sub}--help"),
             "bmk",

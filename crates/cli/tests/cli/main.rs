@@ -16,6 +16,7 @@ mod fresh_postgres;
 mod full_disk;
 mod help_goldens;
 mod kit;
+mod kit_search;
 mod kit_ssh;
 mod legacy;
 mod limits;
