@@ -155,9 +155,6 @@ fn mysql_sessions(t: &Table, notch: &mut Notch) {
             format!("{cmd}: {state}")
         }
     }));
-    notch.session_columns = ["Id", "db", "Command", "Time", "State", "Info"]
-        .map(String::from)
-        .to_vec();
     // Waiting sessions first (longest first), idle ones last.
     let mut listed: Vec<&Vec<Option<String>>> = rows.clone();
     listed.sort_by_key(|r| {
@@ -165,16 +162,21 @@ fn mysql_sessions(t: &Table, notch: &mut Notch) {
         let time: i64 = field(t, r, "Time").parse().unwrap_or(0);
         (idle, -time)
     });
-    notch.sessions = listed
+    list_sessions(
+        t,
+        &listed,
+        &["Id", "db", "Command", "Time", "State", "Info"],
+        notch,
+    );
+}
+
+/// Lists the first [`MAX_SESSIONS`] of `rows` in `notch`, with `columns`.
+fn list_sessions(t: &Table, rows: &[&Vec<Option<String>>], columns: &[&str], notch: &mut Notch) {
+    notch.session_columns = columns.iter().map(|c| c.to_string()).collect();
+    notch.sessions = rows
         .iter()
         .take(MAX_SESSIONS)
-        .map(|r| {
-            notch
-                .session_columns
-                .iter()
-                .map(|c| cut(&field(t, r, c)))
-                .collect()
-        })
+        .map(|r| columns.iter().map(|c| cut(&field(t, r, c))).collect())
         .collect();
 }
 
@@ -196,27 +198,19 @@ fn pg_sessions(t: &Table, notch: &mut Notch) {
             _ => state,
         }
     }));
-    notch.session_columns = [
-        "pid",
-        "datname",
-        "state",
-        "wait_event_type",
-        "wait_event",
-        "query",
-    ]
-    .map(String::from)
-    .to_vec();
-    notch.sessions = rows
-        .iter()
-        .take(MAX_SESSIONS)
-        .map(|r| {
-            notch
-                .session_columns
-                .iter()
-                .map(|c| cut(&field(t, r, c)))
-                .collect()
-        })
-        .collect();
+    list_sessions(
+        t,
+        &rows,
+        &[
+            "pid",
+            "datname",
+            "state",
+            "wait_event_type",
+            "wait_event",
+            "query",
+        ],
+        notch,
+    );
 }
 
 /// The lines of an InnoDB status sample that explain a stall.
