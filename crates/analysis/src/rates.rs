@@ -290,6 +290,11 @@ const PG_CHECKPOINT_BUFFERS: GroupSpec = spec(
 );
 const CPU: GroupSpec = spec("cpu", "Client host CPU", "%");
 const CLIENT_CPU: GroupSpec = spec("client_cpu", "bmk processes' CPU (100 % = one core)", "%");
+const CPU_SPLIT: GroupSpec = spec(
+    "cpu_split",
+    "Client host CPU: bmk and the other processes (100 % = all CPUs)",
+    "%",
+);
 const DISK_IOPS: GroupSpec = spec("disk_iops", "Disk IOPS", "/s");
 const DISK_MBS: GroupSpec = spec("disk_mbs", "Disk throughput", "MB/s");
 const LOAD: GroupSpec = spec("load", "Load average (1 min)", "");
@@ -299,7 +304,7 @@ const LOAD: GroupSpec = spec("load", "Load average (1 min)", "");
 type Source = fn(&Level, u64, &mut Vec<MetricGroup>);
 
 /// Every source of groups, in page order.
-const SOURCES: [Source; 9] = [
+const SOURCES: [Source; 10] = [
     mysql_status_groups,
     innodb_status_groups,
     session_groups,
@@ -307,6 +312,7 @@ const SOURCES: [Source; 9] = [
     pg_checkpoint_groups,
     host_cpu_group,
     client_cpu_group,
+    cpu_split_group,
     disk_groups,
     load_average_group,
 ];
@@ -525,6 +531,72 @@ fn client_cpu_group(level: &Level, clock_ticks: u64, out: &mut Vec<MetricGroup>)
     if let Some(text) = level.os_capture(capture::OS_CLIENT_STAT) {
         CLIENT_CPU.push_one(out, "client CPU", client_cpu_percent(&text, clock_ticks));
     }
+}
+
+/// The host's busy CPU split into bmk's share and everything else's (the database
+/// server when it runs on the client host, other benchmarks, builds): a client whose
+/// host is busy with other work measures that work as much as the database.
+fn cpu_split_group(level: &Level, clock_ticks: u64, out: &mut Vec<MetricGroup>) {
+    let (Some(host), Some(client)) = (
+        level.os_capture("stat.txt"),
+        level.os_capture(capture::OS_CLIENT_STAT),
+    ) else {
+        return;
+    };
+    let Some(cpus) = host_cpus(&host, clock_ticks) else {
+        return;
+    };
+    let busy = cpu_percent(&host, clock_ticks)
+        .into_iter()
+        .find(|s| s.name == "busy")
+        .map(|s| s.points)
+        .unwrap_or_default();
+    let bmk = client_cpu_percent(&client, clock_ticks);
+    let (bmk_share, other) = split_busy(&busy, &bmk, cpus);
+    CPU_SPLIT.push(
+        out,
+        vec![
+            Series {
+                name: "bmk".into(),
+                points: bmk_share,
+            },
+            Series {
+                name: "other processes".into(),
+                points: other,
+            },
+        ],
+    );
+}
+
+/// The number of CPUs in the first sample of a `/proc/stat` capture.
+fn host_cpus(text: &str, clock_ticks: u64) -> Option<usize> {
+    let si = system_info(clock_ticks);
+    let first = capture::samples(text).into_iter().next()?;
+    let stats = procfs_core::KernelStats::from_read(first.body.as_bytes(), &si).ok()?;
+    (!stats.cpu_time.is_empty()).then_some(stats.cpu_time.len())
+}
+
+/// (Unix seconds, value) points of one line.
+type Points = Vec<(f64, f64)>;
+
+/// bmk's CPU (% of one core) as a share of `cpus` CPUs, and the host's busy share (% of
+/// all CPUs) less it, at the host samples that have a bmk sample within half a second.
+fn split_busy(busy: &[(f64, f64)], bmk: &[(f64, f64)], cpus: usize) -> (Points, Points) {
+    let mut own = Vec::new();
+    let mut other = Vec::new();
+    for &(t, b) in busy {
+        let Some(&(_, core_pct)) = bmk
+            .iter()
+            .filter(|p| (p.0 - t).abs() <= 0.5)
+            .min_by(|x, y| (x.0 - t).abs().total_cmp(&(y.0 - t).abs()))
+        else {
+            continue;
+        };
+        let share = core_pct / cpus as f64;
+        own.push((t, share));
+        other.push((t, (b - share).max(0.0)));
+    }
+    (own, other)
 }
 
 /// `/proc/diskstats`: IOPS and throughput per disk.
@@ -998,6 +1070,16 @@ mod tests {
         assert_eq!(buffer_pool_hit_ratio(&s), vec![(2.0, 95.0), (4.0, 100.0)]);
         let g = gauges(&s, &[("Innodb_buffer_pool_reads", "reads")]);
         assert_eq!(g[0].points[1], (2.0, 150.0));
+    }
+
+    #[test]
+    fn bmk_s_cpu_is_split_from_the_host_s_other_work() {
+        // Two CPUs, 60 % busy; bmk used 50 % of one core (25 % of both).
+        let busy = [(10.0, 60.0), (11.0, 30.0), (12.0, 90.0)];
+        let bmk = [(10.1, 50.0), (11.0, 80.0)];
+        let (own, other) = split_busy(&busy, &bmk, 2);
+        assert_eq!(own, vec![(10.0, 25.0), (11.0, 40.0)]);
+        assert_eq!(other, vec![(10.0, 35.0), (11.0, 0.0)]);
     }
 
     #[test]

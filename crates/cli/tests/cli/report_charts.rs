@@ -112,6 +112,7 @@ fn a_lock_is_a_latency_gap_and_the_timeline_marks_the_levels_on_mariadb() {
         "InnoDB redo log written",
         "InnoDB buffer pool dirty pages",
         "InnoDB buffer pool hit ratio (reads served without a disk read)",
+        "Client host CPU: bmk and the other processes (100 % = all CPUs)",
     ] {
         chart(title);
     }
