@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 
 use crate::util::*;
 
-fn chromium() -> Option<&'static str> {
+pub(crate) fn chromium() -> Option<&'static str> {
     ["chromium", "chromium-browser"].into_iter().find(|c| {
         Command::new(c)
             .arg("--version")
@@ -19,7 +19,7 @@ fn chromium() -> Option<&'static str> {
 }
 
 /// The page's DOM after Chromium has loaded `url`.
-fn dump_dom(browser: &str, url: &str) -> String {
+pub(crate) fn dump_dom(browser: &str, url: &str) -> String {
     let profile = tempfile::tempdir().unwrap();
     let out = Command::new(browser)
         .args([

@@ -3,6 +3,8 @@
 //! every latency line (not 0 ms) and shaded as such, the interval the lock released
 //! keeps its stored p99 and its max (the wait), the sweep's timeline marks each
 //! level's start, and the gap's drill-down shows the sessions waiting for the table.
+//! Reports of a PostgreSQL sweep and a TPC-C sweep, rendered by headless Chromium, have
+//! their sections and a point per interval; `--export` writes what the charts draw.
 
 use std::time::{Duration, Instant};
 
@@ -250,5 +252,110 @@ fn export_writes_each_chart_as_tidy_csv_and_svg_that_agree_with_the_run() {
         );
         assert_eq!(row["time_s"].parse::<f64>().unwrap(), line.record.time_s);
         assert_eq!(row["value"].parse::<f64>().unwrap(), line.record.tps);
+    }
+}
+
+/// The `<figure>` of `title` in `page`, from its tag to its end.
+fn figure<'a>(page: &'a str, title: &str) -> &'a str {
+    let at = page
+        .find(&format!("<figure title=\"{title}\">"))
+        .unwrap_or_else(|| panic!("no chart {title}"));
+    &page[at..at + page[at..].find("</figure>").unwrap()]
+}
+
+/// The point counts of the data lines (2 px wide) of a chart, legend keys left out
+/// (they have two points each and come last).
+fn line_points(chart: &str) -> Vec<usize> {
+    chart
+        .split("<polyline")
+        .skip(1)
+        .filter(|p| p.contains("stroke-width=\"2\""))
+        .map(|p| {
+            let points = p.split("points=\"").nth(1).unwrap_or("");
+            points
+                .split('"')
+                .next()
+                .unwrap_or("")
+                .split_whitespace()
+                .count()
+        })
+        .collect()
+}
+
+#[test]
+fn postgresql_and_tpcc_reports_render_in_chromium() {
+    let Some(browser) = crate::live_page::chromium()
+        .or_else(|| bmk_testkit::unavailable("chromium (Debian's package)", "not installed"))
+    else {
+        return;
+    };
+    let Some(db) = ServerDb::new(DriverKind::Pgsql) else {
+        return;
+    };
+    let dir = Dir::new();
+    dir.write("bmk.toml", &db.target(false));
+    dir.bmk()
+        .args("kit prepare Prepare_1K_2tab 2 --target=db")
+        .run_within(Duration::from_secs(120))
+        .code(0);
+    dir.bmk()
+        .args("kit sweep OLTP_RW_1K_2tab-uniform-trx --users=1,2 --time=4 --pause=0 --capture-interval=1 --target=db --results-dir=pg")
+        .run_within(Duration::from_secs(120))
+        .code(0);
+    dir.bmk()
+        .args("kit prepare Prepare_TPCC_1W 1 --db-driver=sqlite")
+        .run_within(Duration::from_secs(300))
+        .code(0);
+    dir.bmk()
+        .args("kit sweep TPCC_1W --users=1,2 --time=4 --pause=0 --capture-interval=1 --db-driver=sqlite --results-dir=tpcc")
+        .run_within(Duration::from_secs(120))
+        .code(0);
+    for (out, wanted) in [
+        (
+            "pg",
+            &[
+                "Sweep timeline: throughput",
+                "Sweep timeline: latency",
+                "PostgreSQL transactions (the benchmark's database)",
+                "PostgreSQL client backends by wait event type (pg_stat_activity)",
+                "level-0002 (2 users): latency distribution",
+            ][..],
+        ),
+        (
+            "tpcc",
+            &["Sweep timeline: throughput", "level-0001 (1 user): latency"][..],
+        ),
+    ] {
+        let results = dir.join(out);
+        dir.bmk()
+            .arg("report")
+            .arg(&results)
+            .run_within(Duration::from_secs(60))
+            .code(0);
+        let dom = crate::live_page::dump_dom(
+            browser,
+            &format!("file://{}", results.join("report.html").display()),
+        );
+        assert!(dom.contains("</html>"), "{out}: Chromium rendered nothing");
+        for title in wanted {
+            figure(&dom, title);
+        }
+        // Each level's throughput line has a point per interval, as intervals.jsonl.
+        for (level, users) in [("level-0001", "1 user"), ("level-0002", "2 users")] {
+            let intervals = bmk_results::results_dir::read_intervals(
+                &results.join(level).join("intervals.jsonl"),
+            )
+            .unwrap();
+            let chart = figure(&dom, &format!("{level} ({users}): throughput"));
+            assert_eq!(
+                line_points(chart).first().copied(),
+                Some(intervals.len()),
+                "{out} {level}"
+            );
+        }
+        if out == "tpcc" {
+            assert!(dom.contains("<h3>TPC-C results</h3>"), "no TPC-C section");
+            assert!(dom.contains("<th>tpmC</th>"), "no tpmC");
+        }
     }
 }
