@@ -267,6 +267,27 @@ fn prometheus_scrapes_a_mariadb_run_and_agrees_with_its_report() {
         "histogram_quantile(0.95, sum by (le) (max_over_time(bmk_latency_seconds_bucket[5m])))",
         after,
     );
+    // bmk's p95 within 2 % of a bound (2.474 ms against 2.5 ms, seen in a CI run) can
+    // fall on either side of it in the buckets: the percentile is HdrHistogram's (3
+    // significant digits), and the last scrape may precede the run's final top-up, so
+    // Prometheus's count lacks the run's last moments. The bucket beyond that bound is
+    // then accepted too.
+    let near = |bound: f64| bound > 0.0 && (p95_s - bound).abs() <= 0.02 * bound;
+    let lo = if near(lo) {
+        BOUNDS_S
+            .iter()
+            .copied()
+            .rev()
+            .find(|&b| b < lo)
+            .unwrap_or(0.0)
+    } else {
+        lo
+    };
+    let hi = if near(hi) {
+        BOUNDS_S.iter().copied().find(|&b| b > hi).unwrap_or(hi)
+    } else {
+        hi
+    };
     eprintln!("p95: Prometheus {prom_p95} s, bmk {p95_s} s, bucket ({lo}, {hi}]");
     assert!(
         lo <= prom_p95 && prom_p95 <= hi,
