@@ -7,7 +7,6 @@
 
 mod analysis;
 mod barrier;
-mod cold_cache;
 mod compat;
 mod errors;
 mod execution;
