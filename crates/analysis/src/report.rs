@@ -185,14 +185,21 @@ impl Report {
             .map(|l| format!("{} ({})", l.name(), l.status()))
             .collect();
         let scalability = scalability_charts(&rows)?;
-        let timeline = timeline::charts(run, clock_ticks)
+        // Each level's server and OS groups, derived once from its captures for its own
+        // section and for the sweep's timeline.
+        let metrics: Vec<Vec<rates::MetricGroup>> = run
+            .levels
+            .iter()
+            .map(|l| rates::level_metrics(l, clock_ticks))
+            .collect();
+        let timeline = timeline::charts(run, &metrics)
             .into_iter()
             .map(chart)
             .collect::<Result<Vec<_>, _>>()?;
         let steady: Vec<LevelSteady> = run.levels.iter().map(steady::of_level).collect();
         let mut levels = Vec::new();
-        for (level, st) in run.levels.iter().zip(&steady) {
-            levels.push(level_section(level, st, clock_ticks)?);
+        for ((level, st), groups) in run.levels.iter().zip(&steady).zip(&metrics) {
+            levels.push(level_section(level, st, groups)?);
         }
         let notch_links = levels
             .iter()
@@ -461,12 +468,16 @@ pub(crate) fn chart(c: LineChart) -> Result<Chart, Error> {
     })
 }
 
-fn level_section(level: &Level, st: &LevelSteady, clock_ticks: u64) -> Result<LevelSection, Error> {
+fn level_section(
+    level: &Level,
+    st: &LevelSteady,
+    groups: &[rates::MetricGroup],
+) -> Result<LevelSection, Error> {
     let label = checks::level_label(level);
     let result = level.result.as_ref();
     Ok(LevelSection {
         charts: time_charts(level, st, &label)?,
-        metric_charts: metric_charts(level, clock_ticks)?,
+        metric_charts: metric_charts(level, groups)?,
         fairness: result.map(|r| {
             let f = &r.final_stats.fairness;
             FairnessView {
@@ -619,10 +630,10 @@ fn distribution_chart(level: &Level, label: &str) -> Result<Option<Chart>, Error
 }
 
 /// A level's server and OS metrics, timed from the level's start.
-fn metric_charts(level: &Level, clock_ticks: u64) -> Result<Vec<Chart>, Error> {
+fn metric_charts(level: &Level, groups: &[rates::MetricGroup]) -> Result<Vec<Chart>, Error> {
     let start_s = level.info.start_unix_ns as f64 / 1e9;
     let mut metric_charts = Vec::new();
-    for g in rates::level_metrics(level, clock_ticks) {
+    for g in groups {
         metric_charts.push(chart(LineChart {
             title: g.title.clone(),
             x_label: "seconds since the level started".into(),

@@ -13,7 +13,7 @@ use std::collections::BTreeMap;
 use bmk_results::load::{Level, RunData};
 
 use crate::charts::LineChart;
-use crate::rates;
+use crate::rates::MetricGroup;
 use crate::series::{LatencyLines, LevelSeries};
 
 /// Server and OS charts shown on the timeline, by their group id, in page order: the
@@ -33,12 +33,16 @@ const TIMELINE_GROUPS: [&str; 8] = [
 type JoinedGroup = (String, &'static str, BTreeMap<String, Vec<(f64, f64)>>);
 
 /// The timeline charts of `run`: none unless it has two levels with intervals.
-pub fn charts(run: &RunData, clock_ticks: u64) -> Vec<LineChart> {
-    let levels: Vec<&Level> = run
+/// `metrics` are each level's server and OS groups, in the order of `run.levels` (the
+/// report derives them once for the level sections and the timeline).
+pub fn charts(run: &RunData, metrics: &[Vec<MetricGroup>]) -> Vec<LineChart> {
+    let with_metrics: Vec<(&Level, &[MetricGroup])> = run
         .levels
         .iter()
-        .filter(|l| !l.intervals.is_empty())
+        .zip(metrics.iter().map(Vec::as_slice))
+        .filter(|(l, _)| !l.intervals.is_empty())
         .collect();
+    let levels: Vec<&Level> = with_metrics.iter().map(|(l, _)| *l).collect();
     if levels.len() < 2 {
         return Vec::new();
     }
@@ -110,16 +114,16 @@ pub fn charts(run: &RunData, clock_ticks: u64) -> Vec<LineChart> {
     }
     // Server and OS groups, joined across levels by their id.
     let mut groups: BTreeMap<&str, JoinedGroup> = BTreeMap::new();
-    for l in &levels {
-        for g in rates::level_metrics(l, clock_ticks) {
+    for (l, level_groups) in &with_metrics {
+        for g in level_groups.iter() {
             if !TIMELINE_GROUPS.contains(&g.id) {
                 continue;
             }
             let entry = groups
                 .entry(g.id)
                 .or_insert_with(|| (g.title.clone(), g.unit, BTreeMap::new()));
-            for s in g.series {
-                let line = entry.2.entry(s.name).or_default();
+            for s in &g.series {
+                let line = entry.2.entry(s.name.clone()).or_default();
                 line.extend(s.points.iter().map(|p| (p.0 - origin_s, p.1)));
                 line.push((at(l), f64::NAN));
             }
