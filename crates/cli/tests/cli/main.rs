@@ -7,6 +7,7 @@
 
 mod analysis;
 mod barrier;
+mod cold_cache;
 mod compat;
 mod errors;
 mod execution;
