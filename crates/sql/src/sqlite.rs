@@ -193,6 +193,31 @@ fn run_stmt_into(
     Ok((true, 0))
 }
 
+/// Puts the database in WAL mode (readers and one writer work concurrently; the mode
+/// is persistent, so a database already in WAL mode needs nothing).
+///
+/// Two connections opening a new database at once both try the switch, and SQLite
+/// answers the loser `SQLITE_BUSY` at once, without calling the busy handler (waiting
+/// there could deadlock inside its own locking). So the switch is retried here, a
+/// millisecond apart, for as long as the busy timeout would have waited.
+fn switch_to_wal(db: &Db, busy_timeout: std::time::Duration) -> rusqlite::Result<()> {
+    let deadline = std::time::Instant::now() + busy_timeout;
+    loop {
+        match db.query_row("PRAGMA journal_mode=WAL", [], |r| r.get::<_, String>(0)) {
+            Ok(_) => return Ok(()),
+            Err(rusqlite::Error::SqliteFailure(e, _))
+                if matches!(
+                    e.code,
+                    ffi::ErrorCode::DatabaseBusy | ffi::ErrorCode::DatabaseLocked
+                ) && std::time::Instant::now() < deadline =>
+            {
+                std::thread::sleep(std::time::Duration::from_millis(1));
+            }
+            Err(e) => return Err(e),
+        }
+    }
+}
+
 impl SqliteConnection {
     pub(crate) fn connect(cfg: Arc<DriverConfig>) -> Result<Self, SqlError> {
         let debug = cfg.common.debug;
@@ -231,11 +256,7 @@ impl SqliteConnection {
         )
         .and_then(|db| {
             db.busy_timeout(self.cfg.sqlite.busy_timeout)?;
-            // WAL lets readers and one writer work concurrently; it is persistent, so
-            // a busy database may refuse the switch: retry happens through the busy
-            // timeout, and a database already in WAL mode needs nothing.
-            let mode: String = db.query_row("PRAGMA journal_mode=WAL", [], |r| r.get(0))?;
-            let _ = mode;
+            switch_to_wal(&db, self.cfg.sqlite.busy_timeout)?;
             db.execute_batch("PRAGMA synchronous=NORMAL")?;
             db.set_prepared_statement_cache_capacity(256);
             Ok(db)
