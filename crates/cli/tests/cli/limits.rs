@@ -204,3 +204,58 @@ fn events_that_restart_for_ever_end_with_the_run() {
         .ok();
     assert_eq!(run.total_events(), 0, "{}", run.stdout);
 }
+
+/// The time limit counts from the release of the workers, after the slowest
+/// `thread_init`, as sysbench's does: workers whose `thread_init` waits on the server for
+/// different times (0.4 to 1.3 s) then each run `--time` (given in a `--config-file`) of
+/// 0.2-second events. A limit that started with the first worker ready, or with the
+/// process, would end the run after a few events. Several runs at once, both with
+/// workers on event loops and on threads of their own, so a race has chances to show.
+#[test]
+fn a_slow_thread_init_does_not_shorten_the_time_limit_on_mariadb() {
+    use crate::server_db::ServerDb;
+    let db = bmk_testkit::require!(ServerDb::new(bmk_sql::DriverKind::Mysql));
+    let dir = Dir::new();
+    dir.write(
+        "slow_init.lua",
+        "function thread_init()\n  con = sysbench.sql.driver():connect()\n  \
+         con:query(string.format('SELECT SLEEP(%.1f)', 0.4 + 0.3 * sysbench.tid))\nend\n\
+         function event()\n  con:query('SELECT SLEEP(0.2)')\nend\n\
+         function thread_done()\n  con:disconnect()\nend\n",
+    );
+    let mut config = String::from("time=2\nthreads=4\n");
+    for arg in &db.args {
+        config.push_str(arg.trim_start_matches("--"));
+        config.push('\n');
+    }
+    dir.write("config", &config);
+    let runs: Vec<Run> = std::thread::scope(|s| {
+        let handles: Vec<_> = ["auto", "off", "auto", "off"]
+            .iter()
+            .map(|loops| {
+                let dir = &dir;
+                s.spawn(move || {
+                    dir.bmk()
+                        .arg("--config-file=config")
+                        .arg(format!("--event-loops={loops}"))
+                        .args("slow_init.lua run")
+                        .run_within(Duration::from_secs(60))
+                        .ok()
+                })
+            })
+            .collect();
+        handles.into_iter().map(|h| h.join().unwrap()).collect()
+    });
+    for run in runs {
+        // 4 workers x 2 s / 0.2 s = 40 events, less the ones a worker had not
+        // finished when the time was up.
+        let events = run.total_events();
+        assert!((36..=44).contains(&events), "{events} events\n{}", run.stdout);
+        let elapsed = run.time_elapsed();
+        assert!(
+            (1.95..2.6).contains(&elapsed),
+            "{elapsed} s measured\n{}",
+            run.stdout
+        );
+    }
+}
