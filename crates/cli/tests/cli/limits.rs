@@ -250,7 +250,11 @@ fn a_slow_thread_init_does_not_shorten_the_time_limit_on_mariadb() {
         // 4 workers x 2 s / 0.2 s = 40 events, less the ones a worker had not
         // finished when the time was up.
         let events = run.total_events();
-        assert!((36..=44).contains(&events), "{events} events\n{}", run.stdout);
+        assert!(
+            (36..=44).contains(&events),
+            "{events} events\n{}",
+            run.stdout
+        );
         let elapsed = run.time_elapsed();
         assert!(
             (1.95..2.6).contains(&elapsed),
