@@ -3,13 +3,14 @@
 //! users (standard mix within tolerance, tpmC printed) → `check` passes every
 //! consistency check → `--trx-debug=N` runs only that transaction → new_order
 //! rollbacks are counted but are not errors → a broken invariant fails exactly its
-//! check → cleanup leaves nothing. Plus option errors that need no server.
+//! check → cleanup leaves nothing. Plus option errors that need no server, and the
+//! buckets of the latency histograms (`bmk_latency`, on SQLite).
 
 mod support;
 
 use std::collections::HashMap;
 
-use support::{bmk, stats, Db, Kind};
+use support::{bmk, lua_script, stats, Db, Kind};
 
 const SETS: u32 = 2;
 const BASE: &[&str] = &["--scale=1", "--tables=2"];
@@ -298,4 +299,47 @@ fn tpcc_sqlite_prepare_run_check_cleanup() {
     assert_eq!(passed, 10);
     db.bmk("tpcc", "cleanup", &a).ok();
     assert!(db.tables().is_empty());
+}
+
+/// `bmk_latency`, the histograms behind the latency block: each time lands in the
+/// bucket whose bound is the first at or above it, the workers' slots add up, and a
+/// percentile is the bound of its bucket kept within the range.
+const LATENCY_CHECK: &str = r#"
+local latency = require("bmk_latency")
+local hist = latency.set("latency_check", 2)
+function prepare()
+  local last = latency.BUCKETS - 1
+  for i = 0, last do
+    local b = latency.bound(i)
+    assert(latency.bucket(b) == i, "at bound " .. i)
+    assert(i == 0 or latency.bucket(b * 0.99999) == i, "below bound " .. i)
+    assert(i == last or latency.bucket(b * 1.00001) == i + 1, "above bound " .. i)
+  end
+  assert(latency.bound(last) > 100000, "the last bound is above 100 s")
+  assert(latency.bucket(1e9) == last and latency.bucket(1e-6) == 0, "out of range")
+  for ms = 1, 100 do
+    hist:record(3, 2, ms)
+  end
+  hist:record(0, 2, 0.5)
+  local s = hist:summary(4, 2)
+  assert(s.count == 101 and s.sum == 5050.5 and s.min == 0.5 and s.max == 100, "summary")
+  assert(hist:summary(4, 1).count == 0, "another series")
+  -- The 96th of 101 times is 95 ms: its bucket's bound, within 10 % above.
+  local p95 = latency.percentile(s, 95)
+  local p50 = latency.percentile(s, 50)
+  assert(p95 >= 95 and p95 <= 100, "p95 " .. p95)
+  assert(p50 >= 50 and p50 <= 55, "p50 " .. p50)
+  assert(latency.percentile(s, 100) == 100, "p100")
+  print("bmk_latency checked")
+end
+"#;
+
+#[test]
+fn latency_buckets_hold_each_time_up_to_their_bound() {
+    let Some(db) = Db::new(Kind::Sqlite) else {
+        return;
+    };
+    let (_dir, script) = lua_script("latency_check.lua", LATENCY_CHECK);
+    let run = db.bmk(&script, "prepare", &[]).ok();
+    assert!(run.stdout.contains("bmk_latency checked"), "{}", run.stdout);
 }
