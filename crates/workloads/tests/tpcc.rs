@@ -27,6 +27,9 @@ fn summary(stdout: &str) -> HashMap<String, f64> {
     let mut m = HashMap::new();
     for l in stdout.lines() {
         let t = l.trim();
+        if t.starts_with("TPC-C latency") {
+            break;
+        }
         if let Some(rest) = t.strip_prefix("tpmC:") {
             let v = rest.split_whitespace().next().unwrap().parse().unwrap();
             m.insert("tpmC".to_string(), v);
@@ -45,6 +48,25 @@ fn summary(stdout: &str) -> HashMap<String, f64> {
         }
     }
     m
+}
+
+/// The counts of the `TPC-C latency (ms):` table printed by `run`
+/// ("    new_order:   2219   7.214  12.568  19.500  48.102").
+fn latency_counts(stdout: &str) -> HashMap<String, f64> {
+    let table = stdout
+        .lines()
+        .skip_while(|l| !l.starts_with("TPC-C latency (ms):"))
+        .skip(1)
+        .take_while(|l| l.starts_with("    "));
+    table
+        .filter_map(|l| {
+            let (name, rest) = l.trim().split_once(':')?;
+            Some((
+                name.to_string(),
+                rest.split_whitespace().next()?.parse().ok()?,
+            ))
+        })
+        .collect()
 }
 
 const TYPES: [&str; 5] = [
@@ -136,6 +158,11 @@ fn full_flow(kind: Kind) {
         );
     }
     assert!(s["tpmC"] > 0.0, "{}", run.stdout);
+    // Every completed transaction is timed once, under its type.
+    let timed = latency_counts(&run.stdout);
+    for t in TYPES {
+        assert_eq!(timed.get(t), Some(&s[t]), "{t}\n{}", run.stdout);
+    }
     let st = stats(&run.stdout);
     assert_eq!(st.transactions, total as u64, "{}", run.stdout);
 
