@@ -168,11 +168,7 @@ impl PrivateMariadb {
         );
         let deadline = Instant::now() + Duration::from_secs(60);
         loop {
-            if let Some(st) = self
-                .child
-                .as_mut()
-                .and_then(|c| c.try_wait().ok().flatten())
-            {
+            if let Some(st) = self.child.as_mut().and_then(|c| c.try_wait().ok().flatten()) {
                 panic!("mariadbd exited ({st}) during start:\n{}", self.error_log());
             }
             let ping = Command::new("mariadb-admin")
