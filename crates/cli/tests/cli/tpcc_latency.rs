@@ -2,7 +2,8 @@
 //! level's output shows it, `result.json` keeps each type's histogram (counts equal to
 //! the transaction mix, percentiles ordered within the range), `summary.csv` shows each
 //! type's p95 and the report draws the table. A level split over two processes
-//! (`--max-users-per-process=1`) merges the processes' histograms exactly.
+//! (`--max-users-per-process=1`) merges the processes' histograms exactly. Every
+//! `result.json` is valid against the documented schema.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -15,6 +16,7 @@ use bmk_results::results_file::{QueryTypeStats, ResultsFile};
 
 use hdrhistogram::Histogram;
 
+use crate::results::validated;
 use crate::util::Dir;
 
 const TYPES: [&str; 5] = [
@@ -53,8 +55,11 @@ fn latency_table(output: &str) -> BTreeMap<String, Vec<f64>> {
     rows
 }
 
+/// A level's `result.json`, valid against the documented schema.
 fn read_result(level: &Path) -> ResultsFile {
-    ResultsFile::read(level.join("result.json")).unwrap()
+    let path = level.join("result.json");
+    validated(&path);
+    ResultsFile::read(path).unwrap()
 }
 
 fn p(s: &QueryTypeStats, percentile: f64) -> f64 {
