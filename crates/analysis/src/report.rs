@@ -74,6 +74,23 @@ pub struct QueryTypeRow {
     pub p95_ms: Option<f64>,
 }
 
+/// The latency of one transaction type the workload timed itself (TPC-C).
+#[derive(Debug, Clone, Serialize)]
+pub struct WorkloadLatencyRow {
+    /// `new_order`, ...
+    pub name: String,
+    /// Completed transactions.
+    pub count: u64,
+    /// Mean latency, ms.
+    pub avg_ms: f64,
+    /// 95th percentile, ms, if kept.
+    pub p95_ms: Option<f64>,
+    /// 99th percentile, ms, if kept.
+    pub p99_ms: Option<f64>,
+    /// Largest latency, ms.
+    pub max_ms: f64,
+}
+
 /// Everything shown about one level.
 #[derive(Debug, Clone, Serialize)]
 pub struct LevelSection {
@@ -98,6 +115,8 @@ pub struct LevelSection {
     /// The workload's own results (TPC-C tpmC and transaction mix, dbSTRESS rates by
     /// transaction type): name and value.
     pub workload: Vec<(String, f64)>,
+    /// The latency of each transaction type the workload timed itself.
+    pub workload_latency: Vec<WorkloadLatencyRow>,
 }
 
 /// A finding of the sanity checks, for display.
@@ -500,6 +519,21 @@ fn level_section(
         workload_title: workload_title(result.map_or("", |r| r.run.test.as_str())).into(),
         workload: result
             .map(|r| r.workload.iter().map(|(k, v)| (k.clone(), *v)).collect())
+            .unwrap_or_default(),
+        workload_latency: result
+            .map(|r| {
+                r.workload_latency
+                    .iter()
+                    .map(|(name, s)| WorkloadLatencyRow {
+                        name: name.clone(),
+                        count: s.count,
+                        avg_ms: s.latency.avg_ms,
+                        p95_ms: s.latency.percentile_ms(95.0),
+                        p99_ms: s.latency.percentile_ms(99.0),
+                        max_ms: s.latency.max_ms,
+                    })
+                    .collect()
+            })
             .unwrap_or_default(),
     })
 }

@@ -1,6 +1,7 @@
 //! `merge`: two processes' results against one process's for the same total load.
 mod support;
 
+use bmk_results::workload_latency::Buckets;
 use bmk_results::{merge_runs, MergeOptions, RunData};
 use support::*;
 
@@ -290,4 +291,74 @@ fn old_files_without_an_identity_are_matched_by_host_start_and_totals() {
         e.contains("are the same run (host ") && e.contains(", same totals)"),
         "{e}"
     );
+}
+
+/// TPC-C's latency of one transaction type as the workload prints it: `samples` (ms) in
+/// buckets whose bounds grow by 10 % from 0.01 ms.
+fn tpcc_buckets(samples: &[f64]) -> Buckets {
+    let mut counts: Vec<(f64, u64)> = Vec::new();
+    for &ms in samples {
+        let bound = (0..)
+            .map(|i| 0.01 * 1.1f64.powi(i))
+            .find(|b| *b >= ms)
+            .unwrap();
+        match counts.iter_mut().find(|(b, _)| *b == bound) {
+            Some(c) => c.1 += 1,
+            None => counts.push((bound, 1)),
+        }
+    }
+    counts.sort_by(|a, b| a.0.total_cmp(&b.0));
+    Buckets {
+        sum_ms: samples.iter().sum(),
+        min_ms: samples.iter().copied().fold(f64::INFINITY, f64::min),
+        max_ms: samples.iter().copied().fold(0.0, f64::max),
+        counts,
+    }
+}
+
+/// Sets a level's `workload_latency` to new_order's `samples`.
+fn with_new_order_latency(level: &std::path::Path, samples: &[f64]) {
+    let path = level.join("result.json");
+    let mut r = bmk_results::ResultsFile::read(&path).unwrap();
+    r.workload.insert("new_order".into(), samples.len() as f64);
+    let stats = tpcc_buckets(samples).stats().unwrap();
+    r.workload_latency.insert("new_order".into(), stats);
+    bmk_results::dir_writer::write_results_file(&path, &r).unwrap();
+}
+
+#[test]
+fn two_clients_tpcc_latency_merges_into_one_clients() {
+    let tmp = tempfile::tempdir().unwrap();
+    split_runs(tmp.path(), 0);
+    // A answered fast, B slow: together, neither one's percentiles.
+    let a: Vec<f64> = (1..=100).map(|i| 0.05 * i as f64).collect();
+    let b: Vec<f64> = (1..=20).map(|i| 10.0 * i as f64).collect();
+    let both: Vec<f64> = a.iter().chain(&b).copied().collect();
+    with_new_order_latency(&tmp.path().join("a/level-0001"), &a);
+    with_new_order_latency(&tmp.path().join("b/level-0001"), &b);
+    with_new_order_latency(&tmp.path().join("one/level-0001"), &both);
+    let read = |name: &str| RunData::read(&tmp.path().join(name)).unwrap();
+    let merged = merge_runs(&[read("a"), read("b")], MergeOptions::default()).unwrap();
+    let (one, ra, rb) = (read("one"), read("a"), read("b"));
+    let latency =
+        |r: &RunData| r.levels[0].result.as_ref().unwrap().workload_latency["new_order"].clone();
+    let (m, o) = (latency(&merged), latency(&one));
+    // Counts add, the max is the larger, the sum is exact.
+    assert_eq!(m.count, 120);
+    assert_eq!(m.latency.max_ms, 200.0);
+    assert_eq!(m.latency.min_ms, 0.05);
+    assert!((m.latency.sum_ms - o.latency.sum_ms).abs() < 1e-9);
+    // Percentiles come from the added buckets: one client's, not either part's.
+    assert_eq!(m.latency.percentiles, o.latency.percentiles);
+    assert_eq!(
+        bmk_results::codec::decode(m.histogram.as_deref().unwrap()).unwrap(),
+        bmk_results::codec::decode(o.histogram.as_deref().unwrap()).unwrap()
+    );
+    let p95 =
+        |s: &bmk_results::results_file::QueryTypeStats| s.latency.percentile_ms(95.0).unwrap();
+    assert!(p95(&m) > p95(&latency(&ra)) && p95(&m) < p95(&latency(&rb)));
+    // summary.csv's row of the merged level shows that p95.
+    let row = bmk_results::dir_writer::summary_row(&merged.levels[0]).unwrap();
+    assert_eq!(row.workload["new_order_p95_ms"], p95(&o));
+    assert_eq!(row.workload["new_order"], 120.0);
 }

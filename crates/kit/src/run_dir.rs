@@ -260,7 +260,7 @@ pub struct PlainRun {
 /// The summary row of a finished level from its `result.json`.
 pub fn summary_row(level: &str, users: u32, repeat: u32, result: &ResultsFile) -> SummaryRow {
     let mut row = SummaryRow::of(level, users, repeat, &result.final_stats, &result.status);
-    row.workload = result.workload.clone();
+    row.workload = bmk_results::workload_latency::summary_values(result);
     row
 }
 

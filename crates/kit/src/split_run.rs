@@ -26,7 +26,7 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 use bmk_report::{Layout, LineOptions, ReportStat};
 use bmk_results::dir_writer;
 use bmk_results::load::Level;
-use bmk_results::results_dir::{IntervalLine, LevelInfo, INTERVALS_FILE, LEVEL_FILE};
+use bmk_results::results_dir::{IntervalLine, LevelInfo, INTERVALS_FILE, LEVEL_FILE, RESULT_FILE};
 use bmk_results::MergeOptions;
 
 use crate::error::KitError;
@@ -35,6 +35,7 @@ use crate::sampler::{Sampler, SamplerConfig};
 use crate::split_gate::{self, GATE_ENV};
 use crate::sweep::LEVEL_DIR_ENV;
 use crate::whole_second::next_whole_second_ns;
+use crate::workload_results;
 
 /// The folder of a level that holds its processes' parts.
 pub const PARTS_DIR: &str = "processes";
@@ -502,7 +503,7 @@ fn merge_parts(parts: &[Part], level_dir: &Path, info: &mut LevelInfo) -> Result
                 p.dir.display()
             ))
         })?;
-        levels.push(level);
+        levels.push(with_workload_results(level, &p.dir)?);
     }
     let names: Vec<String> = parts
         .iter()
@@ -527,6 +528,20 @@ fn merge_parts(parts: &[Part], level_dir: &Path, info: &mut LevelInfo) -> Result
     dir_writer::write_level(level_dir, &merged)?;
     merged.dir = Some(level_dir.to_path_buf());
     Ok(merged)
+}
+
+/// A part's level with the workload's own results it printed (TPC-C's counts, tpmC
+/// and latency histograms), written into its `result.json` as a sweep does for a level:
+/// the merge then adds them up over the parts.
+fn with_workload_results(mut level: Level, part_dir: &Path) -> Result<Level, KitError> {
+    let output = std::fs::read_to_string(part_dir.join("output.txt")).unwrap_or_default();
+    let workload = workload_results::parse(&output);
+    if let Some(result) = level.result.as_mut().filter(|_| !workload.is_empty()) {
+        result.workload = workload.values;
+        result.workload_latency = workload.latency;
+        dir_writer::write_results_file(&part_dir.join(RESULT_FILE), result)?;
+    }
+    Ok(level)
 }
 
 /// Prints the report line of every interval all parts have written.

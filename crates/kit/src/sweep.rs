@@ -325,7 +325,8 @@ fn run_level(
             .map(|text| workload_results::parse(&text))
             .unwrap_or_default();
         if !workload.is_empty() {
-            result.workload = workload;
+            result.workload = workload.values;
+            result.workload_latency = workload.latency;
             dir_writer::write_results_file(&result_path, &result)?;
         }
         let name = path

@@ -96,7 +96,7 @@ pub fn summary_row(level: &Level) -> Option<SummaryRow> {
         &result.final_stats,
         &level.info.status,
     );
-    row.workload = result.workload.clone();
+    row.workload = crate::workload_latency::summary_values(result);
     row.rate = level.info.rate;
     row.probe = level
         .info

@@ -4,8 +4,9 @@
 //! This crate owns the `--results=FILE.json` document ([`results_file`],
 //! `docs/results-schema.md`) and the results directory (`docs/results-dir.md`): its
 //! records and file names ([`results_dir`]), the raw capture files' layout
-//! ([`capture`]), the histogram encoding ([`codec`]), the one way a results file is
-//! replaced ([`atomic_file`], which refuses a symlinked target) or appended to
+//! ([`capture`]), the histogram encoding ([`codec`]), a workload's own per-transaction
+//! latency ([`workload_latency`]), the one way a results file is replaced
+//! ([`atomic_file`], which refuses a symlinked target) or appended to
 //! ([`append_file`]), reading a directory, a level or a results file into memory
 //! ([`load`]), merging runs that ran together ([`merge`]) and writing level folders,
 //! manifests and whole directories ([`dir_writer`]). The kit that writes directories
@@ -27,6 +28,7 @@ pub mod load;
 pub mod merge;
 pub mod results_dir;
 pub mod results_file;
+pub mod workload_latency;
 
 /// Entry points for the fuzz targets (`fuzz/`) and the tests that replay their corpus:
 /// the readers of files that `merge`, `report` and `compare` take from other machines,

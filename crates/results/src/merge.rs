@@ -539,7 +539,7 @@ fn merge_results(
         end_time,
         final_stats,
         histogram: codec::encode(&hist)?,
-        query_types: merge_query_types(results)?,
+        query_types: merge_type_stats(results.iter().map(|r| r.query_types.as_ref()))?,
         // Each client passed the barrier on its own; the merged run has no one start.
         start: None,
         // Counts and rates of clients that ran together add up.
@@ -549,6 +549,13 @@ fn merge_results(
             }
             m
         }),
+        // Per transaction type as per query kind: counts and sums add, histograms too.
+        workload_latency: merge_type_stats(
+            results
+                .iter()
+                .map(|r| Some(&r.workload_latency).filter(|l| !l.is_empty())),
+        )?
+        .unwrap_or_default(),
     })
 }
 
@@ -602,25 +609,22 @@ fn merged_lag(finals: &[&FinalStats]) -> Option<LagSummary> {
     })
 }
 
-fn merge_query_types(
-    results: &[&ResultsFile],
+/// Per-type statistics (`query_types`, `workload_latency`) of several inputs, type by
+/// type: counts and sums add, min and max are exact, histograms are added and the
+/// percentiles read from the sum. `None` when no input has any.
+fn merge_type_stats<'a>(
+    maps: impl Iterator<Item = Option<&'a BTreeMap<String, QueryTypeStats>>>,
 ) -> Result<Option<BTreeMap<String, QueryTypeStats>>, Error> {
-    if results.iter().all(|r| r.query_types.is_none()) {
+    let maps: Vec<&BTreeMap<String, QueryTypeStats>> = maps.flatten().collect();
+    if maps.is_empty() {
         return Ok(None);
     }
-    let mut names: Vec<&String> = results
-        .iter()
-        .filter_map(|r| r.query_types.as_ref())
-        .flat_map(|q| q.keys())
-        .collect();
+    let mut names: Vec<&String> = maps.iter().flat_map(|q| q.keys()).collect();
     names.sort();
     names.dedup();
     let mut out = BTreeMap::new();
     for name in names {
-        let each: Vec<&QueryTypeStats> = results
-            .iter()
-            .filter_map(|r| r.query_types.as_ref()?.get(name))
-            .collect();
+        let each: Vec<&QueryTypeStats> = maps.iter().filter_map(|q| q.get(name)).collect();
         let count: u64 = each.iter().map(|q| q.count).sum();
         let sum_ms: f64 = each.iter().map(|q| q.latency.sum_ms).sum();
         let min_ms = each
@@ -635,10 +639,13 @@ fn merge_query_types(
         } else {
             None
         };
-        let percentiles = match &hist {
-            Some(h) if !h.is_empty() => each[0]
-                .latency
-                .percentiles
+        // The percentiles the inputs kept (none where a part had no samples).
+        let asked = each
+            .iter()
+            .map(|q| &q.latency.percentiles)
+            .find(|p| !p.is_empty());
+        let percentiles = match (&hist, asked) {
+            (Some(h), Some(asked)) if !h.is_empty() => asked
                 .iter()
                 .map(|p| PercentileValue {
                     percentile: p.percentile,

@@ -426,6 +426,12 @@ pub struct ResultsFile {
     /// level's console output.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub workload: BTreeMap<String, f64>,
+    /// The latency the workload measured itself per transaction type (TPC-C), with
+    /// histograms so that clients that ran together merge exactly
+    /// ([`crate::workload_latency`]). Filled in by the kit from the level's console
+    /// output.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub workload_latency: BTreeMap<String, QueryTypeStats>,
 }
 
 impl ResultsFile {

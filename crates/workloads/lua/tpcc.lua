@@ -8,7 +8,7 @@
 --
 -- Reference quirks are reproduced only with --tpcc-compat=percona|bmk (see
 -- docs/workloads-tpcc-dbstress.md). `run` prints the committed transactions per type,
--- new_order rollbacks and tpmC before the final report.
+-- new_order rollbacks, tpmC and each type's latency before the final report.
 
 require("tpcc_common")
 local ws = require("bmk_workload_support")

@@ -1,12 +1,14 @@
 -- tpcc_run: the TPC-C transactions of bmk's built-in TPC-C-like workload (with the
 -- BMK variants, docs/workloads-tpcc-dbstress.md), their mix, the
--- per-worker counters behind the tpmC line, and the event function.
+-- per-worker counters behind the tpmC line and latency histograms behind the latency
+-- block, and the event function.
 --
 -- Every transaction is split in gen() (draws its inputs) and run(inputs) (talks SQL),
 -- so --trx-retry can replay exactly the same transaction after a deadlock.
 
 require("tpcc_common")
 local ws = require("bmk_workload_support")
+local latency = require("bmk_latency")
 
 local ffi = require("ffi")
 local rand = sysbench.rand
@@ -25,6 +27,8 @@ SLOT_END = 10        -- monotonic time of the end of its last event
 counters = nil
 local base = 0
 tpcc_shm.block("tpcc_run", tpcc_shm.MAX_THREADS * SLOTS) -- at load time (bmk_shared)
+-- Per worker and transaction type: the latency of each completed transaction.
+local latencies = latency.set("tpcc_latency", #TRX_NAMES)
 
 -- SQL helpers -----------------------------------------------------------------------------
 
@@ -501,11 +505,15 @@ function tpcc_event()
   local kind = pending_kind or pick_type()
   pending_kind = nil
   local trx = TRX[kind]
+  local started = tpcc_shm.now()
   local inputs = trx.gen()
   local tries = 0
   while true do
     local ok, res = pcall(trx.run, inputs)
     if ok then
+      -- From the first try to the commit (or the rollback of an invalid new_order):
+      -- --trx-retry's replays are part of the transaction's time.
+      latencies:record(sysbench.tid, kind, (tpcc_shm.now() - started) * 1000)
       if res == "rollback" then
         note(SLOT_ROLLBACKS)
         if Q.rbk_is_error then
@@ -541,6 +549,44 @@ function tpcc_event()
   end
 end
 
+-- The types the summary shows: purge only when it can run.
+local function shown(k)
+  return k < PURGE or ws.opt_bool("enable_purge") or ws.opt_num("trx_debug") == PURGE
+end
+
+-- Main state: the latency of each transaction type, summed over the workers: a table
+-- for the reader, then each type's histogram (sum, min, max, and the count of each
+-- non-empty bucket under its upper bound) for the kit, which adds the histograms of
+-- several clients exactly (crates/kit/src/workload_results.rs).
+local function print_latency(threads)
+  local sums = {}
+  print(fmt("%-26s %10s %10s %10s %10s %10s", "TPC-C latency (ms):", "count", "avg", "95th",
+    "99th", "max"))
+  for k = 1, #TRX_NAMES do
+    if shown(k) then
+      local s = latencies:summary(threads, k)
+      sums[k] = s
+      print(fmt("    %-22s %10d %10.3f %10.3f %10.3f %10.3f", TRX_NAMES[k] .. ":", s.count,
+        s.count > 0 and s.sum / s.count or 0, latency.percentile(s, 95),
+        latency.percentile(s, 99), s.max))
+    end
+  end
+  print("TPC-C latency histograms (ms; bucket upper bound:count):")
+  for k = 1, #TRX_NAMES do
+    local s = sums[k]
+    if s ~= nil then
+      local parts = { fmt("    %s: sum=%.3f min=%.3f max=%.3f", TRX_NAMES[k], s.sum, s.min,
+        s.max) }
+      for i = 0, latency.BUCKETS - 1 do
+        if s.buckets[i] then
+          parts[#parts + 1] = fmt("%.6g:%d", latency.bound(i), s.buckets[i])
+        end
+      end
+      print(table.concat(parts, " "))
+    end
+  end
+end
+
 -- Main state: the per-type counts and tpmC, printed by done() (before the final
 -- report) from the shared per-worker counters.
 function tpcc_print_summary()
@@ -565,7 +611,7 @@ function tpcc_print_summary()
   end
   print("TPC-C transactions:")
   for k = 1, 6 do
-    if k < 6 or ws.opt_bool("enable_purge") or ws.opt_num("trx_debug") == 6 then
+    if shown(k) then
       local x = sum[k] + (k == NEW_ORDER and sum[SLOT_ROLLBACKS] or 0)
       print(fmt("    %-22s %10d (%.2f%%)", TRX_NAMES[k] .. ":", x, pct(x, total)))
     end
@@ -577,5 +623,6 @@ function tpcc_print_summary()
   local secs = tpcc_shm.span(blk, threads, SLOTS, SLOT_START, SLOT_END)
   local tpmc = secs > 0 and sum[NEW_ORDER] * 60 / secs or 0
   print(fmt("tpmC: %.2f (committed new_order per minute over %.2f s)", tpmc, secs))
+  print_latency(threads)
   print("")
 end

@@ -171,6 +171,7 @@ const SCRIPTS: &[(&str, &str)] = &[
         include_str!("../lua/OLTP_RW-inserts_only.lua"),
     ),
     ("bmk_shared", include_str!("../lua/bmk_shared.lua")),
+    ("bmk_latency", include_str!("../lua/bmk_latency.lua")),
     ("tpcc_common", include_str!("../lua/tpcc_common.lua")),
     ("tpcc_run", include_str!("../lua/tpcc_run.lua")),
     ("tpcc_check", include_str!("../lua/tpcc_check.lua")),

@@ -3,13 +3,14 @@
 //! users (standard mix within tolerance, tpmC printed) → `check` passes every
 //! consistency check → `--trx-debug=N` runs only that transaction → new_order
 //! rollbacks are counted but are not errors → a broken invariant fails exactly its
-//! check → cleanup leaves nothing. Plus option errors that need no server.
+//! check → cleanup leaves nothing. Plus option errors that need no server, and the
+//! buckets of the latency histograms (`bmk_latency`, on SQLite).
 
 mod support;
 
 use std::collections::HashMap;
 
-use support::{bmk, stats, Db, Kind};
+use support::{bmk, lua_script, stats, Db, Kind};
 
 const SETS: u32 = 2;
 const BASE: &[&str] = &["--scale=1", "--tables=2"];
@@ -26,6 +27,9 @@ fn summary(stdout: &str) -> HashMap<String, f64> {
     let mut m = HashMap::new();
     for l in stdout.lines() {
         let t = l.trim();
+        if t.starts_with("TPC-C latency") {
+            break;
+        }
         if let Some(rest) = t.strip_prefix("tpmC:") {
             let v = rest.split_whitespace().next().unwrap().parse().unwrap();
             m.insert("tpmC".to_string(), v);
@@ -44,6 +48,25 @@ fn summary(stdout: &str) -> HashMap<String, f64> {
         }
     }
     m
+}
+
+/// The counts of the `TPC-C latency (ms):` table printed by `run`
+/// ("    new_order:   2219   7.214  12.568  19.500  48.102").
+fn latency_counts(stdout: &str) -> HashMap<String, f64> {
+    let table = stdout
+        .lines()
+        .skip_while(|l| !l.starts_with("TPC-C latency (ms):"))
+        .skip(1)
+        .take_while(|l| l.starts_with("    "));
+    table
+        .filter_map(|l| {
+            let (name, rest) = l.trim().split_once(':')?;
+            Some((
+                name.to_string(),
+                rest.split_whitespace().next()?.parse().ok()?,
+            ))
+        })
+        .collect()
 }
 
 const TYPES: [&str; 5] = [
@@ -135,6 +158,11 @@ fn full_flow(kind: Kind) {
         );
     }
     assert!(s["tpmC"] > 0.0, "{}", run.stdout);
+    // Every completed transaction is timed once, under its type.
+    let timed = latency_counts(&run.stdout);
+    for t in TYPES {
+        assert_eq!(timed.get(t), Some(&s[t]), "{t}\n{}", run.stdout);
+    }
     let st = stats(&run.stdout);
     assert_eq!(st.transactions, total as u64, "{}", run.stdout);
 
@@ -298,4 +326,47 @@ fn tpcc_sqlite_prepare_run_check_cleanup() {
     assert_eq!(passed, 10);
     db.bmk("tpcc", "cleanup", &a).ok();
     assert!(db.tables().is_empty());
+}
+
+/// `bmk_latency`, the histograms behind the latency block: each time lands in the
+/// bucket whose bound is the first at or above it, the workers' slots add up, and a
+/// percentile is the bound of its bucket kept within the range.
+const LATENCY_CHECK: &str = r#"
+local latency = require("bmk_latency")
+local hist = latency.set("latency_check", 2)
+function prepare()
+  local last = latency.BUCKETS - 1
+  for i = 0, last do
+    local b = latency.bound(i)
+    assert(latency.bucket(b) == i, "at bound " .. i)
+    assert(i == 0 or latency.bucket(b * 0.99999) == i, "below bound " .. i)
+    assert(i == last or latency.bucket(b * 1.00001) == i + 1, "above bound " .. i)
+  end
+  assert(latency.bound(last) > 100000, "the last bound is above 100 s")
+  assert(latency.bucket(1e9) == last and latency.bucket(1e-6) == 0, "out of range")
+  for ms = 1, 100 do
+    hist:record(3, 2, ms)
+  end
+  hist:record(0, 2, 0.5)
+  local s = hist:summary(4, 2)
+  assert(s.count == 101 and s.sum == 5050.5 and s.min == 0.5 and s.max == 100, "summary")
+  assert(hist:summary(4, 1).count == 0, "another series")
+  -- The 96th of 101 times is 95 ms: its bucket's bound, within 10 % above.
+  local p95 = latency.percentile(s, 95)
+  local p50 = latency.percentile(s, 50)
+  assert(p95 >= 95 and p95 <= 100, "p95 " .. p95)
+  assert(p50 >= 50 and p50 <= 55, "p50 " .. p50)
+  assert(latency.percentile(s, 100) == 100, "p100")
+  print("bmk_latency checked")
+end
+"#;
+
+#[test]
+fn latency_buckets_hold_each_time_up_to_their_bound() {
+    let Some(db) = Db::new(Kind::Sqlite) else {
+        return;
+    };
+    let (_dir, script) = lua_script("latency_check.lua", LATENCY_CHECK);
+    let run = db.bmk(&script, "prepare", &[]).ok();
+    assert!(run.stdout.contains("bmk_latency checked"), "{}", run.stdout);
 }

@@ -41,6 +41,7 @@ mod sysbench_edges;
 mod sysbench_env;
 mod sysbench_words;
 mod test_network;
+mod tpcc_latency;
 mod trust;
 mod untrusted_results;
 mod util;

@@ -356,6 +356,13 @@ fn postgresql_and_tpcc_reports_render_in_chromium() {
         if out == "tpcc" {
             assert!(dom.contains("<h3>TPC-C results</h3>"), "no TPC-C section");
             assert!(dom.contains("<th>tpmC</th>"), "no tpmC");
+            // Each level's latency by transaction type, a row per type.
+            assert_eq!(
+                dom.matches("<h3>Latency by transaction type</h3>").count(),
+                2,
+                "a latency table per level"
+            );
+            assert_eq!(dom.matches("<td>new_order</td>").count(), 2);
         }
     }
 }
