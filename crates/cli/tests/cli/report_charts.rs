@@ -157,6 +157,36 @@ fn a_lock_is_a_latency_gap_and_the_timeline_marks_the_levels_on_mariadb() {
         timeline_latency.matches("fill=\"#969696\"").count(),
         empty.len() + 1
     );
+
+    // The same page as a browser renders it: the charts above, the gap and the
+    // drill-down of the notch to the waiting sessions.
+    let Some(browser) = crate::live_page::chromium()
+        .or_else(|| bmk_testkit::unavailable("chromium (Debian's package)", "not installed"))
+    else {
+        return;
+    };
+    let dom = crate::live_page::dump_dom(
+        browser,
+        &format!("file://{}", results.join("report.html").display()),
+    );
+    assert!(dom.contains("</html>"), "Chromium rendered nothing");
+    for title in [
+        "Sweep timeline: throughput",
+        "Sweep timeline: latency",
+        "level-0002 (2 users): latency",
+        "InnoDB row lock waits",
+        "Sessions by state (processlist)",
+    ] {
+        figure(&dom, title);
+    }
+    assert!(figure(&dom, "level-0002 (2 users): latency").contains("nothing completed"));
+    let rendered_notch = &dom[dom
+        .find(&format!("id=\"{}\"", notch.anchor))
+        .expect("the notch's drill-down in the rendered page")..];
+    assert!(
+        rendered_notch[..rendered_notch.find("</details>").unwrap()].contains(state.as_str()),
+        "the rendered drill-down lists '{state}'"
+    );
 }
 
 #[test]
