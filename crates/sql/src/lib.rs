@@ -80,6 +80,7 @@ mod error;
 mod last_segment;
 mod mysql;
 mod mysql_fast;
+mod mysql_ed25519;
 mod mysql_handshake;
 mod mysql_rsa;
 mod pgsql;

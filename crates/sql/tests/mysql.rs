@@ -841,3 +841,76 @@ fn closed_statements_are_freed_on_the_server() {
         );
     }
 }
+
+/// MariaDB's `client_ed25519`: bmk's own login signs the server's scramble (the server
+/// verifies the signature with the public key it stores), over TCP and the UNIX
+/// socket, and the session then runs on the fast path; the client library logs in too
+/// (`--mysql-fast-path=off`). A wrong password is refused with the server's error.
+#[test]
+fn ed25519_accounts_log_in_over_tcp_and_the_socket() {
+    let mut db = require!(MysqlTestDb::create());
+    let loaded = scalar(
+        db.admin(),
+        "SELECT COUNT(*) FROM information_schema.plugins \
+         WHERE plugin_name = 'ed25519' AND plugin_status = 'ACTIVE'",
+    );
+    if loaded.as_deref() == Some("0") {
+        exec(db.admin(), "INSTALL SONAME 'auth_ed25519'");
+    }
+    let user = format!("{}_ed", db.name);
+    let password = "Ed_pw_1";
+    let hosts = ["localhost", "127.0.0.1"];
+    for host in hosts {
+        exec(
+            db.admin(),
+            &format!(
+                "CREATE USER '{user}'@'{host}' IDENTIFIED VIA ed25519 USING PASSWORD('{password}')"
+            ),
+        );
+        let grant = format!("GRANT ALL ON {}.* TO '{user}'@'{host}'", db.name);
+        exec(db.admin(), &grant);
+    }
+    let checked = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        let account = [("mysql-user", user.as_str()), ("mysql-password", password)];
+        for (opts, host) in [
+            (db.tcp_opts(&account), "127.0.0.1"),
+            (db.socket_opts(&account), "localhost"),
+        ] {
+            for fast in ["on", "off"] {
+                let mut opts = opts.clone();
+                opts.push(("mysql-fast-path", fast));
+                assert_eq!(
+                    Driver::new(support::config(DriverKind::Mysql, &opts)).mysql_fast_path(),
+                    fast == "on"
+                );
+                let mut con = connect(DriverKind::Mysql, &opts)
+                    .unwrap_or_else(|e| panic!("{host}, fast path {fast}: {e}"));
+                assert_eq!(
+                    scalar(&mut *con, "SELECT CURRENT_USER()").unwrap(),
+                    format!("{user}@{host}")
+                );
+                let st = con.prepare("SELECT ? + 1").unwrap();
+                let rs = con.execute(st, &[Value::Int(41)]).unwrap().unwrap();
+                assert_eq!(rs.get_str(0, 0).as_deref(), Some("42"));
+            }
+            let mut wrong = opts.clone();
+            wrong.push(("mysql-password", "Ed_pw_2"));
+            let e = connect(DriverKind::Mysql, &wrong)
+                .err()
+                .expect("a wrong password must be refused");
+            assert_eq!(e.kind, SqlErrorKind::Connect);
+            assert_eq!(e.errno, 1045, "{e}");
+            assert!(
+                e.fatal_lines()[1].contains(&format!("Access denied for user '{user}'")),
+                "{:?}",
+                e.fatal_lines()
+            );
+        }
+    }));
+    for host in hosts {
+        exec(db.admin(), &format!("DROP USER '{user}'@'{host}'"));
+    }
+    if let Err(panic) = checked {
+        std::panic::resume_unwind(panic);
+    }
+}
