@@ -187,6 +187,37 @@ fn serve_plugin_switch(mut s: impl Read + Write, plugin: &str) -> Answer {
     Answer::Cleartext(p)
 }
 
+/// One login switched to MariaDB's `client_ed25519` with a scramble whose last byte is
+/// 0 (no terminating NUL follows it): OK when the answer is a signature of the whole
+/// scramble that the key of password "pw" verifies, else an access-denied error.
+fn serve_ed25519(mut s: impl Read + Write) -> Answer {
+    use ed25519_dalek::hazmat::ExpandedSecretKey;
+    use ed25519_dalek::{Signature, VerifyingKey};
+    use sha2::{Digest, Sha512};
+    let scramble: Vec<u8> = (1..32).chain([0]).collect();
+    write_packet(&mut s, 0, &greeting());
+    let Some((seq, _response)) = read_packet(&mut s) else {
+        return Answer::HungUp;
+    };
+    let mut switch = b"\xfeclient_ed25519\0".to_vec();
+    switch.extend_from_slice(&scramble);
+    write_packet(&mut s, seq + 1, &switch);
+    let Some((seq, p)) = read_answer(&mut s) else {
+        return Answer::HungUp;
+    };
+    let key: [u8; 64] = Sha512::digest(b"pw").into();
+    let public = VerifyingKey::from(&ExpandedSecretKey::from_bytes(&key));
+    let verified = <[u8; 64]>::try_from(p.as_slice())
+        .is_ok_and(|sig| public.verify_strict(&scramble, &Signature::from_bytes(&sig)).is_ok());
+    if verified {
+        write_packet(&mut s, seq + 1, &[0, 0, 0, 2, 0, 0, 0]);
+    } else {
+        write_packet(&mut s, seq + 1, b"\xff\x15\x04#28000Access denied");
+    }
+    drain(s);
+    Answer::Cleartext(p)
+}
+
 /// A scripted server on 127.0.0.1 serving every connection with `serve`; what each
 /// did arrives on the receiver. Returns the port.
 fn scripted_server(
@@ -368,6 +399,30 @@ fn clear_text_and_dialog_plugins_are_refused_plainly() {
             assert!(!e.message.contains("DriverError"), "{}", e.message);
         }
     }
+}
+
+/// MariaDB's `client_ed25519` is answered by bmk's own login, on the one connection
+/// (the client library is not tried), with a signature of the whole 32-byte scramble,
+/// a last byte of 0 included; a wrong password signs with another key.
+#[test]
+fn client_ed25519_is_answered_by_the_own_login() {
+    let (port, rx) = scripted_server(serve_ed25519);
+    drop(connect(DriverKind::Mysql, &tcp_login(&port, &[])).expect("logged in"));
+    let Answer::Cleartext(signature) = wait(&rx) else {
+        panic!("no answer to the switch")
+    };
+    assert_eq!(signature.len(), 64);
+    no_more_connections(&rx);
+    let e = connect(DriverKind::Mysql, &tcp_login(&port, &[("mysql-password", "pW")]))
+        .err()
+        .expect("another password signs with another key");
+    assert_eq!(e.errno, 1045, "{}", e.message);
+    let Answer::Cleartext(other) = wait(&rx) else {
+        panic!("no answer to the switch")
+    };
+    assert_eq!(other.len(), 64);
+    assert_ne!(other, signature);
+    no_more_connections(&rx);
 }
 
 /// Over a UNIX socket full authentication sends the password itself, which bmk's own
