@@ -38,11 +38,11 @@ use crate::mysql_handshake::{
     log_in, plugin_refusal, refusal, HandshakeError, Login, CR_AUTH_PLUGIN_CANNOT_LOAD,
     CR_AUTH_PLUGIN_ERR,
 };
-use crate::reconnect::{after_listed_error, retry_lost, Lost, Reconnects};
+use crate::reconnect::{after_listed_error, lost_connection_error, retry_lost, Lost, Reconnects};
 use crate::resultset::ResultSet;
 use crate::row_source::{Replay, RowSource};
 use crate::socket_timeouts::{set_socket_timeouts, timed_out};
-use crate::statement_table::registered;
+use crate::statement_table::{register, registered};
 use crate::trace::{trace, trace_if};
 use crate::value::Value;
 
@@ -77,7 +77,6 @@ enum Session {
 }
 
 impl Session {
-
     /// Says goodbye (`COM_QUIT`, leaving with the FIN) and closes the socket.
     fn close(self) {
         match self {
@@ -819,6 +818,17 @@ impl MysqlConnection {
         let io_timeout = self.cfg.common.io_timeout;
         let conn = self.live_crate(op, sql)?;
         let res = watched(conn, io_timeout, |c| c.query_iter(sql).and_then(collect));
+        self.crate_outcome(res, op, sql)
+    }
+
+    /// The first result set of a command the crate ran (the rest kept pending), or its
+    /// error as bmk reports it.
+    fn crate_outcome(
+        &mut self,
+        res: Result<(VecDeque<Option<ResultSet>>, u64), mysql::Error>,
+        op: SqlOp,
+        sql: &str,
+    ) -> Result<Option<ResultSet>, SqlError> {
         match res {
             Ok((mut sets, affected)) => {
                 self.state.affected = affected;
@@ -1132,15 +1142,7 @@ impl MysqlConnection {
         let res = watched(conn, io_timeout, |c| {
             c.exec_iter(&server, params).and_then(collect)
         });
-        match res {
-            Ok((mut sets, affected)) => {
-                self.state.affected = affected;
-                let first = sets.pop_front().flatten();
-                self.state.pending = sets;
-                Ok(first)
-            }
-            Err(e) => Err(self.fail(e, SqlOp::Execute, &sql)),
-        }
+        self.crate_outcome(res, SqlOp::Execute, &sql)
     }
 }
 
@@ -1166,16 +1168,13 @@ impl Reconnects for MysqlConnection {
     }
 
     fn lost_error(&self, lost: Lost, op: SqlOp, reconnected: bool) -> SqlError {
-        SqlError::new(
+        lost_connection_error(
             DriverKind::Mysql,
             op,
             lost.errno,
             "HY000",
-            if reconnected {
-                "Lost connection to server; reconnected"
-            } else {
-                "Lost connection to server; reconnect failed"
-            },
+            "Lost connection to server",
+            reconnected,
         )
     }
 }
@@ -1225,9 +1224,7 @@ impl Connection for MysqlConnection {
                 Err(e) => return Err(self.fail(e, SqlOp::Prepare, sql)),
             }
         }
-        let id = self.stmts.len() as u32;
-        self.stmts.push(Some(stmt));
-        Ok(StatementId(id))
+        Ok(register(&mut self.stmts, stmt))
     }
 
     fn execute(

@@ -471,7 +471,11 @@ fn proof(plugin: &[u8], password: &str, nonce: &[u8]) -> Option<Vec<u8>> {
 /// plugin this module does not speak. The password hashes take the nonce without its
 /// terminating NUL; `client_ed25519`'s scramble comes without one, and its last byte
 /// may be 0.
-fn switch_answer(plugin: &[u8], password: &str, data: &[u8]) -> Option<Result<Vec<u8>, HandshakeError>> {
+fn switch_answer(
+    plugin: &[u8],
+    password: &str,
+    data: &[u8],
+) -> Option<Result<Vec<u8>, HandshakeError>> {
     if plugin == ED25519 {
         return Some(match data.get(..SCRAMBLE_LEN) {
             Some(scramble) => Ok(ed25519_proof(password, scramble).to_vec()),

@@ -207,8 +207,11 @@ fn serve_ed25519(mut s: impl Read + Write) -> Answer {
     };
     let key: [u8; 64] = Sha512::digest(b"pw").into();
     let public = VerifyingKey::from(&ExpandedSecretKey::from_bytes(&key));
-    let verified = <[u8; 64]>::try_from(p.as_slice())
-        .is_ok_and(|sig| public.verify_strict(&scramble, &Signature::from_bytes(&sig)).is_ok());
+    let verified = <[u8; 64]>::try_from(p.as_slice()).is_ok_and(|sig| {
+        public
+            .verify_strict(&scramble, &Signature::from_bytes(&sig))
+            .is_ok()
+    });
     if verified {
         write_packet(&mut s, seq + 1, &[0, 0, 0, 2, 0, 0, 0]);
     } else {
@@ -413,9 +416,12 @@ fn client_ed25519_is_answered_by_the_own_login() {
     };
     assert_eq!(signature.len(), 64);
     no_more_connections(&rx);
-    let e = connect(DriverKind::Mysql, &tcp_login(&port, &[("mysql-password", "pW")]))
-        .err()
-        .expect("another password signs with another key");
+    let e = connect(
+        DriverKind::Mysql,
+        &tcp_login(&port, &[("mysql-password", "pW")]),
+    )
+    .err()
+    .expect("another password signs with another key");
     assert_eq!(e.errno, 1045, "{}", e.message);
     let Answer::Cleartext(other) = wait(&rx) else {
         panic!("no answer to the switch")
