@@ -851,10 +851,7 @@ impl MysqlConnection {
     ) -> Result<bool, SqlError> {
         self.forget_tables_on_ddl(sql);
         if self.fast.is_none() {
-            let fast = self.fast.take();
-            let r = self.run_text(sql, op);
-            self.fast = fast;
-            return Ok(match r? {
+            return Ok(match self.run_text(sql, op)? {
                 Some(rs) => {
                     out.assign_from(&rs);
                     true

@@ -29,7 +29,7 @@ use crate::connection::{Connection, StatementId};
 use crate::connection_state::{keeps_state_in_field, ConnectionState};
 use crate::deadline::run_with_deadline;
 use crate::driver_kind::DriverKind;
-use crate::emulate::{emulated_execute, Dialect, Template};
+use crate::emulate::{emulated_execute, Template};
 use crate::error::{Endpoint, SqlError, SqlErrorKind, SqlOp};
 use crate::reconnect::{after_listed_error, lost_connection_error, retry_lost, Lost, Reconnects};
 use crate::resultset::ResultSet;

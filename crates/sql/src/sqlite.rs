@@ -21,7 +21,7 @@ use crate::config::{DriverConfig, PsMode};
 use crate::connection::{Connection, StatementId};
 use crate::connection_state::{keeps_state_in_field, ConnectionState};
 use crate::driver_kind::DriverKind;
-use crate::emulate::{emulated_execute, Dialect, Template};
+use crate::emulate::{emulated_execute, Template};
 use crate::error::{Endpoint, SqlError, SqlErrorKind, SqlOp};
 use crate::resultset::ResultSet;
 use crate::statement_table::{register, registered};

@@ -485,5 +485,5 @@ fn a_connect_the_server_does_not_accept_ends_at_the_connect_timeout() {
             break;
         }
     }
-    mysql_connect_timing_out(&addr.port().to_string());
+    mysql_connect_timing_out(&addr.port().to_string(), &[]);
 }
