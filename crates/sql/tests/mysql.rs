@@ -671,7 +671,11 @@ fn insert_rows_by_bulk_execute_and_by_multi_row_inserts() {
     // Executes: the one-row probe of the connection's first bulk load and two bulk
     // commands for the other 39 999 rows (plus the duplicate's), against forty
     // 1000-row INSERTs (plus the duplicate's).
-    for (extra, executes) in [(vec![], 4), (vec![("mysql-compression", "on")], 41)] {
+    // The fast path is named: `BMK_MYSQL_FASTPATH=0` would turn it off.
+    for (extra, executes) in [
+        (vec![("mysql-fast-path", "on")], 4),
+        (vec![("mysql-compression", "on")], 41),
+    ] {
         let mut con = db.connect(&extra);
         types::insert_rows_intact(&mut *con);
         let counted = scalar(
@@ -693,7 +697,7 @@ fn insert_rows_without_bulk_execute_fall_back_to_multi_row_inserts() {
     let proxy = support::no_bulk_proxy::NoBulkProxy::start(3306);
     let port = proxy.port();
     let opts: Vec<(&str, &str)> = db
-        .tcp_opts(&[])
+        .tcp_opts(&[("mysql-fast-path", "on")])
         .into_iter()
         .map(|(k, v)| {
             if k == "mysql-port" {

@@ -247,9 +247,11 @@ fn no_more_connections(rx: &mpsc::Receiver<Answer>) {
     assert!(rx.recv_timeout(Duration::from_millis(300)).is_err());
 }
 
-/// The options of a login as `sbtest`/`pw` to the scripted server on `port`.
+/// The options of a login as `sbtest`/`pw` to the scripted server on `port`, by bmk's
+/// own login unless `more` says otherwise (`BMK_MYSQL_FASTPATH=0` would turn it off).
 fn tcp_login<'a>(port: &'a str, more: &[(&'a str, &'a str)]) -> Vec<(&'a str, &'a str)> {
     let mut opts = vec![
+        ("mysql-fast-path", "on"),
         ("mysql-host", "127.0.0.1"),
         ("mysql-port", port),
         ("mysql-user", "sbtest"),
