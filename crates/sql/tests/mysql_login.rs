@@ -489,3 +489,42 @@ fn a_connect_the_server_does_not_accept_ends_at_the_connect_timeout() {
     }
     mysql_connect_timing_out(&addr.port().to_string(), &[]);
 }
+
+/// A server asking for MariaDB's `parsec`, which only the client library speaks, while
+/// the workers are on event loops: the library's connection would block its loop's
+/// other workers on every read, so the connect fails with a line saying to run with
+/// `--event-loops=off`.
+#[test]
+fn parsec_on_event_loops_is_refused_naming_the_way_out() {
+    let (port, _rx) = scripted_server(|s| serve_plugin_switch(s, "parsec"));
+    let out = std::process::Command::new(bmk_testkit::bmk_bin())
+        .args([
+            "oltp_point_select",
+            "--db-driver=mysql",
+            "--mysql-host=127.0.0.1",
+        ])
+        .arg(format!("--mysql-port={port}"))
+        .args([
+            "--mysql-password=pw",
+            "--threads=4",
+            "--event-loops=2",
+            "--time=5",
+        ])
+        .arg("run")
+        .env_remove("BMK_MYSQL_FASTPATH")
+        .output()
+        .expect("run bmk");
+    let output = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(out.status.code(), Some(1), "{output}");
+    assert!(
+        output
+            .lines()
+            .any(|l| l.starts_with("FATAL: ") && l.contains("run with --event-loops=off")),
+        "{output}"
+    );
+    assert!(!output.contains("panicked"), "{output}");
+}
