@@ -12,11 +12,12 @@ use std::time::Duration;
 use anyhow::{Context, Result};
 use bmk_engine::{CumulativeStats, IntervalStats, RunOutcome};
 use bmk_kit::level_writer::LevelWriter;
-use bmk_kit::run_dir::{summary_row, PlainRun, RunDir};
+use bmk_kit::run_dir::{PlainRun, RunDir};
 use bmk_kit::sampler::{Sampler, SamplerConfig};
 use bmk_kit::server;
 use bmk_kit::sweep::LEVEL_DIR_ENV;
 use bmk_report::ReportConfig;
+use bmk_results::dir_writer;
 use bmk_results::results_dir::{RunManifest, RunStart};
 use bmk_results::results_file::{ResultsFile, RunInfo, StartRecord};
 
@@ -271,9 +272,14 @@ impl LevelSink {
                         .map(|n| n.to_string_lossy().into_owned())
                         .unwrap_or_default();
                     let info = level.info();
-                    if let Err(e) =
-                        run.push_summary(summary_row(&name, info.users, info.repeat, &result))
-                    {
+                    let row = dir_writer::result_summary_row(
+                        &name,
+                        info.users,
+                        info.repeat,
+                        &result,
+                        &result.status,
+                    );
+                    if let Err(e) = run.push_summary(row) {
                         late.get_or_insert(e.to_string());
                     }
                 }

@@ -7,7 +7,6 @@ use std::time::SystemTime;
 
 use bmk_report::host::{now_rfc3339, rfc3339_utc};
 use bmk_results::results_dir::{level_dir_name, RunManifest, SummaryRow};
-use bmk_results::results_file::ResultsFile;
 
 use crate::error::KitError;
 use bmk_results::dir_writer;
@@ -255,13 +254,6 @@ pub struct PlainRun {
     pub driver: Option<bmk_sql::DriverConfig>,
     /// Seconds between capture samples (0: none).
     pub capture_interval: f64,
-}
-
-/// The summary row of a finished level from its `result.json`.
-pub fn summary_row(level: &str, users: u32, repeat: u32, result: &ResultsFile) -> SummaryRow {
-    let mut row = SummaryRow::of(level, users, repeat, &result.final_stats, &result.status);
-    row.workload = bmk_results::workload_latency::summary_values(result);
-    row
 }
 
 #[cfg(test)]

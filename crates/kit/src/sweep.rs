@@ -29,7 +29,7 @@ use bmk_sql::DriverConfig;
 use crate::data_size::{self, DataClaim};
 use crate::error::KitError;
 use crate::progress::{Position, Screen};
-use crate::run_dir::{summary_row, RunDir};
+use crate::run_dir::RunDir;
 use crate::sampler::{Sampler, SamplerConfig};
 use crate::workload_results;
 use bmk_results::dir_writer;
@@ -333,7 +333,13 @@ fn run_level(
             .file_name()
             .map(|n| n.to_string_lossy().into_owned())
             .unwrap_or_default();
-        let mut row = summary_row(&name, level.users, level.repeat, &result);
+        let mut row = dir_writer::result_summary_row(
+            &name,
+            level.users,
+            level.repeat,
+            &result,
+            &result.status,
+        );
         row.rate = level.rate;
         dir.push_summary(row)?;
     }

@@ -86,17 +86,26 @@ pub fn write_level(dir: &Path, level: &Level) -> Result<(), Error> {
     write_level_info(dir, &level.info)
 }
 
+/// The `summary.csv` row of level `level` (its folder's name) of `users` users, repeat
+/// `repeat`, from its `result.json`, the level having ended with `status` (without its
+/// run's scenario and target, its rate and its probe's verdict).
+pub fn result_summary_row(
+    level: &str,
+    users: u32,
+    repeat: u32,
+    result: &ResultsFile,
+    status: &str,
+) -> SummaryRow {
+    let mut row = SummaryRow::of(level, users, repeat, &result.final_stats, status);
+    row.workload = crate::workload_latency::summary_values(result);
+    row
+}
+
 /// The `summary.csv` row of a finished level (without its run's scenario and target).
 pub fn summary_row(level: &Level) -> Option<SummaryRow> {
     let result = level.result.as_ref()?;
-    let mut row = SummaryRow::of(
-        &level.name(),
-        level.info.users,
-        level.info.repeat,
-        &result.final_stats,
-        &level.info.status,
-    );
-    row.workload = crate::workload_latency::summary_values(result);
+    let info = &level.info;
+    let mut row = result_summary_row(&level.name(), info.users, info.repeat, result, &info.status);
     row.rate = level.info.rate;
     row.probe = level
         .info

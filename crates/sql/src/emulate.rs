@@ -5,19 +5,28 @@
 use std::fmt::Write as _;
 
 use crate::config::PsMode;
+use crate::trace::trace_if;
 use crate::value::Value;
 
-/// The text query a prepared statement runs as under `--db-ps-mode=disable` on the
-/// servers that quote the standard way (PostgreSQL, SQLite): `template` with `params`
-/// quoted in. `None` when statements are prepared on the server. (MySQL decides at
-/// prepare time instead, as it also emulates the statements its server cannot
-/// prepare.)
-pub(crate) fn unprepared_text(
+/// The start of an execute on the drivers that emulate by `--db-ps-mode` alone and
+/// quote the standard way (PostgreSQL, SQLite): under `--db-ps-mode=disable` the text
+/// query the statement runs as (`template` with `params` quoted in); else `None`, the
+/// execute traced first when `debug` (as `driver`'s). (MySQL decides at prepare time
+/// instead, as it also emulates the statements its server cannot prepare.)
+pub(crate) fn emulated_execute(
     mode: PsMode,
     template: &Template,
     params: &[Value],
+    debug: bool,
+    driver: &str,
 ) -> Option<String> {
-    (mode == PsMode::Disable).then(|| template.render(params, Dialect::Standard))
+    if mode == PsMode::Disable {
+        return Some(template.render(params, Dialect::Standard));
+    }
+    trace_if(debug, driver, "execute", || {
+        template.render(params, Dialect::Standard)
+    });
+    None
 }
 
 /// Literal quoting rules of a server.

@@ -49,8 +49,8 @@
 //! [`ResultSet`] kept per connection or statement: its buffers and column names are
 //! reused, so the steady state allocates nothing. On the MySQL driver, server-side
 //! prepared executes and text queries on plain sockets (no TLS, no compression) bypass
-//! the `mysql` crate's per-row machinery with a small hand-written protocol path on the
-//! same socket (see `mysql_fast.rs`; `--mysql-fast-path=off`, or `BMK_MYSQL_FASTPATH=0`, turns it
+//! the `mysql` crate with a small hand-written protocol path on the socket bmk's own
+//! login opened (see `mysql_fast.rs`; `--mysql-fast-path=off`, or `BMK_MYSQL_FASTPATH=0`, turns it
 //! off for comparison); everything else goes through the crate. PostgreSQL connections
 //! (plain or TLS) speak the whole protocol through bmk's own client (`pgsql/wire.rs`: Bind,
 //! Execute and Sync in one write, the answer decoded in place into the `ResultSet`;
@@ -79,6 +79,7 @@ mod emulate;
 mod error;
 mod last_segment;
 mod mysql;
+mod mysql_ed25519;
 mod mysql_fast;
 mod mysql_handshake;
 mod mysql_rsa;

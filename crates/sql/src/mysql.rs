@@ -1,8 +1,17 @@
 //! The MySQL/MariaDB driver. Plain sockets log in with bmk's own handshake
 //! (`mysql_handshake.rs`) and run every command on bmk's own protocol path
 //! (`mysql_fast.rs`); the `mysql` crate logs in and serves TLS, compression,
-//! `--mysql-fast-path=off` and the logins bmk's handshake does not do (its commands on
-//! plain sockets still take the own protocol path when the fast path is on).
+//! `--mysql-fast-path=off` and the one login bmk's handshake does not do (MariaDB's
+//! `parsec`). A connection is one or the other for its whole life: the own protocol
+//! path never speaks on a socket the crate logged in.
+//!
+//! # `parsec` and event loops
+//! A crate connection blocks its thread on every read. The driver tells the engine
+//! that a plain-socket MySQL run waits cooperatively before any connect, so a run
+//! whose server turns out to want `parsec` may already be on event loops, where one
+//! worker's blocking read would hold up every other worker of its loop and skew what
+//! is measured (a worker cannot move to a thread of its own once on a loop). There
+//! such a connect fails instead, saying to run with `--event-loops=off`.
 
 use std::collections::VecDeque;
 use std::io::ErrorKind;
@@ -26,13 +35,14 @@ use crate::error::{Endpoint, SqlError, SqlErrorKind, SqlOp};
 use crate::last_segment::{hold_until_close, send_last};
 use crate::mysql_fast::{BulkOutcome, FastIo, StmtMeta};
 use crate::mysql_handshake::{
-    log_in, plugin_refusal, refusal, HandshakeError, Login, CR_AUTH_PLUGIN_ERR,
+    log_in, plugin_refusal, refusal, HandshakeError, Login, CR_AUTH_PLUGIN_CANNOT_LOAD,
+    CR_AUTH_PLUGIN_ERR,
 };
-use crate::reconnect::{after_listed_error, retry_lost, Lost, Reconnects};
+use crate::reconnect::{after_listed_error, lost_connection_error, retry_lost, Lost, Reconnects};
 use crate::resultset::ResultSet;
 use crate::row_source::{Replay, RowSource};
 use crate::socket_timeouts::{set_socket_timeouts, timed_out};
-use crate::statement_table::registered;
+use crate::statement_table::{register, registered};
 use crate::trace::{trace, trace_if};
 use crate::value::Value;
 
@@ -58,21 +68,15 @@ static OWN_LOGIN_REFUSED: AtomicBool = AtomicBool::new(false);
 const COM_QUIT: [u8; 5] = [1, 0, 0, 0, 0x01];
 
 /// The authenticated socket: the crate's session (TLS, compression,
-/// `--mysql-fast-path=off`, or a login bmk's own handshake does not do), or bmk's own
-/// (plain sockets; every command then goes through [`crate::mysql_fast`]).
+/// `--mysql-fast-path=off`, or a login bmk's own handshake does not do; every command
+/// through the crate), or bmk's own (plain sockets; every command through
+/// [`crate::mysql_fast`]).
 enum Session {
     Crate(Conn),
     Own(OwnedFd),
 }
 
 impl Session {
-    fn fd(&self) -> RawFd {
-        match self {
-            Session::Crate(c) => c.as_raw_fd(),
-            Session::Own(fd) => fd.as_raw_fd(),
-        }
-    }
-
     /// Says goodbye (`COM_QUIT`, leaving with the FIN) and closes the socket.
     fn close(self) {
         match self {
@@ -128,8 +132,9 @@ pub(crate) struct MysqlConnection {
     /// The lost connection being got back (see [`crate::reconnect`]): set when a
     /// listed error lost it, cleared by a successful connect.
     lost: Option<Lost>,
-    /// Buffers of the hand-written execute path; `None` when the connection uses TLS or
-    /// compression (or `--mysql-fast-path=off`), where the crate does everything.
+    /// Buffers of the hand-written execute path, exactly when the session is bmk's own;
+    /// `None` when the crate logged in (TLS, compression, `--mysql-fast-path=off`, or
+    /// a login bmk's handshake declines), where the crate does everything.
     fast: Option<FastIo>,
     /// Column names of the last text query (fast path), reused while unchanged.
     text_meta: StmtMeta,
@@ -277,8 +282,6 @@ fn base_opts(cfg: &DriverConfig, ep: &Endpoint) -> Result<OptsBuilder, SqlError>
         .max_allowed_packet(Some(1 << 30))
         .server_key_path(Some(no_key_path()))
         .tcp_connect_timeout(Some(cfg.common.connect_timeout))
-        // The fast path reads and writes the same socket, so the timeouts (socket
-        // options) bound its blocking calls too.
         .read_timeout(cfg.common.io_timeout)
         .write_timeout(cfg.common.io_timeout);
     if let Some(s) = &ep.socket {
@@ -340,6 +343,18 @@ fn crate_full_auth_refusal() -> mysql::Error {
          bmk sends only over TLS (--mysql-ssl=REQUIRED or stricter), a UNIX socket, or \
          through its own login (--mysql-fast-path=on, no --mysql-compression) with \
          --mysql-server-public-key=FILE or --mysql-get-server-public-key"
+            .into(),
+    )
+}
+
+/// The refusal of a crate login, which would block its thread, on an event loop
+/// (see the module doc).
+fn crate_login_refused_on_a_loop() -> mysql::Error {
+    refusal(
+        CR_AUTH_PLUGIN_CANNOT_LOAD,
+        "the server asks for an authentication plugin only the client library speaks \
+         (MariaDB's parsec), whose connections block their thread: on an event loop \
+         that would hold up the loop's other workers; run with --event-loops=off"
             .into(),
     )
 }
@@ -589,6 +604,11 @@ impl MysqlConnection {
         let res = self.log_in();
         match res {
             Ok(session) => {
+                if let Session::Crate(_) = session {
+                    // A login bmk's handshake declined: the crate serves this
+                    // connection from now on (see `log_in`).
+                    self.fast = None;
+                }
                 self.conn = Some(session);
                 self.lost = None;
                 for s in self.stmts.iter_mut().flatten() {
@@ -613,7 +633,9 @@ impl MysqlConnection {
     /// Connects and authenticates within the connect timeout (every read and write by
     /// socket timeouts no longer than it); the queries then get the I/O timeout. Plain
     /// sockets log in with bmk's own handshake, on the calling thread, unless it
-    /// declined before; the rest through the crate (see [`Self::crate_log_in`]).
+    /// declined before; the rest through the crate (see [`Self::crate_log_in`]). A
+    /// plain-socket connection the crate logs in is the crate's for good (the caller
+    /// drops the fast path), and is refused on an event loop (see the module doc).
     ///
     /// Handing the own handshake to a helper thread bounded the whole of it too, but
     /// cost a thread start and two cross-CPU wake-ups per connect: 147 us of client CPU
@@ -642,6 +664,9 @@ impl MysqlConnection {
                     OWN_LOGIN_REFUSED.store(true, Ordering::Relaxed);
                 }
             }
+        }
+        if self.fast.is_some() && bmk_engine::coop::active() {
+            return Err(crate_login_refused_on_a_loop());
         }
         self.crate_log_in(step).map(Session::Crate)
     }
@@ -767,6 +792,22 @@ impl MysqlConnection {
         }
     }
 
+    /// The live connection's socket when it is bmk's own session (the fast path's
+    /// commands: crate sessions never have the fast path).
+    fn live_own(&mut self, op: SqlOp, sql: &str) -> Result<RawFd, SqlError> {
+        match self.live(op, sql)? {
+            Session::Own(fd) => Ok(fd.as_raw_fd()),
+            Session::Crate(_) => Err(SqlError::new(
+                DriverKind::Mysql,
+                op,
+                2000,
+                "HY000",
+                "internal error: a fast-path command on the crate's session",
+            )
+            .with_query(sql)),
+        }
+    }
+
     fn run_text(&mut self, sql: &str, op: SqlOp) -> Result<Option<ResultSet>, SqlError> {
         if self.fast.is_some() {
             let mut rs = ResultSet::default();
@@ -777,6 +818,17 @@ impl MysqlConnection {
         let io_timeout = self.cfg.common.io_timeout;
         let conn = self.live_crate(op, sql)?;
         let res = watched(conn, io_timeout, |c| c.query_iter(sql).and_then(collect));
+        self.crate_outcome(res, op, sql)
+    }
+
+    /// The first result set of a command the crate ran (the rest kept pending), or its
+    /// error as bmk reports it.
+    fn crate_outcome(
+        &mut self,
+        res: Result<(VecDeque<Option<ResultSet>>, u64), mysql::Error>,
+        op: SqlOp,
+        sql: &str,
+    ) -> Result<Option<ResultSet>, SqlError> {
         match res {
             Ok((mut sets, affected)) => {
                 self.state.affected = affected;
@@ -788,9 +840,9 @@ impl MysqlConnection {
         }
     }
 
-    /// A text query through the fast path when possible (on a crate session,
-    /// `LOAD DATA [LOCAL] INFILE`, whose response may ask for a file, is left to the
-    /// crate; the fast path sends an empty file for such a request).
+    /// A text query through the fast path when the session is bmk's own, else through
+    /// the crate (the fast path sends an empty file for a `LOAD DATA LOCAL INFILE`'s
+    /// request).
     fn run_text_into(
         &mut self,
         sql: &str,
@@ -798,22 +850,8 @@ impl MysqlConnection {
         out: &mut ResultSet,
     ) -> Result<bool, SqlError> {
         self.forget_tables_on_ddl(sql);
-        let infile = || {
-            let t = sql.trim_start().as_bytes();
-            t.len() >= 4 && t[..4].eq_ignore_ascii_case(b"LOAD")
-        };
-        let crate_session = if self.fast.is_none() {
-            true
-        } else if infile() {
-            matches!(self.live(op, sql)?, Session::Crate(_))
-        } else {
-            false
-        };
-        if crate_session {
-            let fast = self.fast.take();
-            let r = self.run_text(sql, op);
-            self.fast = fast;
-            return Ok(match r? {
+        if self.fast.is_none() {
+            return Ok(match self.run_text(sql, op)? {
                 Some(rs) => {
                     out.assign_from(&rs);
                     true
@@ -834,7 +872,7 @@ impl MysqlConnection {
     ) -> Result<bool, SqlError> {
         self.trace("query", sql);
         self.state.pending.clear();
-        let fd = self.live(op, sql)?.fd();
+        let fd = self.live_own(op, sql)?;
         let fast = self.fast.as_mut().expect("fast path on");
         match fast.query(
             fd,
@@ -922,7 +960,7 @@ impl MysqlConnection {
         let unprepared = stmt.server.is_none();
         let sql = stmt.sql.clone();
         if unprepared {
-            let fd = self.live(SqlOp::Execute, &sql)?.fd();
+            let fd = self.live_own(SqlOp::Execute, &sql)?;
             let fast = self.fast.as_mut().expect("fast path on");
             match fast.prepare(fd, sql.as_bytes()) {
                 Ok((server, meta)) => {
@@ -933,10 +971,8 @@ impl MysqlConnection {
                 }
                 Err(e) => return Err(self.fail(e, SqlOp::Prepare, &sql)),
             }
-        } else if self.conn.is_none() {
-            self.live(SqlOp::Execute, &sql)?;
         }
-        let fd = self.conn.as_ref().expect("live connection").fd();
+        let fd = self.live_own(SqlOp::Execute, &sql)?;
         let server = self.stmt(id)?.server.as_ref().expect("prepared above");
         Ok((fd, server.id()))
     }
@@ -1075,7 +1111,6 @@ impl MysqlConnection {
             _ => match watched(conn, io_timeout, |c| c.prep(&*sql)) {
                 Ok(s) => {
                     if let Some(Some(st)) = self.stmts.get_mut(id.0 as usize) {
-                        st.meta = Some(StmtMeta::from_statement(&s));
                         st.server = Some(Prepared::Crate(s.clone()));
                     }
                     s
@@ -1104,15 +1139,7 @@ impl MysqlConnection {
         let res = watched(conn, io_timeout, |c| {
             c.exec_iter(&server, params).and_then(collect)
         });
-        match res {
-            Ok((mut sets, affected)) => {
-                self.state.affected = affected;
-                let first = sets.pop_front().flatten();
-                self.state.pending = sets;
-                Ok(first)
-            }
-            Err(e) => Err(self.fail(e, SqlOp::Execute, &sql)),
-        }
+        self.crate_outcome(res, SqlOp::Execute, &sql)
     }
 }
 
@@ -1138,16 +1165,13 @@ impl Reconnects for MysqlConnection {
     }
 
     fn lost_error(&self, lost: Lost, op: SqlOp, reconnected: bool) -> SqlError {
-        SqlError::new(
+        lost_connection_error(
             DriverKind::Mysql,
             op,
             lost.errno,
             "HY000",
-            if reconnected {
-                "Lost connection to server; reconnected"
-            } else {
-                "Lost connection to server; reconnect failed"
-            },
+            "Lost connection to server",
+            reconnected,
         )
     }
 }
@@ -1180,29 +1204,24 @@ impl Connection for MysqlConnection {
             let io_timeout = self.cfg.common.io_timeout;
             let session = self.conn.as_mut().expect("live connection");
             let prepared = match (self.fast.as_mut(), session) {
-                (Some(fast), session) => fast
-                    .prepare(session.fd(), sql.as_bytes())
-                    .map(|(id, meta)| (Prepared::Own(id), meta)),
+                (Some(fast), Session::Own(fd)) => fast
+                    .prepare(fd.as_raw_fd(), sql.as_bytes())
+                    .map(|(id, meta)| (Prepared::Own(id), Some(meta))),
                 (None, Session::Crate(conn)) => {
-                    watched(conn, io_timeout, |c| c.prep(sql)).map(|s| {
-                        let meta = StmtMeta::from_statement(&s);
-                        (Prepared::Crate(s), meta)
-                    })
+                    watched(conn, io_timeout, |c| c.prep(sql)).map(|s| (Prepared::Crate(s), None))
                 }
-                (None, Session::Own(_)) => unreachable!("own sessions only with the fast path"),
+                _ => unreachable!("the fast path exactly with bmk's own session"),
             };
             match prepared {
                 Ok((server, meta)) => {
-                    stmt.meta = Some(meta);
+                    stmt.meta = meta;
                     stmt.server = Some(server);
                 }
                 Err(e) if cannot_prepare(&e) => stmt.emulate = true,
                 Err(e) => return Err(self.fail(e, SqlOp::Prepare, sql)),
             }
         }
-        let id = self.stmts.len() as u32;
-        self.stmts.push(Some(stmt));
-        Ok(StatementId(id))
+        Ok(register(&mut self.stmts, stmt))
     }
 
     fn execute(
@@ -1240,8 +1259,8 @@ impl Connection for MysqlConnection {
                     (Some(Prepared::Crate(s)), Some(Session::Crate(conn)), _) => {
                         let _ = watched(conn, io_timeout, |c| c.close(s));
                     }
-                    (Some(Prepared::Own(id)), Some(session), Some(fast)) => {
-                        let _ = fast.close_statement(session.fd(), id);
+                    (Some(Prepared::Own(id)), Some(Session::Own(fd)), Some(fast)) => {
+                        let _ = fast.close_statement(fd.as_raw_fd(), id);
                     }
                     _ => {}
                 }

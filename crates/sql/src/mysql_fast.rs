@@ -16,21 +16,17 @@
 //! caller's [`ResultSet`] buffer. Steady state: no allocation at all, one `write` and
 //! usually one `read` system call per query. On plain sockets this module speaks every
 //! command after the login (execute, text queries with `LOAD DATA LOCAL INFILE`,
-//! prepare, statement close, MariaDB's bulk execute); the login is
-//! [`crate::mysql_handshake`]'s, or the crate's where that one declines. TLS and
-//! compression stay with the crate altogether.
+//! prepare, statement close, MariaDB's bulk execute), on the socket
+//! [`crate::mysql_handshake`] logged in. A login that one declines, TLS and
+//! compression stay with the crate altogether: this module never speaks on the
+//! crate's socket.
 //!
-//! # Why sharing a crate session's socket is safe
 //! The protocol is strictly request/response and this module always consumes a whole
-//! response (every result set up to the final OK/EOF/ERR without "more results"), so
-//! the crate's framed reader has nothing buffered before or after a fast-path call; the
-//! crate resets its sequence ids at every command and keeps no per-command state that a
-//! fast-path command would leave stale (its statement cache is off, so statements
-//! prepared here are none of its business). On any I/O or protocol error the caller
-//! drops the connection (the error is reported as a lost connection), so a
-//! desynchronised stream is never reused.
+//! response (every result set up to the final OK/EOF/ERR without "more results"). On
+//! any I/O or protocol error the caller drops the connection (the error is reported as
+//! a lost connection), so a desynchronised stream is never reused.
 //!
-//! MariaDB's `MARIADB_CLIENT_CACHE_METADATA` (negotiated by both logins) is honoured:
+//! MariaDB's `MARIADB_CLIENT_CACHE_METADATA` (negotiated by the login) is honoured:
 //! the column definitions are parsed when the server sends them and otherwise taken
 //! from the statement's cached metadata.
 
@@ -112,24 +108,6 @@ pub(crate) struct ColMeta {
 pub(crate) struct StmtMeta {
     cols: Vec<ColMeta>,
     names: Arc<[String]>,
-}
-
-impl StmtMeta {
-    /// The metadata the crate received when preparing `s`.
-    pub(crate) fn from_statement(s: &mysql::Statement) -> StmtMeta {
-        let columns = s.columns();
-        StmtMeta {
-            cols: columns
-                .iter()
-                .map(|c| ColMeta {
-                    ty: c.column_type() as u8,
-                    unsigned: c.flags().contains(ColumnFlags::UNSIGNED_FLAG),
-                    decimals: c.decimals(),
-                })
-                .collect(),
-            names: columns.iter().map(|c| c.name_str().into_owned()).collect(),
-        }
-    }
 }
 
 /// Per-connection buffers of the fast path.
@@ -737,7 +715,7 @@ impl FastIo {
                         return Err(protocol_error());
                     }
                     // EOF after the column definitions (CLIENT_DEPRECATE_EOF is not
-                    // negotiated by the crate).
+                    // negotiated by the login).
                     self.read_packet(sock)?;
                     let mut fresh;
                     let rs: &mut ResultSet = if index == 0 {

@@ -1,7 +1,8 @@
 //! bmk's own MySQL connection phase, for plain sockets (no TLS, no compression): open
-//! the socket, read the server's greeting, log in with `mysql_native_password` or
-//! `caching_sha2_password`, and hand the authenticated socket to the fast path
-//! ([`crate::mysql_fast`]), which then speaks every command on it.
+//! the socket, read the server's greeting, log in with `mysql_native_password`,
+//! `caching_sha2_password` or MariaDB's `client_ed25519` ([`crate::mysql_ed25519`]), and
+//! hand the authenticated socket to the fast path ([`crate::mysql_fast`]), which then
+//! speaks every command on it.
 //!
 //! # Why
 //! A connect through the `mysql` crate cost 1.7 to 2.5 times the client CPU of the
@@ -23,11 +24,11 @@
 //! refused the same way.
 //!
 //! # What is left to the crate
-//! The MariaDB plugins this module declines with [`HandshakeError::Unsupported`]
-//! (`client_ed25519`, `parsec`) are done by connecting again through the crate (the
-//! caller does so, and remembers it). The session then negotiated is the crate's: the
-//! same capability flags, collation and packet limit as here, so the fast path reads
-//! the same responses either way.
+//! MariaDB's `parsec` (11.6 and later), which this module declines with
+//! [`HandshakeError::Unsupported`], is done by connecting again through the crate (the
+//! caller does so, and remembers it). That connection is the crate's altogether: the
+//! fast path never speaks on the crate's socket, so nothing here depends on how the
+//! crate frames, buffers or negotiates.
 //!
 //! # Time
 //! The whole connect (TCP connect, every read and write of the handshake) ends by the
@@ -47,6 +48,7 @@ use sha2::{Digest, Sha256};
 
 use crate::coop_read::read_blocking;
 use crate::error::Endpoint;
+use crate::mysql_ed25519::{ed25519_proof, SCRAMBLE_LEN};
 use crate::mysql_rsa::ServerPublicKey;
 use crate::socket_timeouts::{
     connect_tcp, set_socket_timeouts, timed_out, ConnectFailure, ReadDeadline,
@@ -95,8 +97,9 @@ const MAX_PACKET: u32 = 1 << 30;
 
 const NATIVE: &[u8] = b"mysql_native_password";
 const CACHING_SHA2: &[u8] = b"caching_sha2_password";
-/// The MariaDB plugins the crate speaks and this module does not.
-const LEFT_TO_THE_CRATE: [&[u8]; 2] = [b"client_ed25519", b"parsec"];
+const ED25519: &[u8] = b"client_ed25519";
+/// The MariaDB plugin the crate speaks and this module does not.
+const LEFT_TO_THE_CRATE: &[u8] = b"parsec";
 
 /// MySQL's client error numbers for a login refused by the client: an authentication
 /// plugin reported an error, or one cannot be used.
@@ -464,6 +467,32 @@ fn proof(plugin: &[u8], password: &str, nonce: &[u8]) -> Option<Vec<u8>> {
     }
 }
 
+/// The answer to a switch to `plugin` whose request carried `data`: `None` for a
+/// plugin this module does not speak. The password hashes take the nonce without its
+/// terminating NUL; `client_ed25519`'s scramble comes without one, and its last byte
+/// may be 0.
+fn switch_answer(
+    plugin: &[u8],
+    password: &str,
+    data: &[u8],
+) -> Option<Result<Vec<u8>, HandshakeError>> {
+    if plugin == ED25519 {
+        return Some(match data.get(..SCRAMBLE_LEN) {
+            Some(scramble) => Ok(ed25519_proof(password, scramble).to_vec()),
+            None => Err(out_of_sync()),
+        });
+    }
+    proof(plugin, password, without_nul(data)).map(Ok)
+}
+
+/// `data` without a terminating NUL.
+fn without_nul(data: &[u8]) -> &[u8] {
+    match data {
+        [rest @ .., 0] => rest,
+        _ => data,
+    }
+}
+
 /// The connection attributes sent with every login (built once).
 fn attributes() -> &'static [u8] {
     static ATTRS: OnceLock<Vec<u8>> = OnceLock::new();
@@ -551,13 +580,9 @@ fn authenticate(wire: &mut Wire, login: &Login<'_>, unix: bool) -> Result<(), Ha
                 }
                 let mut r = Fields(&p[1..]);
                 switched_plugin = r.cstr().to_vec();
-                let mut data = r.0;
-                if let [rest @ .., 0] = data {
-                    data = rest;
-                }
-                nonce = data.to_vec();
-                let Some(answer) = proof(&switched_plugin, login.password, &nonce) else {
-                    if LEFT_TO_THE_CRATE.contains(&switched_plugin.as_slice()) {
+                nonce = without_nul(r.0).to_vec();
+                let Some(answer) = switch_answer(&switched_plugin, login.password, r.0) else {
+                    if switched_plugin == LEFT_TO_THE_CRATE {
                         return Err(HandshakeError::Unsupported(
                             String::from_utf8_lossy(&switched_plugin).into_owned(),
                         ));
@@ -566,7 +591,7 @@ fn authenticate(wire: &mut Wire, login: &Login<'_>, unix: bool) -> Result<(), Ha
                 };
                 plugin = &switched_plugin;
                 switched = true;
-                wire.write(&answer)?;
+                wire.write(&answer?)?;
             }
             // caching_sha2_password: the server had the proof in its cache; OK follows.
             0x01 if plugin == CACHING_SHA2 && p.get(1) == Some(&0x03) => {}

@@ -29,9 +29,9 @@ use crate::connection::{Connection, StatementId};
 use crate::connection_state::{keeps_state_in_field, ConnectionState};
 use crate::deadline::run_with_deadline;
 use crate::driver_kind::DriverKind;
-use crate::emulate::{unprepared_text, Dialect, Template};
+use crate::emulate::{emulated_execute, Template};
 use crate::error::{Endpoint, SqlError, SqlErrorKind, SqlOp};
-use crate::reconnect::{after_listed_error, retry_lost, Lost, Reconnects};
+use crate::reconnect::{after_listed_error, lost_connection_error, retry_lost, Lost, Reconnects};
 use crate::resultset::ResultSet;
 use crate::row_source::RowSource;
 use crate::statement_table::registered;
@@ -798,16 +798,13 @@ impl Reconnects for PgConnection {
     }
 
     fn lost_error(&self, _lost: Lost, op: SqlOp, reconnected: bool) -> SqlError {
-        SqlError::new(
+        lost_connection_error(
             DriverKind::Pgsql,
             op,
             0,
             LOST_STATE,
-            if reconnected {
-                "connection to server was lost; reconnected"
-            } else {
-                "connection to server was lost; reconnect failed"
-            },
+            "connection to server was lost",
+            reconnected,
         )
     }
 }
@@ -854,11 +851,9 @@ impl Connection for PgConnection {
     ) -> Result<bool, SqlError> {
         out.clear();
         let stmt = registered(&self.stmts, id, DriverKind::Pgsql)?;
-        if let Some(sql) = unprepared_text(self.cfg.common.ps_mode, &stmt.template, params) {
+        let mode = self.cfg.common.ps_mode;
+        if let Some(sql) = emulated_execute(mode, &stmt.template, params, self.debug, "pgsql") {
             return self.query_into(&sql, out);
-        }
-        if self.debug {
-            self.trace("execute", &stmt.template.render(params, Dialect::Standard));
         }
         self.state.pending.clear();
         if let Some(Backend::Wire(_)) = self.client {

@@ -19,6 +19,7 @@
 
 use std::time::Duration;
 
+use crate::driver_kind::DriverKind;
 use crate::error::{SqlError, SqlErrorKind, SqlOp};
 
 /// How long a call that could not reconnect waits before it fails.
@@ -46,6 +47,25 @@ pub(crate) trait Reconnects {
     /// The error of a call that found the connection lost and tried to reconnect
     /// (`reconnected`: it is back).
     fn lost_error(&self, lost: Lost, op: SqlOp, reconnected: bool) -> SqlError;
+}
+
+/// The error of call `op` that found `driver`'s connection lost (`errno` and `sqlstate`
+/// as the driver reports a lost connection, `what` its words for it) and tried to
+/// reconnect: the message says whether it is back.
+pub(crate) fn lost_connection_error(
+    driver: DriverKind,
+    op: SqlOp,
+    errno: u32,
+    sqlstate: &str,
+    what: &str,
+    reconnected: bool,
+) -> SqlError {
+    let outcome = if reconnected {
+        "reconnected"
+    } else {
+        "reconnect failed"
+    };
+    SqlError::new(driver, op, errno, sqlstate, format!("{what}; {outcome}"))
 }
 
 /// Makes `err`, which the ignore list covers, ignorable; when it lost the connection

@@ -21,10 +21,10 @@ use crate::config::{DriverConfig, PsMode};
 use crate::connection::{Connection, StatementId};
 use crate::connection_state::{keeps_state_in_field, ConnectionState};
 use crate::driver_kind::DriverKind;
-use crate::emulate::{unprepared_text, Dialect, Template};
+use crate::emulate::{emulated_execute, Template};
 use crate::error::{Endpoint, SqlError, SqlErrorKind, SqlOp};
 use crate::resultset::ResultSet;
-use crate::statement_table::registered;
+use crate::statement_table::{register, registered};
 use crate::trace::trace;
 use crate::value::Value;
 
@@ -425,9 +425,7 @@ impl Connection for SqliteConnection {
                 return Err(self.fail(e, SqlOp::Prepare, sql));
             }
         }
-        let id = self.stmts.len() as u32;
-        self.stmts.push(Some(stmt));
-        Ok(StatementId(id))
+        Ok(register(&mut self.stmts, stmt))
     }
 
     fn execute_into(
@@ -438,11 +436,9 @@ impl Connection for SqliteConnection {
     ) -> Result<bool, SqlError> {
         out.clear();
         let stmt = registered(&self.stmts, id, DriverKind::Sqlite)?;
-        if let Some(sql) = unprepared_text(self.cfg.common.ps_mode, &stmt.template, params) {
+        let mode = self.cfg.common.ps_mode;
+        if let Some(sql) = emulated_execute(mode, &stmt.template, params, self.debug, "sqlite") {
             return self.query_into(&sql, out);
-        }
-        if self.debug {
-            self.trace("execute", &stmt.template.render(params, Dialect::Standard));
         }
         if self.db.is_none() {
             return Err(Self::closed(SqlOp::Execute, &stmt.sql));

@@ -6,6 +6,13 @@ use crate::connection::StatementId;
 use crate::driver_kind::DriverKind;
 use crate::error::{SqlError, SqlOp};
 
+/// Adds `stmt` to a driver's table; returns its id.
+pub(crate) fn register<T>(stmts: &mut Vec<Option<T>>, stmt: T) -> StatementId {
+    let id = StatementId(stmts.len() as u32);
+    stmts.push(Some(stmt));
+    id
+}
+
 /// The statement `id` of a driver's table, or the driver's "invalid statement" error:
 /// MySQL's client error 2030, PostgreSQL's SQLSTATE 26000 (invalid SQL statement name),
 /// SQLite's `SQLITE_MISUSE`.

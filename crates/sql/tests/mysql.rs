@@ -87,7 +87,9 @@ fn wrong_password_is_a_clear_connect_error_without_the_password() {
 fn connect_runs_on_the_calling_thread() {
     let silent = TcpListener::bind("127.0.0.1:0").unwrap();
     let port = silent.local_addr().unwrap().port().to_string();
-    let waiting = std::thread::spawn(move || mysql_connect_timing_out(&port));
+    // bmk's own login (`BMK_MYSQL_FASTPATH=0` would leave it to the client library).
+    let waiting =
+        std::thread::spawn(move || mysql_connect_timing_out(&port, &[("mysql-fast-path", "on")]));
     // The client has connected and waits for the greeting: inside its handshake.
     let (_held, _) = silent.accept().unwrap();
     let names: Vec<String> = std::fs::read_dir("/proc/self/task")
@@ -669,7 +671,11 @@ fn insert_rows_by_bulk_execute_and_by_multi_row_inserts() {
     // Executes: the one-row probe of the connection's first bulk load and two bulk
     // commands for the other 39 999 rows (plus the duplicate's), against forty
     // 1000-row INSERTs (plus the duplicate's).
-    for (extra, executes) in [(vec![], 4), (vec![("mysql-compression", "on")], 41)] {
+    // The fast path is named: `BMK_MYSQL_FASTPATH=0` would turn it off.
+    for (extra, executes) in [
+        (vec![("mysql-fast-path", "on")], 4),
+        (vec![("mysql-compression", "on")], 41),
+    ] {
         let mut con = db.connect(&extra);
         types::insert_rows_intact(&mut *con);
         let counted = scalar(
@@ -691,7 +697,7 @@ fn insert_rows_without_bulk_execute_fall_back_to_multi_row_inserts() {
     let proxy = support::no_bulk_proxy::NoBulkProxy::start(3306);
     let port = proxy.port();
     let opts: Vec<(&str, &str)> = db
-        .tcp_opts(&[])
+        .tcp_opts(&[("mysql-fast-path", "on")])
         .into_iter()
         .map(|(k, v)| {
             if k == "mysql-port" {
@@ -839,5 +845,80 @@ fn closed_statements_are_freed_on_the_server() {
             "300",
             "fast path {fast}"
         );
+    }
+}
+
+/// MariaDB's `client_ed25519`: bmk's own login signs the server's scramble (the server
+/// verifies the signature with the public key it stores), over TCP and the UNIX
+/// socket, and the session then runs on the fast path. 300 logins in a row all
+/// succeed: one scramble in 256 ends in a 0 byte, which the client library drops
+/// before signing (its login then fails; it is not tried here, as it would fail this
+/// test now and then). A wrong password is refused with the server's error.
+#[test]
+fn ed25519_accounts_log_in_over_tcp_and_the_socket() {
+    let mut db = require!(MysqlTestDb::create());
+    let loaded = scalar(
+        db.admin(),
+        "SELECT COUNT(*) FROM information_schema.plugins \
+         WHERE plugin_name = 'ed25519' AND plugin_status = 'ACTIVE'",
+    );
+    if loaded.as_deref() == Some("0") {
+        exec(db.admin(), "INSTALL SONAME 'auth_ed25519'");
+    }
+    let user = format!("{}_ed", db.name);
+    let password = "Ed_pw_1";
+    let hosts = ["localhost", "127.0.0.1"];
+    for host in hosts {
+        exec(
+            db.admin(),
+            &format!(
+                "CREATE USER '{user}'@'{host}' IDENTIFIED VIA ed25519 USING PASSWORD('{password}')"
+            ),
+        );
+        let grant = format!("GRANT ALL ON {}.* TO '{user}'@'{host}'", db.name);
+        exec(db.admin(), &grant);
+    }
+    let checked = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        let account = [("mysql-user", user.as_str()), ("mysql-password", password)];
+        for (opts, host) in [
+            (db.tcp_opts(&account), "127.0.0.1"),
+            (db.socket_opts(&account), "localhost"),
+        ] {
+            let mut opts = opts.clone();
+            opts.push(("mysql-fast-path", "on"));
+            assert!(Driver::new(support::config(DriverKind::Mysql, &opts)).mysql_fast_path());
+            let mut con =
+                connect(DriverKind::Mysql, &opts).unwrap_or_else(|e| panic!("{host}: {e}"));
+            assert_eq!(
+                scalar(&mut *con, "SELECT CURRENT_USER()").unwrap(),
+                format!("{user}@{host}")
+            );
+            let st = con.prepare("SELECT ? + 1").unwrap();
+            let rs = con.execute(st, &[Value::Int(41)]).unwrap().unwrap();
+            assert_eq!(rs.get_str(0, 0).as_deref(), Some("42"));
+            for i in 0..300 {
+                if let Err(e) = con.reconnect() {
+                    panic!("{host}: login {i} after the first: {e}");
+                }
+            }
+            let mut wrong = opts.clone();
+            wrong.push(("mysql-password", "Ed_pw_2"));
+            let e = connect(DriverKind::Mysql, &wrong)
+                .err()
+                .expect("a wrong password must be refused");
+            assert_eq!(e.kind, SqlErrorKind::Connect);
+            assert_eq!(e.errno, 1045, "{e}");
+            assert!(
+                e.fatal_lines()[1].contains(&format!("Access denied for user '{user}'")),
+                "{:?}",
+                e.fatal_lines()
+            );
+        }
+    }));
+    for host in hosts {
+        exec(db.admin(), &format!("DROP USER '{user}'@'{host}'"));
+    }
+    if let Err(panic) = checked {
+        std::panic::resume_unwind(panic);
     }
 }

@@ -187,6 +187,40 @@ fn serve_plugin_switch(mut s: impl Read + Write, plugin: &str) -> Answer {
     Answer::Cleartext(p)
 }
 
+/// One login switched to MariaDB's `client_ed25519` with a scramble whose last byte is
+/// 0 (no terminating NUL follows it): OK when the answer is a signature of the whole
+/// scramble that the key of password "pw" verifies, else an access-denied error.
+fn serve_ed25519(mut s: impl Read + Write) -> Answer {
+    use ed25519_dalek::hazmat::ExpandedSecretKey;
+    use ed25519_dalek::{Signature, VerifyingKey};
+    use sha2::{Digest, Sha512};
+    let scramble: Vec<u8> = (1..32).chain([0]).collect();
+    write_packet(&mut s, 0, &greeting());
+    let Some((seq, _response)) = read_packet(&mut s) else {
+        return Answer::HungUp;
+    };
+    let mut switch = b"\xfeclient_ed25519\0".to_vec();
+    switch.extend_from_slice(&scramble);
+    write_packet(&mut s, seq + 1, &switch);
+    let Some((seq, p)) = read_answer(&mut s) else {
+        return Answer::HungUp;
+    };
+    let key: [u8; 64] = Sha512::digest(b"pw").into();
+    let public = VerifyingKey::from(&ExpandedSecretKey::from_bytes(&key));
+    let verified = <[u8; 64]>::try_from(p.as_slice()).is_ok_and(|sig| {
+        public
+            .verify_strict(&scramble, &Signature::from_bytes(&sig))
+            .is_ok()
+    });
+    if verified {
+        write_packet(&mut s, seq + 1, &[0, 0, 0, 2, 0, 0, 0]);
+    } else {
+        write_packet(&mut s, seq + 1, b"\xff\x15\x04#28000Access denied");
+    }
+    drain(s);
+    Answer::Cleartext(p)
+}
+
 /// A scripted server on 127.0.0.1 serving every connection with `serve`; what each
 /// did arrives on the receiver. Returns the port.
 fn scripted_server(
@@ -213,9 +247,11 @@ fn no_more_connections(rx: &mpsc::Receiver<Answer>) {
     assert!(rx.recv_timeout(Duration::from_millis(300)).is_err());
 }
 
-/// The options of a login as `sbtest`/`pw` to the scripted server on `port`.
+/// The options of a login as `sbtest`/`pw` to the scripted server on `port`, by bmk's
+/// own login unless `more` says otherwise (`BMK_MYSQL_FASTPATH=0` would turn it off).
 fn tcp_login<'a>(port: &'a str, more: &[(&'a str, &'a str)]) -> Vec<(&'a str, &'a str)> {
     let mut opts = vec![
+        ("mysql-fast-path", "on"),
         ("mysql-host", "127.0.0.1"),
         ("mysql-port", port),
         ("mysql-user", "sbtest"),
@@ -370,6 +406,33 @@ fn clear_text_and_dialog_plugins_are_refused_plainly() {
     }
 }
 
+/// MariaDB's `client_ed25519` is answered by bmk's own login, on the one connection
+/// (the client library is not tried), with a signature of the whole 32-byte scramble,
+/// a last byte of 0 included; a wrong password signs with another key.
+#[test]
+fn client_ed25519_is_answered_by_the_own_login() {
+    let (port, rx) = scripted_server(serve_ed25519);
+    drop(connect(DriverKind::Mysql, &tcp_login(&port, &[])).expect("logged in"));
+    let Answer::Cleartext(signature) = wait(&rx) else {
+        panic!("no answer to the switch")
+    };
+    assert_eq!(signature.len(), 64);
+    no_more_connections(&rx);
+    let e = connect(
+        DriverKind::Mysql,
+        &tcp_login(&port, &[("mysql-password", "pW")]),
+    )
+    .err()
+    .expect("another password signs with another key");
+    assert_eq!(e.errno, 1045, "{}", e.message);
+    let Answer::Cleartext(other) = wait(&rx) else {
+        panic!("no answer to the switch")
+    };
+    assert_eq!(other.len(), 64);
+    assert_ne!(other, signature);
+    no_more_connections(&rx);
+}
+
 /// Over a UNIX socket full authentication sends the password itself, which bmk's own
 /// handshake does.
 #[test]
@@ -424,5 +487,44 @@ fn a_connect_the_server_does_not_accept_ends_at_the_connect_timeout() {
             break;
         }
     }
-    mysql_connect_timing_out(&addr.port().to_string());
+    mysql_connect_timing_out(&addr.port().to_string(), &[]);
+}
+
+/// A server asking for MariaDB's `parsec`, which only the client library speaks, while
+/// the workers are on event loops: the library's connection would block its loop's
+/// other workers on every read, so the connect fails with a line saying to run with
+/// `--event-loops=off`.
+#[test]
+fn parsec_on_event_loops_is_refused_naming_the_way_out() {
+    let (port, _rx) = scripted_server(|s| serve_plugin_switch(s, "parsec"));
+    let out = std::process::Command::new(bmk_testkit::bmk_bin())
+        .args([
+            "oltp_point_select",
+            "--db-driver=mysql",
+            "--mysql-host=127.0.0.1",
+        ])
+        .arg(format!("--mysql-port={port}"))
+        .args([
+            "--mysql-password=pw",
+            "--threads=4",
+            "--event-loops=2",
+            "--time=5",
+        ])
+        .arg("run")
+        .env_remove("BMK_MYSQL_FASTPATH")
+        .output()
+        .expect("run bmk");
+    let output = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(out.status.code(), Some(1), "{output}");
+    assert!(
+        output
+            .lines()
+            .any(|l| l.starts_with("FATAL: ") && l.contains("run with --event-loops=off")),
+        "{output}"
+    );
+    assert!(!output.contains("panicked"), "{output}");
 }

@@ -40,21 +40,21 @@ pub fn connect(
     Driver::new(config(kind, opts)).connect(0)
 }
 
-/// A MySQL connect to 127.0.0.1:`port` with a 1-second connect timeout that must end in
-/// that timeout: checks the error and how long it took, which it returns.
-pub fn mysql_connect_timing_out(port: &str) -> std::time::Duration {
+/// A MySQL connect to 127.0.0.1:`port` with a 1-second connect timeout (and `extra`
+/// options) that must end in that timeout: checks the error and how long it took,
+/// which it returns.
+pub fn mysql_connect_timing_out(port: &str, extra: &[(&str, &str)]) -> std::time::Duration {
     use std::time::{Duration, Instant};
+    let mut opts = vec![
+        ("mysql-host", "127.0.0.1"),
+        ("mysql-port", port),
+        ("db-connect-timeout", "1"),
+    ];
+    opts.extend_from_slice(extra);
     let t = Instant::now();
-    let e = connect(
-        DriverKind::Mysql,
-        &[
-            ("mysql-host", "127.0.0.1"),
-            ("mysql-port", port),
-            ("db-connect-timeout", "1"),
-        ],
-    )
-    .err()
-    .expect("the connect must time out");
+    let e = connect(DriverKind::Mysql, &opts)
+        .err()
+        .expect("the connect must time out");
     let elapsed = t.elapsed();
     assert!(elapsed >= Duration::from_millis(900), "{elapsed:?}");
     assert!(elapsed < Duration::from_secs(4), "{elapsed:?}");
