@@ -271,7 +271,7 @@ fn a_level_on_a_cold_buffer_pool_shows_a_warm_up_on_mariadb() {
     server.execute("CREATE DATABASE sbtest");
     dir.write("bmk.toml", &server.target());
     dir.bmk()
-        .args("kit prepare Prepare_300K_1tab-InnoDB 2 --target=cold")
+        .args("kit prepare Prepare_150K_1tab-InnoDB 2 --target=cold")
         .run_within(Duration::from_secs(300))
         .code(0);
     // Restarted in the throttled cgroup with an empty buffer pool: every page the
@@ -280,7 +280,7 @@ fn a_level_on_a_cold_buffer_pool_shows_a_warm_up_on_mariadb() {
     server.start(Some(&throttle));
     dir.bmk()
         .args(
-            "kit run OLTP_RO_300K_1tab-uniform-p_sel1-notrx 4 40 --target=cold \
+            "kit run OLTP_RO_150K_1tab-uniform-p_sel1-notrx 8 40 --target=cold \
              --results-dir=cold --capture-interval=1",
         )
         .run_within(Duration::from_secs(180))

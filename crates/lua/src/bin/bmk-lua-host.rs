@@ -102,6 +102,10 @@ impl Observer for Printer<'_> {
 }
 
 fn print_total(s: &CumulativeStats) {
+    // The repeats of the last logged message, held back until a different line, are
+    // told first, as bmk tells them before its final report; without this the count of
+    // a message the workers logged last depended on their order.
+    bmk_lua::end_repeats();
     println!(
         "total: events={} time={:.3} eps={:.1} reads={} writes={} other={} errors={} reconnects={} max_ms={:.3}",
         s.events,
