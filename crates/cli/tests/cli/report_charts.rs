@@ -249,6 +249,31 @@ fn export_writes_each_chart_as_tidy_csv_and_svg_that_agree_with_the_run() {
             })
             .collect()
     };
+    // Every file loads with Python's csv module (what a reader's script would use) into
+    // the same rows as read here.
+    let python = std::process::Command::new("python3")
+        .arg("-c")
+        .arg(
+            "import csv, json, sys\n\
+             print(json.dumps({n: list(csv.DictReader(open(n, newline=''))) for n in sys.argv[1:]}))",
+        )
+        .args(&csvs)
+        .current_dir(&out)
+        .output()
+        .expect("python3");
+    assert!(
+        python.status.success(),
+        "{}",
+        String::from_utf8_lossy(&python.stderr)
+    );
+    let by_python: std::collections::BTreeMap<
+        String,
+        Vec<std::collections::BTreeMap<String, String>>,
+    > = serde_json::from_slice(&python.stdout).unwrap();
+    assert_eq!(by_python.len(), csvs.len());
+    for name in &csvs {
+        assert_eq!(by_python[name.as_str()], rows(name), "{name}");
+    }
     // The scalability chart's points are summary.csv's TPS.
     let summary = std::fs::read_to_string(dir.join("run/summary.csv")).unwrap();
     let tps_by_users: Vec<(String, f64)> = rows("01-transactions-per-second-vs-users.csv")
