@@ -18,7 +18,7 @@ use bmk_results::results_dir::{LevelInfo, RunManifest, LEVEL_FILE, RUN_FILE};
 use prometheus_client::metrics::counter::Counter;
 use prometheus_client::metrics::family::Family;
 use prometheus_client::metrics::gauge::Gauge;
-use prometheus_client::registry::{Registry, Unit};
+use prometheus_client::registry::{Metric, Registry, Unit};
 
 use crate::latency_buckets::LatencyBuckets;
 
@@ -115,87 +115,89 @@ pub struct RunMetrics {
     percentiles: Vec<f64>,
 }
 
+/// A new metric of type `M`, registered under `name` with `help`.
+fn register<M: Metric + Clone + Default>(registry: &mut Registry, name: &str, help: &str) -> M {
+    let metric = M::default();
+    registry.register(name, help, metric.clone());
+    metric
+}
+
+/// [`register`] for a metric in seconds.
+fn register_seconds<M: Metric + Clone + Default>(
+    registry: &mut Registry,
+    name: &str,
+    help: &str,
+) -> M {
+    let metric = M::default();
+    registry.register_with_unit(name, help, Unit::Seconds, metric.clone());
+    metric
+}
+
 impl RunMetrics {
     /// A registry for a run labelled `labels`, exporting the last interval's latency
     /// at [`INTERVAL_PERCENTILES`] and `extra_percentile` (the run's `--percentile`).
     pub fn new(labels: &RunLabels, extra_percentile: f64) -> RunMetrics {
         let mut registry = Registry::with_prefix_and_labels(PREFIX, labels.pairs().into_iter());
-        let events = Counter::default();
-        registry.register("events", "Events (transactions) completed", events.clone());
-        let queries = Family::<ClassLabel, Counter>::default();
-        registry.register(
+        let events: Counter = register(&mut registry, "events", "Events (transactions) completed");
+        let queries: Family<ClassLabel, Counter> = register(
+            &mut registry,
             "queries",
             "Statements executed, by class (read, write, other)",
-            queries.clone(),
         );
-        let ignored_errors = Counter::default();
-        registry.register(
+        let ignored_errors: Counter = register(
+            &mut registry,
             "ignored_errors",
             "Errors ignored by --mysql-ignore-errors / --pgsql-ignore-errors (the event restarted)",
-            ignored_errors.clone(),
         );
-        let errors = Counter::default();
-        registry.register(
+        let errors: Counter = register(
+            &mut registry,
             "errors",
             "Errors that stopped a worker (fatal), counted when the run ends",
-            errors.clone(),
         );
-        let reconnects = Counter::default();
-        registry.register(
+        let reconnects: Counter = register(
+            &mut registry,
             "reconnects",
             "Reconnects after a lost connection",
-            reconnects.clone(),
         );
-        let threads_running = Gauge::default();
-        registry.register(
+        let threads_running: Gauge = register(
+            &mut registry,
             "threads_running",
             "Workers running an event loop (0 before the start and after the end)",
-            threads_running.clone(),
         );
-        let level: Gauge = Gauge::default();
-        registry.register(
+        let level: Gauge = register(
+            &mut registry,
             "level",
             "The level's 1-based index in its sweep",
-            level.clone(),
         );
-        let level_users: Gauge = Gauge::default();
-        registry.register(
+        let level_users: Gauge = register(
+            &mut registry,
             "level_users",
             "Users (threads) of the level, over all its processes",
-            level_users.clone(),
         );
-        let queue_length = Gauge::default();
-        registry.register(
+        let queue_length: Gauge = register(
+            &mut registry,
             "rate_queue_length",
             "Arrivals waiting for a worker at the last interval (--rate; 0 in a closed loop)",
-            queue_length.clone(),
         );
-        let concurrency = Gauge::default();
-        registry.register(
+        let concurrency: Gauge = register(
+            &mut registry,
             "rate_concurrency",
             "Workers busy with an event at the last interval (--rate; 0 in a closed loop)",
-            concurrency.clone(),
         );
-        let latency = LatencyBuckets::default();
-        registry.register_with_unit(
+        let latency: LatencyBuckets = register_seconds(
+            &mut registry,
             "latency",
             "Event latency over the measured run",
-            Unit::Seconds,
-            latency.clone(),
         );
-        let interval_latency = Family::<PercentileLabel, FloatGauge>::default();
-        registry.register_with_unit(
+        let interval_latency: Family<PercentileLabel, FloatGauge> = register_seconds(
+            &mut registry,
             "interval_latency",
             "Exact latency percentile of the last interval (HdrHistogram); percentile=\"100\" is its largest latency",
-            Unit::Seconds,
-            interval_latency.clone(),
         );
-        let measure_start = FloatGauge::default();
-        registry.register_with_unit(
+        let measure_start: FloatGauge = register_seconds(
+            &mut registry,
             "measure_start_timestamp",
             "Unix time the measured run started at (after the warm-up); 0 before",
-            Unit::Seconds,
-            measure_start.clone(),
         );
         // Fixed for the process: the registry keeps them, nothing sets them again.
         level.set(i64::from(labels.level));

@@ -165,11 +165,19 @@ impl RunClock {
 /// start and end).
 #[inline]
 fn monotonic_ns() -> u64 {
+    clock_ns(libc::CLOCK_MONOTONIC)
+}
+
+/// Clock `id` (a monotonic one: `CLOCK_MONOTONIC`, `CLOCK_MONOTONIC_COARSE`) in
+/// nanoseconds.
+#[inline]
+pub(crate) fn clock_ns(id: libc::clockid_t) -> u64 {
     let mut ts = libc::timespec {
         tv_sec: 0,
         tv_nsec: 0,
     };
-    // SAFETY: `ts` is a valid timespec to write; CLOCK_MONOTONIC always exists on Linux.
-    unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut ts) };
+    // SAFETY: `ts` is a valid timespec to write; the monotonic clocks always exist on
+    // Linux.
+    unsafe { libc::clock_gettime(id, &mut ts) };
     ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
 }

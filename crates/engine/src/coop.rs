@@ -141,13 +141,7 @@ pub fn yield_if_due() -> bool {
 /// switch.
 #[inline]
 fn coarse_now_ns() -> u64 {
-    let mut ts = libc::timespec {
-        tv_sec: 0,
-        tv_nsec: 0,
-    };
-    // SAFETY: `ts` is a valid timespec to write.
-    unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC_COARSE, &mut ts) };
-    ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
+    crate::clock::clock_ns(libc::CLOCK_MONOTONIC_COARSE)
 }
 
 /// Pauses the calling worker for `d`. On an event loop only this worker waits: it is
