@@ -12,15 +12,14 @@
 //! always ends the worker (or command) with its message.
 
 use std::any::Any;
-use std::cell::RefCell;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 
-use bmk_engine::with_current;
+use crate::worker_slots::{current_worker, WorkerSlots};
 
 thread_local! {
-    /// Panics caught on this thread and not yet taken, with the worker they happened
-    /// in (`None` outside a run): the workers of an event loop share the thread.
-    static CAUGHT: RefCell<Vec<(Option<u32>, String)>> = const { RefCell::new(Vec::new()) };
+    /// The first panic caught for each worker of this thread (`None` outside a run)
+    /// and not yet taken: the workers of an event loop share the thread.
+    static CAUGHT: WorkerSlots<String> = const { WorkerSlots::new() };
 }
 
 /// Runs `body`, the body of entry point `entry`; a panic in it comes back as `Err`
@@ -39,8 +38,7 @@ fn caught(entry: &str, payload: &(dyn Any + Send)) -> String {
         .or_else(|| payload.downcast_ref::<String>().cloned())
         .unwrap_or_else(|| "unknown cause".into());
     let message = format!("internal error: {entry} panicked: {cause}");
-    let worker = with_current(|ctx| ctx.thread_id());
-    CAUGHT.with(|c| c.borrow_mut().push((worker, message.clone())));
+    CAUGHT.with(|c| c.keep_first(current_worker(), message.clone()));
     message
 }
 
@@ -48,20 +46,10 @@ fn caught(entry: &str, payload: &(dyn Any + Send)) -> String {
 /// on this thread) since the last call, if any; forgets it and any later ones.
 pub(crate) fn take_panic() -> Option<String> {
     CAUGHT.with(|c| {
-        let mut c = c.borrow_mut();
         if c.is_empty() {
             return None;
         }
-        let worker = with_current(|ctx| ctx.thread_id());
-        let mut first = None;
-        c.retain_mut(|(w, message)| {
-            if *w != worker {
-                return true;
-            }
-            first.get_or_insert_with(|| std::mem::take(message));
-            false
-        });
-        first
+        c.take(current_worker())
     })
 }
 

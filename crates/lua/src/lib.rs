@@ -76,6 +76,7 @@ mod state_data;
 mod sysbench_env;
 mod usleep;
 mod worker;
+mod worker_slots;
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;

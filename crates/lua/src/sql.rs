@@ -39,21 +39,15 @@ use mlua::{LightUserData, Lua, Table, UserData, UserDataMethods, Value};
 use crate::ffi_panic::guarded;
 use crate::generated_rows::GeneratedRows;
 use crate::state_data::StateData;
+use crate::worker_slots::{current_worker, WorkerSlots};
 
 /// Connections made so far in the process: spreads them over hosts round-robin.
 static CONNECTIONS: AtomicUsize = AtomicUsize::new(0);
 
 thread_local! {
-    /// The last failure of a `bmk_*` entry point, for `take_error()`: one per worker
-    /// of this thread (the workers of an event loop share it; `None` outside a run).
-    static LAST_ERROR: RefCell<Vec<(Option<u32>, SqlError)>> = const { RefCell::new(Vec::new()) };
-}
-
-/// The worker running on this thread, which keys what the `bmk_*` entry points keep
-/// between calls: several workers of an event loop share a thread.
-#[inline]
-fn current_worker() -> Option<u32> {
-    with_current(|ctx| ctx.thread_id())
+    /// The last failure of a `bmk_*` entry point, for `take_error()`, per worker of
+    /// this thread.
+    static LAST_ERROR: WorkerSlots<SqlError> = const { WorkerSlots::new() };
 }
 
 /// Whether any state of this process has made a SQL driver: sysbench prints the SQL
@@ -113,12 +107,7 @@ pub(crate) fn raw_api(lua: &Lua) -> mlua::Result<Table> {
         "take_error",
         lua.create_function(|lua, ()| {
             let e = LAST_ERROR
-                .with(|l| {
-                    let mut l = l.borrow_mut();
-                    let worker = current_worker();
-                    let at = l.iter().position(|(w, _)| *w == worker)?;
-                    Some(l.swap_remove(at).1)
-                })
+                .with(|l| l.take(current_worker()))
                 .unwrap_or_else(|| {
                     SqlError::new(DriverKind::Mysql, SqlOp::Query, 0, "", "unknown SQL error")
                 });
@@ -133,13 +122,13 @@ thread_local! {
     /// ignored error only once the worker goes on after it (the script caught it, as
     /// sysbench 1.0.20 counts it then); the one that ends the worker is no ignored
     /// error, and must not count for another worker of its event loop either.
-    static UNCOUNTED_FATAL: RefCell<Vec<(Option<u32>, u64)>> = const { RefCell::new(Vec::new()) };
+    static UNCOUNTED_FATAL: WorkerSlots<u64> = const { WorkerSlots::new() };
 }
 
 /// Counts the fatal errors the worker went on after.
 #[inline]
 fn count_caught_fatal() {
-    if UNCOUNTED_FATAL.with(|u| u.borrow().is_empty()) {
+    if UNCOUNTED_FATAL.with(|u| u.is_empty()) {
         return;
     }
     count_caught_fatal_of(current_worker());
@@ -147,12 +136,7 @@ fn count_caught_fatal() {
 
 #[cold]
 fn count_caught_fatal_of(worker: Option<u32>) {
-    let n = UNCOUNTED_FATAL.with(|u| {
-        let mut u = u.borrow_mut();
-        let at = u.iter().position(|(w, _)| *w == worker)?;
-        Some(u.swap_remove(at).1)
-    });
-    if let Some(n) = n {
+    if let Some(n) = UNCOUNTED_FATAL.with(|u| u.take(worker)) {
         with_current(|ctx| ctx.count_n(Counter::Error, n));
     }
 }
@@ -185,14 +169,7 @@ fn count_rows(nrows: u32) {
 fn count_error(e: &SqlError) {
     count_caught_fatal();
     if matches!(e.kind, SqlErrorKind::Fatal) {
-        let worker = current_worker();
-        UNCOUNTED_FATAL.with(|u| {
-            let mut u = u.borrow_mut();
-            match u.iter_mut().find(|(w, _)| *w == worker) {
-                Some((_, n)) => *n += 1,
-                None => u.push((worker, 1)),
-            }
-        });
+        UNCOUNTED_FATAL.with(|u| u.set_or_change(current_worker(), 1, |n| *n += 1));
         return;
     }
     if let Some(c) = e.counter() {
@@ -204,12 +181,7 @@ fn count_error(e: &SqlError) {
 #[cold]
 fn fail(e: SqlError) -> c_int {
     count_error(&e);
-    let worker = current_worker();
-    LAST_ERROR.with(|l| {
-        let mut l = l.borrow_mut();
-        l.retain(|(w, _)| *w != worker);
-        l.push((worker, e));
-    });
+    LAST_ERROR.with(|l| l.put(current_worker(), e));
     -1
 }
 
