@@ -7,7 +7,6 @@ mod support;
 use std::io::Read;
 use std::net::TcpListener;
 use std::path::Path;
-use std::process::Command;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
@@ -16,30 +15,11 @@ use bmk_analysis::{page, report::Report};
 use bmk_results::RunData;
 use support::*;
 
-fn chromium() -> Option<&'static str> {
-    ["chromium", "chromium-browser"].into_iter().find(|c| {
-        Command::new(c)
-            .arg("--version")
-            .output()
-            .is_ok_and(|o| o.status.success())
-    })
-}
-
 fn browse(browser: &str, proxy_port: u16, page: &Path, action: &[&str]) -> std::process::Output {
     let profile = tempfile::tempdir().unwrap();
-    Command::new(browser)
+    bmk_testkit::headless_chromium(browser, profile.path())
         .args([
-            "--headless",
-            "--no-sandbox",
-            "--disable-gpu",
-            "--no-first-run",
-            "--disable-background-networking",
-            "--disable-component-update",
-            "--disable-sync",
-            "--disable-extensions",
-            "--disable-default-apps",
             "--hide-scrollbars",
-            &format!("--user-data-dir={}", profile.path().display()),
             &format!("--proxy-server=http://127.0.0.1:{proxy_port}"),
             // Loopback is proxied too, so nothing bypasses the listener.
             "--proxy-bypass-list=<-loopback>",
@@ -53,7 +33,7 @@ fn browse(browser: &str, proxy_port: u16, page: &Path, action: &[&str]) -> std::
 
 #[test]
 fn the_report_renders_offline_in_chromium() {
-    let Some(browser) = chromium()
+    let Some(browser) = bmk_testkit::chromium()
         .or_else(|| bmk_testkit::unavailable("chromium (Debian's package)", "not installed"))
     else {
         return;

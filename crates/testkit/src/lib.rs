@@ -2,7 +2,8 @@
 //! whose server or tool is missing, and names that do not collide.
 //!
 //! Owns: the skip-or-fail gate ([`unavailable`], [`require!`], [`ci`]),
-//! [`unique_name`], and [`bmk_bin`] for tests outside the binary's own crate. A test that cannot run prints one `NOTE: skipping test:` line on
+//! [`unique_name`], [`bmk_bin`] for tests outside the binary's own crate, and headless
+//! Chromium ([`chromium`], [`headless_chromium`]) for the tests that render pages. A test that cannot run prints one `NOTE: skipping test:` line on
 //! standard error, so a reader of the test log sees it; under `CI=true` (which `.ci/run`
 //! sets) it fails instead, so CI never passes by skipping. A skipped test still counts
 //! as passed, and nextest hides the output of passed tests, so each skip is also
@@ -159,6 +160,36 @@ pub fn bmk_bin() -> &'static Path {
 /// [`bmk_bin`], which builds both when needed.
 pub fn null_server_bin() -> PathBuf {
     bmk_bin().with_file_name("bmk-null-server")
+}
+
+/// Debian's Chromium (`chromium`, or `chromium-browser` elsewhere), if it runs.
+pub fn chromium() -> Option<&'static str> {
+    ["chromium", "chromium-browser"].into_iter().find(|c| {
+        Command::new(c)
+            .arg("--version")
+            .output()
+            .is_ok_and(|o| o.status.success())
+    })
+}
+
+/// `browser` headless with a new profile in `profile`, and without the background
+/// connections (updates, sync, component downloads) that a machine without a network
+/// would refuse at every start; the caller adds what to load and how.
+pub fn headless_chromium(browser: &str, profile: &Path) -> Command {
+    let mut cmd = Command::new(browser);
+    cmd.args([
+        "--headless",
+        "--no-sandbox",
+        "--disable-gpu",
+        "--no-first-run",
+        "--disable-background-networking",
+        "--disable-component-update",
+        "--disable-sync",
+        "--disable-extensions",
+        "--disable-default-apps",
+    ])
+    .arg(format!("--user-data-dir={}", profile.display()));
+    cmd
 }
 
 #[cfg(test)]

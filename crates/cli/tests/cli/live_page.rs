@@ -4,38 +4,17 @@
 
 use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpListener, TcpStream};
-use std::process::Command;
 use std::time::{Duration, Instant};
 
 use crate::util::*;
 
-pub(crate) fn chromium() -> Option<&'static str> {
-    ["chromium", "chromium-browser"].into_iter().find(|c| {
-        Command::new(c)
-            .arg("--version")
-            .output()
-            .is_ok_and(|o| o.status.success())
-    })
-}
+pub(crate) use bmk_testkit::chromium;
 
 /// The page's DOM after Chromium has loaded `url`.
 pub(crate) fn dump_dom(browser: &str, url: &str) -> String {
     let profile = tempfile::tempdir().unwrap();
-    let out = Command::new(browser)
-        .args([
-            "--headless",
-            "--no-sandbox",
-            "--disable-gpu",
-            "--no-first-run",
-            "--disable-background-networking",
-            "--disable-component-update",
-            "--disable-sync",
-            "--disable-extensions",
-            "--disable-default-apps",
-            &format!("--user-data-dir={}", profile.path().display()),
-            "--dump-dom",
-            url,
-        ])
+    let out = bmk_testkit::headless_chromium(browser, profile.path())
+        .args(["--dump-dom", url])
         .output()
         .unwrap();
     String::from_utf8_lossy(&out.stdout).into_owned()
