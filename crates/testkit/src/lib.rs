@@ -3,7 +3,8 @@
 //!
 //! Owns: the skip-or-fail gate ([`unavailable`], [`require!`], [`ci`]),
 //! [`unique_name`], [`bmk_bin`] for tests outside the binary's own crate, and headless
-//! Chromium ([`chromium`], [`headless_chromium`]) for the tests that render pages. A test that cannot run prints one `NOTE: skipping test:` line on
+//! Chromium ([`chromium`], [`headless_chromium`]) for the tests that render pages, and
+//! [`mariadb_install_db`] for the tests that start a private MariaDB. A test that cannot run prints one `NOTE: skipping test:` line on
 //! standard error, so a reader of the test log sees it; under `CI=true` (which `.ci/run`
 //! sets) it fails instead, so CI never passes by skipping. A skipped test still counts
 //! as passed, and nextest hides the output of passed tests, so each skip is also
@@ -189,6 +190,24 @@ pub fn headless_chromium(browser: &str, profile: &Path) -> Command {
         "--disable-default-apps",
     ])
     .arg(format!("--user-data-dir={}", profile.display()));
+    cmd
+}
+
+/// `mariadb-install-db` (the program `install`) making a new data directory `data` for a
+/// private server with a root login and an empty password, its temporary files in `tmp`
+/// (servers running at once must not share them); the caller runs it.
+pub fn mariadb_install_db(install: &Path, data: &Path, tmp: &Path) -> Command {
+    let mut cmd = Command::new(install);
+    cmd.arg("--no-defaults")
+        .arg(format!("--datadir={}", data.display()))
+        .arg(format!("--tmpdir={}", tmp.display()))
+        .args([
+            "--user=root",
+            "--auth-root-authentication-method=normal",
+            "--skip-test-db",
+            "--skip-name-resolve",
+        ])
+        .stdin(std::process::Stdio::null());
     cmd
 }
 

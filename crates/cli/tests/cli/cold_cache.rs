@@ -109,19 +109,13 @@ struct PrivateMariadb {
 impl PrivateMariadb {
     fn install(dir: &Path) -> Result<PrivateMariadb, String> {
         std::fs::create_dir_all(dir.join("tmp")).map_err(|e| e.to_string())?;
-        let out = Command::new("mariadb-install-db")
-            .arg("--no-defaults")
-            .arg(format!("--datadir={}", dir.join("data").display()))
-            .arg(format!("--tmpdir={}", dir.join("tmp").display()))
-            .args([
-                "--user=root",
-                "--auth-root-authentication-method=normal",
-                "--skip-test-db",
-                "--skip-name-resolve",
-            ])
-            .stdin(Stdio::null())
-            .output()
-            .map_err(|e| format!("mariadb-install-db: {e}"))?;
+        let out = bmk_testkit::mariadb_install_db(
+            Path::new("mariadb-install-db"),
+            &dir.join("data"),
+            &dir.join("tmp"),
+        )
+        .output()
+        .map_err(|e| format!("mariadb-install-db: {e}"))?;
         if !out.status.success() {
             return Err(format!(
                 "mariadb-install-db failed: {}",

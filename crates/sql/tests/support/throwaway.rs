@@ -59,17 +59,7 @@ impl ThrowawayMariadb {
         // A private tmpdir: concurrent servers must not share temporary files.
         let tmp = dir.path().join("tmp");
         std::fs::create_dir_all(&tmp).expect("tmpdir");
-        let st = Command::new(install)
-            .arg("--no-defaults")
-            .arg(format!("--datadir={}", data.display()))
-            .arg(format!("--tmpdir={}", tmp.display()))
-            .args([
-                "--user=root",
-                "--auth-root-authentication-method=normal",
-                "--skip-test-db",
-                "--skip-name-resolve",
-            ])
-            .stdin(Stdio::null())
+        let st = bmk_testkit::mariadb_install_db(&install, &data, &tmp)
             .stdout(log.try_clone().expect("log"))
             .stderr(log)
             .status()
