@@ -22,6 +22,9 @@
 //! # Modules
 //! * `oltp_common` — options, statements, event helpers, `prepare` / `create` /
 //!   `warmup` / `prewarm` / `cleanup`, the globals third-party scripts override.
+//! * `bmk_oltp_tables` — the code of those commands (schema, loaders, load window,
+//!   warm-up, cleanup), which `oltp_common`'s globals load on their first call so
+//!   that the worker states of `run` never compile it.
 //! * `SYNC_file` — the `--sync-file` barrier.
 //! * `bmk_workload_support` — what the OLTP, TPC-C and dbSTRESS families share:
 //!   option access, driver / MariaDB detection, session options, MySQL table
@@ -112,6 +115,10 @@ const WORKLOADS: &[&str] = &[
 /// Every embedded script: (module name, source).
 const SCRIPTS: &[(&str, &str)] = &[
     ("oltp_common", include_str!("../lua/oltp_common.lua")),
+    (
+        "bmk_oltp_tables",
+        include_str!("../lua/bmk_oltp_tables.lua"),
+    ),
     ("SYNC_file", include_str!("../lua/SYNC_file.lua")),
     (
         "bmk_workload_support",

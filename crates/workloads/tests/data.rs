@@ -216,6 +216,66 @@ fn warmup_and_prewarm() {
     }
 }
 
+/// oltp_common's command code (schema, loaders, cleanup) is compiled by a state only
+/// when a command first calls it: a worker of `run` never holds it. Its globals stay
+/// what a script may override: prepare calls the script's own `create_table`.
+const OVERRIDE_SCRIPT: &str = r#"
+require("oltp_common")
+function create_table(drv, con, n)
+  print("OVERRIDE create_table " .. n)
+  return builtin_create_table(drv, con, n)
+end
+function prepare_statements() prepare_point_selects() end
+function event() execute_point_selects() end
+local init = thread_init
+function thread_init()
+  init()
+  print(string.format("WORKER %d holds the command code: %s", sysbench.tid,
+    tostring(package.loaded.bmk_oltp_tables ~= nil)))
+end
+"#;
+
+#[test]
+fn a_run_worker_never_loads_the_command_code_and_prepare_calls_a_script_s_override() {
+    let db = Db::new(Kind::Sqlite).expect("SQLite needs no server");
+    let (_dir, script) = support::lua_script("override.lua", OVERRIDE_SCRIPT);
+    let args = ["--tables=2", "--table-size=100", "--threads=2"];
+    let out = db.bmk(&script, "prepare", &args).ok();
+    for n in 1..=2 {
+        assert!(
+            out.stdout.contains(&format!(
+                "OVERRIDE create_table {n}\nCreating table 'sbtest{n}'..."
+            )),
+            "{}",
+            out.stdout
+        );
+        assert_eq!(db.scalar(&format!("SELECT COUNT(*) FROM sbtest{n}")), "100");
+    }
+    let run = db
+        .bmk(
+            &script,
+            "run",
+            &["--tables=2", "--threads=2", "--events=100"],
+        )
+        .ok();
+    for tid in 0..2 {
+        assert!(
+            run.stdout
+                .contains(&format!("WORKER {tid} holds the command code: false")),
+            "{}",
+            run.stdout
+        );
+    }
+    assert_eq!(support::stats(&run.stdout).transactions, 100);
+    let cleanup = db.bmk(&script, "cleanup", &args).ok();
+    assert!(
+        cleanup.stdout.contains("Dropping table 'sbtest2'..."),
+        "{}",
+        cleanup.stdout
+    );
+    assert!(db.tables().is_empty(), "{:?}", db.tables());
+}
+
 #[test]
 fn prepare_oltp_insert_without_auto_inc_creates_empty_tables() {
     for kind in [Kind::Sqlite, Kind::Mysql, Kind::Pgsql] {
