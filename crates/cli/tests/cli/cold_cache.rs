@@ -313,11 +313,13 @@ fn a_level_on_a_cold_buffer_pool_shows_a_warm_up_on_mariadb() {
         median < 0.5 * RATE,
         "warm-up intervals {cut:.0?} against a rate of {RATE}: {level:#}"
     );
-    // The window starts after both: every interval it keeps ran at the rate (Poisson
-    // arrivals at 4000/s stray about 1.6 % in a second), none still serving backlog.
+    // The window starts after both: none of its intervals is still serving the backlog
+    // (those ran at 1.5 to 5 times the rate), and it runs at the rate. A stall of the
+    // host moves a second's events into the next and may push one interval of the
+    // window a few tens of percent off the rate: only the backlog is looked for.
     for (i, tps) in series.iter().enumerate().skip(warmup) {
         assert!(
-            (tps / RATE - 1.0).abs() < 0.1,
+            *tps < 1.5 * RATE,
             "interval {i} of the window ran {tps:.0} TPS at a rate of {RATE}: {series:.0?}"
         );
     }
