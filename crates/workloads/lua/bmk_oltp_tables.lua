@@ -10,6 +10,7 @@
 -- oltp_common itself.
 
 local ffi = require("ffi")
+pcall(ffi.cdef, "int getpid(void);")
 local C = ffi.C
 local sync = require("SYNC_file")
 local ws = require("bmk_workload_support")

@@ -22,9 +22,7 @@
 
 local ffi = require("ffi")
 pcall(ffi.cdef, "int usleep(unsigned int usec);")
-pcall(ffi.cdef, "int getpid(void);")
 local C = ffi.C
-local sync = require("SYNC_file")
 local ws = require("bmk_workload_support")
 local shm = require("bmk_shared")
 
