@@ -28,9 +28,13 @@
 //! workers sharing one state against a state each, and the resident memory of the
 //! workers' coroutines once they ran.
 //!
+//! `--call-cost N` measures instead what the first kind costs against the second where
+//! nothing waits: N calls of a host function that returns its argument plus one, from a
+//! loop LuaJIT compiles, in one state.
+//!
 //! ```text
 //! cargo run --release -p bmk-lua --example shared_lua_state -- [--workers N]
-//!     [--events N] [--wait cfunction|ffi]
+//!     [--events N] [--wait cfunction|ffi] [--call-cost N]
 //! ```
 
 use std::cell::Cell;
@@ -108,6 +112,67 @@ unsafe extern "C-unwind" fn wait_cfunction(l: *mut lua_State) -> c_int {
     1
 }
 
+/// `add_one(n)` as a Lua C function: `n + 1`, no wait.
+unsafe extern "C-unwind" fn add_one_cfunction(l: *mut lua_State) -> c_int {
+    lua_pushinteger(l, lua_tointeger(l, 1) + 1);
+    1
+}
+
+/// `add_one(n)` as an FFI function: `n + 1`, no wait.
+extern "C" fn add_one_ffi(n: c_int) -> c_int {
+    n + 1
+}
+
+/// Nanoseconds per call of a host function from a compiled loop of `calls` calls:
+/// through a Lua C function, through the FFI, and of a Lua function for the loop itself.
+unsafe fn call_cost(calls: i64) -> Result<(), String> {
+    let l = luaL_newstate();
+    if l.is_null() {
+        return Err("no memory for a Lua state".into());
+    }
+    luaL_openlibs(l);
+    lua_pushcfunction(l, add_one_cfunction);
+    lua_setglobal(l, c"add_one_c".as_ptr());
+    let addr = add_one_ffi as extern "C" fn(c_int) -> c_int as usize;
+    run(
+        l,
+        &format!(
+            "local ffi = require('ffi')\n\
+             add_one_ffi = ffi.cast('int (*)(int)', ffi.cast('uintptr_t', {addr}ULL))\n\
+             add_one_lua = function(n) return n + 1 end\n\
+             function calls(f, n) local x = 0 for i = 1, n do x = f(x) end return x end"
+        ),
+    )?;
+    let mut line = Vec::new();
+    for (what, global) in [
+        ("a Lua C function", c"add_one_c"),
+        ("an FFI function", c"add_one_ffi"),
+        ("a Lua function", c"add_one_lua"),
+    ] {
+        // Twice: the first run compiles the loop.
+        let mut ns = 0.0;
+        for _ in 0..2 {
+            lua_getglobal(l, c"calls".as_ptr());
+            lua_getglobal(l, global.as_ptr());
+            // Within an int: the FFI function takes and returns one.
+            lua_pushinteger(l, calls.min(i32::MAX as i64));
+            let started = std::time::Instant::now();
+            if lua_pcall(l, 2, 1, 0) != 0 {
+                return Err(pop_message(l));
+            }
+            ns = started.elapsed().as_nanos() as f64 / calls as f64;
+            if lua_tointeger(l, -1) != calls.min(i32::MAX as i64) {
+                return Err(format!("{what}: wrong sum"));
+            }
+            lua_pop(l, 1);
+        }
+        line.push(format!("{what} {ns:.1} ns"));
+    }
+    println!("per call from a compiled loop: {}", line.join(", "));
+    lua_close(l);
+    Ok(())
+}
+
 /// `wait(n)` as an FFI function (`int (*)(int)`): suspends the worker, returns `n + 1`.
 extern "C" fn wait_ffi(n: c_int) -> c_int {
     suspend();
@@ -118,6 +183,7 @@ struct Args {
     workers: usize,
     events: i64,
     ffi: bool,
+    call_cost: Option<i64>,
 }
 
 fn parse_args() -> Result<Args, String> {
@@ -125,6 +191,7 @@ fn parse_args() -> Result<Args, String> {
         workers: 1000,
         events: 2000,
         ffi: false,
+        call_cost: None,
     };
     let mut it = std::env::args().skip(1);
     while let Some(flag) = it.next() {
@@ -134,6 +201,7 @@ fn parse_args() -> Result<Args, String> {
             "--workers" => a.workers = number()?.max(1) as usize,
             "--events" => a.events = number()?.max(1),
             "--wait" => a.ffi = value == "ffi",
+            "--call-cost" => a.call_cost = Some(number()?.max(1)),
             _ => return Err(format!("unknown option {flag}")),
         }
     }
@@ -318,7 +386,11 @@ fn main() -> ExitCode {
     };
     // SAFETY: the Lua API is used on one thread, on states made here, with the stack
     // discipline each function's comment states.
-    match unsafe { experiment(&args) } {
+    let result = match args.call_cost {
+        Some(calls) => unsafe { call_cost(calls) },
+        None => unsafe { experiment(&args) },
+    };
+    match result {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
             eprintln!("shared_lua_state: {e}");
