@@ -124,8 +124,7 @@ pub fn wait_readable(fd: RawFd, socket: u64) -> bool {
 /// (LuaJIT's compiled code) and yield elsewhere. Costs a read of the coarse clock.
 #[inline]
 pub fn slice_due() -> bool {
-    active()
-        && coarse_now_ns().saturating_sub(RESUMED_AT.with(|r| r.get())) >= TIME_SLICE_NS
+    active() && coarse_now_ns().saturating_sub(RESUMED_AT.with(|r| r.get())) >= TIME_SLICE_NS
 }
 
 /// Lets the other workers of the calling worker's loop run when it has run for a

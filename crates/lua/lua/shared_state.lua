@@ -44,10 +44,11 @@ end
 -- A worker waits only inside a Lua C function, never inside an FFI call (compiled code
 -- makes those, and another thread of the state may not enter the VM beneath one): so a
 -- script's `ffi.C.usleep` is the Lua C function `setup.usleep`, which lets the loop's
--- other workers run. Everything else resolves as in `ffi.C` itself, and a function,
--- once looked up, is a plain field of this table.
+-- other workers run, and its `ffi.C.sb_more_events` (a script's own event loop) is
+-- `setup.more_events`, which lets them run after a time slice. Everything else resolves
+-- as in `ffi.C` itself, and a function, once looked up, is a plain field of this table.
 local real_C = ffi.C
-local usleep = setup.usleep
+local instead = { usleep = setup.usleep, sb_more_events = setup.more_events }
 ffi.C = setmetatable({}, {
   __index = function(t, name)
     local ok, value = pcall(function() return real_C[name] end)
@@ -55,9 +56,7 @@ ffi.C = setmetatable({}, {
       -- LuaJIT's message, at the script's line as when it indexes ffi.C itself.
       error((tostring(value):gsub("^[^\n]-:%d+: ", "")), 2)
     end
-    if name == "usleep" then
-      value = usleep
-    end
+    value = instead[name] or value
     if type(value) == "function" or (type(value) == "cdata"
         and tostring(typeof(value)):find("%)>$")) then
       rawset(t, name, value)

@@ -64,6 +64,17 @@ pub extern "C" fn bmk_slice_due() -> bool {
     guarded("bmk_slice_due", bmk_engine::coop::slice_due).unwrap_or(false)
 }
 
+/// `sb_more_events(thread_id)` as a Lua C function, which a worker sharing its state
+/// gets for `ffi.C.sb_more_events` (`shared_state.lua`): a script's own event loop then
+/// lets the other workers of its event loop run after a time slice, as the prelude's
+/// does, where the FFI call may not switch workers.
+pub(crate) unsafe extern "C-unwind" fn lua_more_events(l: *mut mlua::ffi::lua_State) -> c_int {
+    let _ = guarded("sb_more_events", bmk_engine::coop::yield_if_due);
+    // SAFETY: called by Lua on `l`, with room for the one result.
+    unsafe { mlua::ffi::lua_pushboolean(l, c_int::from(sb_more_events(0))) };
+    1
+}
+
 /// `yield_slice()`, a Lua C function: lets the other workers of the calling worker's
 /// event loop run ([`bmk_engine::coop::yield_if_due`]).
 pub(crate) unsafe extern "C-unwind" fn yield_slice(_l: *mut mlua::ffi::lua_State) -> c_int {

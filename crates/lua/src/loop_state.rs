@@ -79,23 +79,22 @@ impl LoopState {
         setup.set("lazy_libs", state::lazy_libs(&lua)?)?;
         setup.set("prelude", state::prelude(&lua)?)?;
         let name = format!("@{}", env.src.display_name());
-        setup.set(
-            "script",
-            env.script_cache.load(&lua, &name, &env.src.text)?,
-        )?;
+        setup.set("script", env.script_cache.load(&lua, &name, &env.src.text)?)?;
         let source = env.clone();
         setup.set(
             "compile_script",
             lua.create_function(move |lua, ()| {
-                source
-                    .script_cache
-                    .load(lua, &name, &source.src.text)
+                source.script_cache.load(lua, &name, &source.src.text)
             })?,
         )?;
-        // SAFETY: a Lua C function that reads a number and pushes one.
-        setup.set("usleep", unsafe {
-            lua.create_c_function(crate::usleep::lua_usleep)
-        }?)?;
+        // SAFETY: Lua C functions that read at most a number and push one value.
+        unsafe {
+            setup.set("usleep", lua.create_c_function(crate::usleep::lua_usleep)?)?;
+            setup.set(
+                "more_events",
+                lua.create_c_function(crate::ffi::lua_more_events)?,
+            )?;
+        }
         let chunk = state::shared_cache().load(&lua, "@<bmk>/shared_state.lua", SHARED_STATE)?;
         let (new_worker, script_done): (Function, Function) = chunk.call(setup)?;
         let state = LoopState {

@@ -492,7 +492,11 @@ pub unsafe extern "C" fn bmk_conn_free(c: *mut BmkConn) {
 ///
 /// # Safety
 /// `c` must be a live connection handle and `sql` point to `len` bytes.
-pub(crate) unsafe extern "C" fn bmk_conn_query(c: *mut BmkConn, sql: *const c_char, len: usize) -> c_int {
+pub(crate) unsafe extern "C" fn bmk_conn_query(
+    c: *mut BmkConn,
+    sql: *const c_char,
+    len: usize,
+) -> c_int {
     // SAFETY: guaranteed by the caller.
     let (c, sql) = unsafe { (&mut *c, text(sql, len)) };
     with_status("bmk_conn_query", c.kind, || {
