@@ -1,10 +1,12 @@
 //! The Rust half of `sysbench.sql` (connections, statements, result sets) over `bmk-sql`.
 //!
 //! Connections, prepared statements and result sets are plain Rust objects that Lua
-//! holds as FFI cdata pointers (`bmk_conn *`, `bmk_stmt *`, freed by `ffi.gc`); the hot
-//! calls — execute, bind values, query, result-set access — are the `bmk_*` C entry
-//! points below, which LuaJIT compiles into the event's trace like the `sb_*` ones. Only
-//! creating a driver, connecting and turning an error into a Lua table go through mlua.
+//! holds as FFI cdata pointers (`bmk_conn *`, `bmk_stmt *`, freed by `ffi.gc`); binding
+//! values and reading result sets are the `bmk_*` C entry points below, which LuaJIT
+//! compiles into the event's trace like the `sb_*` ones, and the calls that may wait
+//! for the server (connect, execute, query, prepare, ...) are reached through the Lua
+//! C functions of `sql_waits.rs`, where a worker may let others run. Only creating a
+//! driver and turning an error into a Lua table go through mlua.
 //!
 //! A result set lives in the object that produced it: each statement has one (filled
 //! by every `stmt:execute()`) and each connection has one (for `con:query()` and
