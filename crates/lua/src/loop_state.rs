@@ -36,13 +36,15 @@ use crate::state::{self, ScriptEnv};
 const SHARED_STATE: &str = include_str!("../lua/shared_state.lua");
 
 thread_local! {
-    /// The state this thread's workers share, while one of them lives, with the
-    /// address of the [`ScriptEnv`] it was made for.
-    static THIS_THREAD: RefCell<Option<(usize, Weak<LoopState>)>> = const { RefCell::new(None) };
+    /// The state this thread's workers share, while one of them lives.
+    static THIS_THREAD: RefCell<Weak<LoopState>> = const { RefCell::new(Weak::new()) };
 }
 
 /// The Lua state the workers of one OS thread share.
 pub(crate) struct LoopState {
+    /// The script and run it was made for: a later run's workers on this thread get a
+    /// state of their own.
+    env: Arc<ScriptEnv>,
     lua: Lua,
     /// `new_worker` and `script_done` of `shared_state.lua`.
     new_worker: RegistryKey,
@@ -56,18 +58,14 @@ pub(crate) struct LoopState {
 impl LoopState {
     /// This thread's state for `env`, made by the first worker that asks.
     pub(crate) fn for_this_thread(env: &Arc<ScriptEnv>) -> Result<Rc<LoopState>, LuaError> {
-        let key = Arc::as_ptr(env) as usize;
-        let existing = THIS_THREAD.with(|t| {
-            t.borrow()
-                .as_ref()
-                .filter(|(k, _)| *k == key)
-                .and_then(|(_, w)| w.upgrade())
-        });
+        let existing = THIS_THREAD
+            .with(|t| t.borrow().upgrade())
+            .filter(|state| Arc::ptr_eq(&state.env, env));
         if let Some(state) = existing {
             return Ok(state);
         }
         let state = Rc::new(LoopState::new(env)?);
-        THIS_THREAD.with(|t| *t.borrow_mut() = Some((key, Rc::downgrade(&state))));
+        THIS_THREAD.with(|t| *t.borrow_mut() = Rc::downgrade(&state));
         Ok(state)
     }
 
@@ -98,6 +96,7 @@ impl LoopState {
         let chunk = state::shared_cache().load(&lua, "@<bmk>/shared_state.lua", SHARED_STATE)?;
         let (new_worker, script_done): (Function, Function) = chunk.call(setup)?;
         let state = LoopState {
+            env: env.clone(),
             new_worker: lua.create_registry_value(new_worker)?,
             script_done: lua.create_registry_value(script_done)?,
             lua,
