@@ -47,7 +47,7 @@ pub extern "C" fn sb_event_stop(_thread_id: c_int) {
 /// `bool sb_more_events(int thread_id)`: blocks for the next arrival in rate mode.
 /// It never lets the other workers of an event loop run: compiled code calls it, where
 /// no other Lua thread may run (the prelude's event loop yields after the event, see
-/// [`bmk_slice_due`]).
+/// `bmk_slice_due`).
 #[no_mangle]
 pub extern "C" fn sb_more_events(_thread_id: c_int) -> bool {
     guarded("sb_more_events", || with_current(|ctx| ctx.more_events()))

@@ -1,10 +1,12 @@
 //! One Lua state with the whole sysbench API installed, and the script loaded in it.
 //!
-//! [`install`] is the single place where the API is registered: standard libraries
-//! (with `ffi`, `bit`, `jit`), `package.path` and the built-in module searcher, the
-//! Rust-backed functions, then the Lua prelude that builds the `sysbench` table on top
-//! of them. Every state — the main one and each worker's — is made by
-//! [`ScriptState::new`]; states are not `Send` and live on the thread that made them.
+//! The API is registered from the parts here: standard libraries (with `ffi`, `bit`,
+//! `jit`, [`new_lua`]), `package.path`, the built-in module searcher and `print`
+//! ([`prepare_state`]), the Rust-backed functions ([`shared_host`], [`lazy_libs`]), then
+//! the Lua prelude ([`prelude`]) that builds the `sysbench` table on top of them. The
+//! main state and a parallel command's states are made by [`ScriptState::new`]
+//! ([`install`]); the state a thread's workers share, by `loop_state.rs` from the same
+//! parts. States are not `Send` and live on the thread that made them.
 
 use std::collections::HashMap;
 use std::path::Path;
