@@ -119,6 +119,14 @@ pub fn wait_readable(fd: RawFd, socket: u64) -> bool {
     suspend(Suspend::Readable(Wait { fd, socket }))
 }
 
+/// Whether the calling worker has run for a time slice without waiting, so that
+/// [`yield_if_due`] would yield: for callers that must not switch where they check
+/// (LuaJIT's compiled code) and yield elsewhere. Costs a read of the coarse clock.
+#[inline]
+pub fn slice_due() -> bool {
+    active() && coarse_now_ns().saturating_sub(RESUMED_AT.with(|r| r.get())) >= TIME_SLICE_NS
+}
+
 /// Lets the other workers of the calling worker's loop run when it has run for a
 /// time slice without waiting: a worker whose events never wait (a script that only
 /// computes, or works on SQLite) would otherwise run all its events in one go.

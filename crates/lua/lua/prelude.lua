@@ -178,16 +178,30 @@ local function completing(f)
   end
 end
 
+-- A worker sharing its state with others (host.shared) reuses a library another worker
+-- opened; the state's debug library, opened before any worker, completes the tables of
+-- the worker that calls it (shared_state.lua), which finds this worker's `complete` in
+-- `host.completers`.
+local shares_state = host.shared
+if shares_state then
+  host.completers[_G] = complete
+end
 open_lib = function(name)
   local open = lazy_libs[name]
   if open then
     lazy_libs[name] = nil
-    open(name)
-    if name == "debug" then
-      local dbg = loaded.debug
-      dbg.getmetatable = completing(dbg.getmetatable)
-      dbg.setmetatable = completing(dbg.setmetatable)
+    -- (While `require` loads a library, its package.loaded entry is a marker.)
+    if not (shares_state and type(loaded[name]) == "table") then
+      open(name)
     end
+    local lib = loaded[name]
+    if shares_state then
+      rawset(_G, name, lib)
+    elseif name == "debug" then
+      lib.getmetatable = completing(lib.getmetatable)
+      lib.setmetatable = completing(lib.setmetatable)
+    end
+    return lib
   end
   return loaded[name]
 end
@@ -287,6 +301,7 @@ ffi.cdef [[
 bool sb_more_events(int thread_id);
 void sb_event_start(int thread_id);
 void sb_event_stop(int thread_id);
+bool bmk_slice_due(void);
 ]]
 loaded.ffi = nil
 preload.ffi = function()
@@ -309,7 +324,9 @@ uint32_t sb_rand_special(uint32_t, uint32_t);
   return ffi
 end
 
-local C = ffi.C
+-- A worker sharing its state gets `ffi.C` as a table in front of the real namespace
+-- (shared_state.lua); bmk's own hot calls go to the namespace itself.
+local C = host.real_C or ffi.C
 core.C = C
 
 -- Commands and errors ------------------------------------------------------------------
@@ -355,16 +372,48 @@ local function for_the_user(e)
     and not e:find("^error loading module ")
 end
 
+-- The debug library for the message handlers: the state's when it is open (a state
+-- that workers share opens it before them), else through the global. After a stack
+-- overflow a handler has about forty stack slots; opening the library and a traceback
+-- take most of them.
+local function debug_lib()
+  local lib = loaded.debug
+  if type(lib) == "table" then
+    return lib
+  end
+  return _G.debug
+end
+
+-- LuaJIT gives a stack overflow no position when the frame that did not fit was being
+-- entered (it replaces that frame): the innermost Lua frame left is where it was.
+local function located(e)
+  if e ~= "stack overflow" then
+    return e
+  end
+  local getinfo = debug_lib().getinfo
+  for level = 3, 12 do
+    local info = getinfo(level, "Sl")
+    if info == nil then
+      break
+    end
+    if info.currentline and info.currentline > 0 then
+      return info.short_src .. ":" .. info.currentline .. ": " .. e
+    end
+  end
+  return e
+end
+
 -- Message handler of protected calls from Rust: the message plus traceback, except
 -- for failures that already carry theirs and messages for the user.
 local function with_traceback(e)
   if type(e) == "table" and e.__bmk_failure then
     return e.__bmk_failure
   end
+  e = located(e)
   if for_the_user(e) then
     return e
   end
-  local text = _G.debug.traceback(message_of(e), 2)
+  local text = debug_lib().traceback(message_of(e), 2)
   return text
 end
 
@@ -374,10 +423,11 @@ local function event_error(e)
   if type(e) == "table" and (e.errcode == RESTART_EVENT or e.__bmk_failure) then
     return e
   end
+  e = located(e)
   if for_the_user(e) then
     return { __bmk_failure = e }
   end
-  local failure = { __bmk_failure = _G.debug.traceback(message_of(e), 2) }
+  local failure = { __bmk_failure = debug_lib().traceback(message_of(e), 2) }
   return failure
 end
 core.event_error = event_error
@@ -387,6 +437,11 @@ core.event_error = event_error
 -- Runs events until the engine says stop or event() returns a truthy value. Kept free
 -- of pcall so LuaJIT compiles the whole loop, event() included, into one trace; an
 -- error unwinds to default_thread_run, which resumes the interrupted event.
+--
+-- On an event loop a worker whose events never wait lets the loop's other workers run
+-- once it has had its time slice: through a Lua C function, which ends the trace, as
+-- switching workers inside compiled code is not allowed (see sql_waits.rs).
+local yield_slice = host.api("yield_slice")
 local function run_events(tid)
   while C.sb_more_events(tid) do
     C.sb_event_start(tid)
@@ -394,6 +449,9 @@ local function run_events(tid)
     C.sb_event_stop(tid)
     if stop then
       return
+    end
+    if C.bmk_slice_due() then
+      yield_slice()
     end
   end
 end

@@ -3,7 +3,7 @@
 
 local core = ...
 local ffi = require("ffi")
-local C = ffi.C
+local C = core.C
 
 local function max(a, b)
   if a > b then

@@ -1,10 +1,18 @@
 -- sysbench.sql (the API sysbench scripts use to talk to databases), made by the prelude when a state first reads it:
 -- connections, statements, bind parameters and result sets over the `bmk_*` FFI entry
--- points of sql.rs.
+-- points of sql.rs, and for the calls that may wait for the server (connect, execute,
+-- query, ...) over the Lua C functions of sql_waits.rs.
 
 local core = ...
 local sb, RESTART_EVENT = core.sb, core.RESTART_EVENT
+local getfenv = getfenv
+-- The running worker's `sysbench` table: workers that share a state share this module
+-- too (see shared_state.lua), and each has hooks and a generator of its own.
+local function worker_sb()
+  return getfenv(0).sysbench or sb
+end
 local raw_sql = core.host.api("sql_raw")
+local waits = core.host.api("sql_waits")
 
 local sql = {
   type = {
@@ -14,7 +22,7 @@ local sql = {
   error = { NONE = 0, IGNORABLE = 1, FATAL = 2 },
 }
 local ffi = require("ffi")
-local C = ffi.C
+local C = core.C
 local type, tostring, error, setmetatable, select = type, tostring, error, setmetatable, select
 local unpack = unpack
 
@@ -50,6 +58,8 @@ end
 
 -- Status of a bmk_* call that misused the API: its ALERT is printed, no SQL error.
 local API_ERROR = -2
+-- Status of a call of `waits` given something that is not its handle or text.
+local BAD_ARGUMENT = -3
 
 -- Turns the errinfo of a failed driver call into sysbench's behaviour (the driver
 -- layer has counted the failure already, fatal or not): ignorable errors restart the
@@ -69,7 +79,7 @@ local function sql_failure(con, info)
   end
   log_fatal(info.fatal_lines)
   errdesc.errcode = nil
-  local hook = sb.hooks.sql_error_ignorable
+  local hook = worker_sb().hooks.sql_error_ignorable
   if type(hook) == "function" and hook(errdesc) then
     errdesc.errcode = RESTART_EVENT
     error(errdesc, 0)
@@ -82,6 +92,8 @@ end
 local function failed(con, status)
   if status == API_ERROR then
     raise("SQL API error", 1)
+  elseif status == BAD_ARGUMENT then
+    raise("SQL API error: bad argument", 1)
   end
   sql_failure(con, raw_sql.take_error())
 end
@@ -89,9 +101,10 @@ end
 -- The SQL objects are Rust objects behind FFI pointers (`bmk_*` entry points, sql.rs),
 -- as sysbench's are C objects: a connection is a `bmk_conn *`, a statement a
 -- `bmk_stmt *`, a result set a `bmk_rs *` over the handle that holds it (a connection
--- and a statement each own one, refilled by every query / execution). Executing,
--- binding values and reading result sets are FFI calls that LuaJIT compiles into the
--- event's trace. A statement that returns no rows gives a NULL result, which equals
+-- and a statement each own one, refilled by every query / execution). Binding values
+-- and reading result sets are FFI calls that LuaJIT compiles into the event's trace;
+-- what may wait for the server is a call of `waits`, which ends the trace (see
+-- sql_waits.rs). A statement that returns no rows gives a NULL result, which equals
 -- nil, as in sysbench.
 local lenbuf
 local tnew = (function()
@@ -103,7 +116,7 @@ local ResultSet, Connection, Statement = {}, {}, {}
 local rs_of, NO_RESULT
 -- The connection pointer type, looked up once (a type named by a string is parsed
 -- again at every cast).
-local conn_ptr
+local conn_ptr, stmt_ptr
 
 local function declare_sql()
   ffi.cdef [[
@@ -111,28 +124,14 @@ typedef struct bmk_conn { const uint32_t nrows, nfields; uint32_t cursor; } bmk_
 typedef struct bmk_stmt { const uint32_t nrows, nfields; uint32_t cursor; } bmk_stmt;
 typedef struct bmk_rs { const uint32_t nrows, nfields; uint32_t cursor; } bmk_rs;
 void bmk_conn_free(bmk_conn *);
-int bmk_conn_query(bmk_conn *, const char *, size_t);
-bmk_stmt *bmk_conn_prepare(bmk_conn *, const char *, size_t);
-int bmk_conn_bulk_init(bmk_conn *, const char *, size_t);
-int bmk_conn_bulk_next(bmk_conn *, const char *, size_t);
-int bmk_conn_bulk_done(bmk_conn *);
-int bmk_conn_load_text(bmk_conn *, const char *, size_t, const char *, size_t,
-  const char *, size_t, uint64_t *);
-int bmk_conn_insert_generated(bmk_conn *, const char *, size_t, const char *, size_t,
-  uint64_t, uint64_t *);
-int bmk_conn_reconnect(bmk_conn *);
-void bmk_conn_disconnect(bmk_conn *);
 bool bmk_conn_more_results(bmk_conn *);
-int bmk_conn_next_result(bmk_conn *);
 void bmk_stmt_free(bmk_stmt *);
-void bmk_stmt_close(bmk_stmt *);
 void bmk_stmt_bind_reset(bmk_stmt *);
 int bmk_stmt_bind_add(bmk_stmt *, uint32_t, double);
 void bmk_stmt_set_null(bmk_stmt *, uint32_t);
 void bmk_stmt_set_int(bmk_stmt *, uint32_t, int64_t);
 void bmk_stmt_set_number(bmk_stmt *, uint32_t, double);
 void bmk_stmt_set_text(bmk_stmt *, uint32_t, const char *, size_t);
-int bmk_stmt_execute(bmk_stmt *);
 const char *bmk_rs_cell(const void *, uint32_t, uint32_t, size_t *);
 int bmk_rs_free(const void *);
 ]]
@@ -143,6 +142,7 @@ int bmk_rs_free(const void *);
   end
   NO_RESULT = ffi.cast(rs_ptr, nil)
   conn_ptr = ffi.typeof("bmk_conn *")
+  stmt_ptr = ffi.typeof("bmk_stmt *")
   -- Result sets: rs.nrows, rs.nfields (struct fields), rs:fetch_row(), rs:free().
   function ResultSet.fetch_row(rs)
     if rs == nil then
@@ -245,7 +245,7 @@ function Param:set_rand_str(fmt)
   if not TEXT[self.type] then
     error("Unsupported argument type: " .. tostring(self.type), 2)
   end
-  self:set(sb.rand.string(fmt))
+  self:set(worker_sb().rand.string(fmt))
 end
 
 -- The connection each statement was prepared on (for error descriptors).
@@ -284,7 +284,7 @@ function Statement:bind_param(...)
 end
 
 function Statement:execute()
-  local r = C.bmk_stmt_execute(self)
+  local r = waits.execute(self)
   if r == 1 then
     return rs_of(self)
   elseif r ~= 0 then
@@ -297,7 +297,7 @@ end
 -- come after its first one on its connection.
 function Statement:next_result()
   local con = connection_of[self]
-  local r = C.bmk_conn_next_result(con)
+  local r = waits.next_result(con)
   if r == 1 then
     return rs_of(con)
   elseif r ~= 0 then
@@ -307,13 +307,15 @@ function Statement:next_result()
 end
 
 function Statement:close()
-  C.bmk_stmt_close(self)
+  if waits.close(self) == BAD_ARGUMENT then
+    raise("SQL API error: bad argument", 0)
+  end
   return 0
 end
 
 function Connection:query(text)
   text = sql_text(text)
-  local r = C.bmk_conn_query(self, text, #text)
+  local r = waits.query(self, text)
   if r == 1 then
     return rs_of(self)
   elseif r ~= 0 then
@@ -346,7 +348,7 @@ end
 
 function Connection:prepare(text)
   text = sql_text(text)
-  local h = C.bmk_conn_prepare(self, text, #text)
+  local h = waits.prepare(self, text)
   if h == nil then
     -- sysbench prints the driver's lines and raises no SQL error for a prepare.
     local info = raw_sql.take_error()
@@ -356,7 +358,7 @@ function Connection:prepare(text)
     end
     raise("SQL API error", 0)
   end
-  h = ffi.gc(h, C.bmk_stmt_free)
+  h = ffi.gc(ffi.cast(stmt_ptr, h), C.bmk_stmt_free)
   connection_of[h] = self
   return h
 end
@@ -365,7 +367,7 @@ end
 -- `db_bulk_insert_<step>() failed` at the caller.
 local function bulk_status(r, step)
   if r ~= 0 then
-    if r ~= API_ERROR then
+    if r ~= API_ERROR and r ~= BAD_ARGUMENT then
       log_fatal(raw_sql.take_error().fatal_lines)
     end
     raise("db_bulk_insert_" .. step .. "() failed", 0)
@@ -375,16 +377,16 @@ end
 
 function Connection:bulk_insert_init(prefix)
   prefix = sql_text(prefix)
-  return bulk_status(C.bmk_conn_bulk_init(self, prefix, #prefix), "init")
+  return bulk_status(waits.bulk_init(self, prefix), "init")
 end
 
 function Connection:bulk_insert_next(tuple)
   tuple = sql_text(tuple)
-  return bulk_status(C.bmk_conn_bulk_next(self, tuple, #tuple), "next")
+  return bulk_status(waits.bulk_next(self, tuple), "next")
 end
 
 function Connection:bulk_insert_done()
-  return bulk_status(C.bmk_conn_bulk_done(self), "done")
+  return bulk_status(waits.bulk_done(self), "done")
 end
 
 -- bmk extension: loads `data` (a string, or a char pointer with its length `len`) into
@@ -392,16 +394,17 @@ end
 -- Returns the number of rows loaded (MySQL skips duplicate keys with a warning), or
 -- false, having loaded nothing, when the connection has no such path (SQLite, or the
 -- server refused it): the caller falls back to INSERTs.
-local load_rows
 function Connection:load_text(table_name, columns, data, len)
   len = len or #data
-  load_rows = load_rows or ffi.new("uint64_t[1]")
-  local r = C.bmk_conn_load_text(self, table_name, #table_name, columns, #columns, data,
-    len, load_rows)
+  if type(data) ~= "string" then
+    -- A char pointer: its address, which the C function reads `len` bytes at.
+    data = tonumber(ffi.cast("uintptr_t", data))
+  end
+  local r, rows = waits.load_text(self, table_name, columns, data, len)
   if r < 0 then
     failed(self, r)
   end
-  return r == 1 and tonumber(load_rows[0])
+  return r == 1 and rows
 end
 
 -- bmk extension: inserts `nrows` rows made in Rust into `table_name`, the driver's
@@ -424,13 +427,11 @@ function Connection:insert_generated(table_name, columns, nrows)
     lines[i] = name .. "\t" .. kind .. "\t" .. text
   end
   local spec = table.concat(lines, "\n")
-  load_rows = load_rows or ffi.new("uint64_t[1]")
-  local r = C.bmk_conn_insert_generated(self, table_name, #table_name, spec, #spec, nrows,
-    load_rows)
+  local r, rows = waits.insert_generated(self, table_name, spec, nrows)
   if r < 0 then
     failed(self, r)
   end
-  return tonumber(load_rows[0])
+  return rows
 end
 
 -- sysbench 1.0.20's PostgreSQL driver cannot reconnect: it says so and goes on.
@@ -444,9 +445,9 @@ function Connection:reconnect()
     raw_sql.log(1, "ALERT: reconnect is not supported by the current driver")
     return true
   end
-  local r = C.bmk_conn_reconnect(self)
+  local r = waits.reconnect(self)
   if r ~= 0 then
-    if r ~= API_ERROR then
+    if r ~= API_ERROR and r ~= BAD_ARGUMENT then
       log_fatal(raw_sql.take_error().fatal_lines)
     end
     raise("assertion failed!", 0)
@@ -455,7 +456,9 @@ function Connection:reconnect()
 end
 
 function Connection:disconnect()
-  C.bmk_conn_disconnect(self)
+  if waits.disconnect(self) == BAD_ARGUMENT then
+    raise("SQL API error: bad argument", 0)
+  end
   return true
 end
 
@@ -464,7 +467,7 @@ function Connection:more_results()
 end
 
 function Connection:next_result()
-  local r = C.bmk_conn_next_result(self)
+  local r = waits.next_result(self)
   if r == 1 then
     return rs_of(self)
   elseif r ~= 0 then
@@ -482,9 +485,10 @@ function Driver:name()
 end
 
 function Driver:connect()
-  local ok, res = self.raw:connect()
-  if not ok then
-    log_fatal(res.fatal_lines)
+  local raw = self.raw
+  local res = waits.connect(raw:handle())
+  if res == nil then
+    log_fatal(raw_sql.take_error().fatal_lines)
     raise("connection creation failed", 0)
   end
   local h = ffi.gc(ffi.cast(conn_ptr, res), C.bmk_conn_free)

@@ -44,18 +44,42 @@ pub extern "C" fn sb_event_stop(_thread_id: c_int) {
     let _ = guarded("sb_event_stop", || with_current(|ctx| ctx.event_stop()));
 }
 
-/// `bool sb_more_events(int thread_id)`: blocks for the next arrival in rate mode. On
-/// an event loop, a worker whose events have not waited for a time slice lets the
-/// loop's other workers run first (see [`bmk_engine::coop::yield_if_due`]).
+/// `bool sb_more_events(int thread_id)`: blocks for the next arrival in rate mode.
+/// It never lets the other workers of an event loop run: compiled code calls it, where
+/// no other Lua thread may run (the prelude's event loop yields after the event, see
+/// `bmk_slice_due`).
 #[no_mangle]
 pub extern "C" fn sb_more_events(_thread_id: c_int) -> bool {
-    guarded("sb_more_events", || {
-        bmk_engine::coop::yield_if_due();
-        with_current(|ctx| ctx.more_events())
-    })
-    .ok()
-    .flatten()
-    .unwrap_or(false)
+    guarded("sb_more_events", || with_current(|ctx| ctx.more_events()))
+        .ok()
+        .flatten()
+        .unwrap_or(false)
+}
+
+/// `bool bmk_slice_due(void)`: whether the calling worker has run for a time slice
+/// without waiting ([`bmk_engine::coop::slice_due`]); the prelude's event loop then
+/// calls `yield_slice`, a Lua C function, where switching workers is allowed.
+#[no_mangle]
+pub extern "C" fn bmk_slice_due() -> bool {
+    guarded("bmk_slice_due", bmk_engine::coop::slice_due).unwrap_or(false)
+}
+
+/// `sb_more_events(thread_id)` as a Lua C function, which a worker sharing its state
+/// gets for `ffi.C.sb_more_events` (`shared_state.lua`): a script's own event loop then
+/// lets the other workers of its event loop run after a time slice, as the prelude's
+/// does, where the FFI call may not switch workers.
+pub(crate) unsafe extern "C-unwind" fn lua_more_events(l: *mut mlua::ffi::lua_State) -> c_int {
+    let _ = guarded("sb_more_events", bmk_engine::coop::yield_if_due);
+    // SAFETY: called by Lua on `l`, with room for the one result.
+    unsafe { mlua::ffi::lua_pushboolean(l, c_int::from(sb_more_events(0))) };
+    1
+}
+
+/// `yield_slice()`, a Lua C function: lets the other workers of the calling worker's
+/// event loop run ([`bmk_engine::coop::yield_if_due`]).
+pub(crate) unsafe extern "C-unwind" fn yield_slice(_l: *mut mlua::ffi::lua_State) -> c_int {
+    let _ = guarded("yield_slice", bmk_engine::coop::yield_if_due);
+    0
 }
 
 /// `uint64_t sb_rand_uniform_uint64(void)`.
@@ -171,8 +195,9 @@ pub unsafe extern "C" fn sb_rand_varstr(buf: *mut c_char, min: u32, max: u32) ->
 /// this, so any program that hosts scripts keeps them. Returns a checksum of their
 /// addresses (meaningless, but it makes the reference observable).
 pub fn ensure_ffi_linked() -> usize {
-    let table: [usize; 16] = [
+    let table: [usize; 17] = [
         sb_counter_inc as *const () as usize,
+        bmk_slice_due as *const () as usize,
         sb_event_start as *const () as usize,
         sb_event_stop as *const () as usize,
         sb_more_events as *const () as usize,

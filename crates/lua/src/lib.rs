@@ -1,12 +1,14 @@
 //! bmk's sysbench-compatible Lua runtime.
 //!
 //! This crate runs sysbench Lua scripts unchanged on LuaJIT 2.1. It owns the
-//! Lua states (one main state for `init`/`done`, commands and report hooks; one per
-//! worker, on a thread of its own or a coroutine of an event loop — see `worker.rs`),
+//! Lua states (one main state for `init`/`done`, commands and report hooks; one per OS
+//! thread that runs workers — an event loop's, or a worker thread's — whose workers are
+//! Lua threads of it with globals of their own: see `loop_state.rs` and `worker.rs`),
 //! the whole `sysbench` table (`opt`, `cmdline`, `hooks`, `rand`, `histogram`, `sql`,
 //! the report printers), the event loop (written in Lua over LuaJIT FFI so it compiles
-//! into one trace), and the `sb_*` C entry points that scripts call through `ffi.C`
-//! (and the `usleep` they sleep with). It does not parse the command line, print the
+//! into one trace), the `sb_*` C entry points that scripts call through `ffi.C` (and
+//! the `usleep` they sleep with), and the Lua C functions through which a worker waits
+//! (`sql_waits.rs`). It does not parse the command line, print the
 //! standard reports or talk to databases itself: the CLI, `bmk-report` and `bmk-sql`
 //! do.
 //!
@@ -68,9 +70,11 @@ mod histogram;
 mod host;
 mod load_progress;
 mod log;
+mod loop_state;
 mod options;
 mod report;
 mod sql;
+mod sql_waits;
 mod state;
 mod state_data;
 mod sysbench_env;

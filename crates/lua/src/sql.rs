@@ -1,10 +1,12 @@
 //! The Rust half of `sysbench.sql` (connections, statements, result sets) over `bmk-sql`.
 //!
 //! Connections, prepared statements and result sets are plain Rust objects that Lua
-//! holds as FFI cdata pointers (`bmk_conn *`, `bmk_stmt *`, freed by `ffi.gc`); the hot
-//! calls — execute, bind values, query, result-set access — are the `bmk_*` C entry
-//! points below, which LuaJIT compiles into the event's trace like the `sb_*` ones. Only
-//! creating a driver, connecting and turning an error into a Lua table go through mlua.
+//! holds as FFI cdata pointers (`bmk_conn *`, `bmk_stmt *`, freed by `ffi.gc`); binding
+//! values and reading result sets are the `bmk_*` C entry points below, which LuaJIT
+//! compiles into the event's trace like the `sb_*` ones, and the calls that may wait
+//! for the server (connect, execute, query, prepare, ...) are reached through the Lua
+//! C functions of `sql_waits.rs`, where a worker may let others run. Only creating a
+//! driver and turning an error into a Lua table go through mlua.
 //!
 //! A result set lives in the object that produced it: each statement has one (filled
 //! by every `stmt:execute()`) and each connection has one (for `con:query()` and
@@ -231,33 +233,43 @@ struct LuaDriver {
 impl UserData for LuaDriver {
     fn add_methods<M: UserDataMethods<Self>>(methods: &mut M) {
         methods.add_method("name", |_, d, ()| Ok(d.driver.name()));
-        // (true, light userdata `bmk_conn *` owned by the caller) or (false, errinfo).
-        methods.add_method("connect", |lua, d, ()| {
-            let index = CONNECTIONS.fetch_add(1, Ordering::Relaxed);
-            match d.driver.connect(index) {
-                Ok(conn) => {
-                    let handle = Box::new(BmkConn {
-                        rs: RsPart::default(),
-                        shared: Rc::new(ConnShared {
-                            conn: RefCell::new(Some(conn)),
-                            has_result: Cell::new(false),
-                        }),
-                        kind: d.driver.kind(),
-                        bulk_started: false,
-                    });
-                    let ptr = Box::into_raw(handle).cast::<c_void>();
-                    Ok((true, Value::LightUserData(LightUserData(ptr))))
-                }
-                Err(mut e) => {
-                    if e.kind != SqlErrorKind::Connect && !e.is_ignorable() {
-                        e.kind = SqlErrorKind::Connect;
-                    }
-                    count_error(&e);
-                    Ok((false, Value::Table(error_table(lua, &e)?)))
-                }
-            }
+        // A light userdata to the driver, for `sql_waits`'s `connect` (which may wait
+        // for the server, so it is no mlua callback); valid while this userdata lives.
+        methods.add_method("handle", |_, d, ()| {
+            let ptr = (&d.driver as *const Driver).cast_mut().cast::<c_void>();
+            Ok(LightUserData(ptr))
         });
     }
+}
+
+/// Connects with `driver`: a new connection handle owned by the caller (free it with
+/// `bmk_conn_free`), or null with the error counted and kept for `take_error()`.
+pub(crate) fn connect(driver: &Driver) -> *mut BmkConn {
+    let index = CONNECTIONS.fetch_add(1, Ordering::Relaxed);
+    let made = guarded("connect", || match driver.connect(index) {
+        Ok(conn) => Box::into_raw(Box::new(BmkConn {
+            rs: RsPart::default(),
+            shared: Rc::new(ConnShared {
+                conn: RefCell::new(Some(conn)),
+                has_result: Cell::new(false),
+            }),
+            kind: driver.kind(),
+            bulk_started: false,
+        })),
+        Err(mut e) => {
+            if e.kind != SqlErrorKind::Connect && !e.is_ignorable() {
+                e.kind = SqlErrorKind::Connect;
+            }
+            fail(e);
+            std::ptr::null_mut()
+        }
+    });
+    made.unwrap_or_else(|message| {
+        let mut e = panic_error(driver.kind(), message);
+        e.kind = SqlErrorKind::Connect;
+        fail(e);
+        std::ptr::null_mut()
+    })
 }
 
 /// A connection as its handles share it: the driver connection (`None` once closed)
@@ -482,8 +494,11 @@ pub unsafe extern "C" fn bmk_conn_free(c: *mut BmkConn) {
 ///
 /// # Safety
 /// `c` must be a live connection handle and `sql` point to `len` bytes.
-#[no_mangle]
-pub unsafe extern "C" fn bmk_conn_query(c: *mut BmkConn, sql: *const c_char, len: usize) -> c_int {
+pub(crate) unsafe extern "C" fn bmk_conn_query(
+    c: *mut BmkConn,
+    sql: *const c_char,
+    len: usize,
+) -> c_int {
     // SAFETY: guaranteed by the caller.
     let (c, sql) = unsafe { (&mut *c, text(sql, len)) };
     with_status("bmk_conn_query", c.kind, || {
@@ -513,8 +528,7 @@ pub unsafe extern "C" fn bmk_conn_query(c: *mut BmkConn, sql: *const c_char, len
 ///
 /// # Safety
 /// `c` must be a live connection handle and `sql` point to `len` bytes.
-#[no_mangle]
-pub unsafe extern "C" fn bmk_conn_prepare(
+pub(crate) unsafe extern "C" fn bmk_conn_prepare(
     c: *mut BmkConn,
     sql: *const c_char,
     len: usize,
@@ -553,8 +567,7 @@ pub unsafe extern "C" fn bmk_conn_prepare(
 ///
 /// # Safety
 /// `c` must be a live connection handle and `prefix` point to `len` bytes.
-#[no_mangle]
-pub unsafe extern "C" fn bmk_conn_bulk_init(
+pub(crate) unsafe extern "C" fn bmk_conn_bulk_init(
     c: *mut BmkConn,
     prefix: *const c_char,
     len: usize,
@@ -572,8 +585,7 @@ pub unsafe extern "C" fn bmk_conn_bulk_init(
 ///
 /// # Safety
 /// `c` must be a live connection handle and `tuple` point to `len` bytes.
-#[no_mangle]
-pub unsafe extern "C" fn bmk_conn_bulk_next(
+pub(crate) unsafe extern "C" fn bmk_conn_bulk_next(
     c: *mut BmkConn,
     tuple: *const c_char,
     len: usize,
@@ -594,8 +606,7 @@ pub unsafe extern "C" fn bmk_conn_bulk_next(
 ///
 /// # Safety
 /// `c` must be a live connection handle.
-#[no_mangle]
-pub unsafe extern "C" fn bmk_conn_bulk_done(c: *mut BmkConn) -> c_int {
+pub(crate) unsafe extern "C" fn bmk_conn_bulk_done(c: *mut BmkConn) -> c_int {
     // SAFETY: guaranteed by the caller.
     let c = unsafe { &mut *c };
     with_status("bmk_conn_bulk_done", c.kind, || {
@@ -618,8 +629,7 @@ pub unsafe extern "C" fn bmk_conn_bulk_done(c: *mut BmkConn) -> c_int {
 ///
 /// # Safety
 /// `c` must be a live connection handle and each pointer point to its length in bytes.
-#[no_mangle]
-pub unsafe extern "C" fn bmk_conn_load_text(
+pub(crate) unsafe extern "C" fn bmk_conn_load_text(
     c: *mut BmkConn,
     table: *const c_char,
     table_len: usize,
@@ -662,8 +672,7 @@ pub unsafe extern "C" fn bmk_conn_load_text(
 ///
 /// # Safety
 /// `c` must be a live connection handle and each pointer point to its length in bytes.
-#[no_mangle]
-pub unsafe extern "C" fn bmk_conn_insert_generated(
+pub(crate) unsafe extern "C" fn bmk_conn_insert_generated(
     c: *mut BmkConn,
     table: *const c_char,
     table_len: usize,
@@ -703,8 +712,7 @@ pub unsafe extern "C" fn bmk_conn_insert_generated(
 ///
 /// # Safety
 /// `c` must be a live connection handle.
-#[no_mangle]
-pub unsafe extern "C" fn bmk_conn_reconnect(c: *mut BmkConn) -> c_int {
+pub(crate) unsafe extern "C" fn bmk_conn_reconnect(c: *mut BmkConn) -> c_int {
     // SAFETY: guaranteed by the caller.
     let c = unsafe { &mut *c };
     with_status("bmk_conn_reconnect", c.kind, || {
@@ -730,8 +738,7 @@ pub unsafe extern "C" fn bmk_conn_reconnect(c: *mut BmkConn) -> c_int {
 ///
 /// # Safety
 /// `c` must be a live connection handle.
-#[no_mangle]
-pub unsafe extern "C" fn bmk_conn_disconnect(c: *mut BmkConn) {
+pub(crate) unsafe extern "C" fn bmk_conn_disconnect(c: *mut BmkConn) {
     // SAFETY: guaranteed by the caller.
     let c = unsafe { &mut *c };
     let _ = guarded("bmk_conn_disconnect", || {
@@ -770,8 +777,7 @@ pub unsafe extern "C" fn bmk_conn_more_results(c: *mut BmkConn) -> bool {
 ///
 /// # Safety
 /// `c` must be a live connection handle.
-#[no_mangle]
-pub unsafe extern "C" fn bmk_conn_next_result(c: *mut BmkConn) -> c_int {
+pub(crate) unsafe extern "C" fn bmk_conn_next_result(c: *mut BmkConn) -> c_int {
     // SAFETY: guaranteed by the caller.
     let c = unsafe { &mut *c };
     with_status("bmk_conn_next_result", c.kind, || {
@@ -806,8 +812,7 @@ pub unsafe extern "C" fn bmk_stmt_free(s: *mut BmkStmt) {
 ///
 /// # Safety
 /// `s` must be a live statement handle.
-#[no_mangle]
-pub unsafe extern "C" fn bmk_stmt_close(s: *mut BmkStmt) {
+pub(crate) unsafe extern "C" fn bmk_stmt_close(s: *mut BmkStmt) {
     // SAFETY: guaranteed by the caller.
     let s = unsafe { &mut *s };
     let _ = guarded("bmk_stmt_close", || {
@@ -930,8 +935,7 @@ pub unsafe extern "C" fn bmk_stmt_set_text(s: *mut BmkStmt, i: u32, p: *const c_
 ///
 /// # Safety
 /// `s` must be a live statement handle.
-#[no_mangle]
-pub unsafe extern "C" fn bmk_stmt_execute(s: *mut BmkStmt) -> c_int {
+pub(crate) unsafe extern "C" fn bmk_stmt_execute(s: *mut BmkStmt) -> c_int {
     // SAFETY: guaranteed by the caller.
     let s = unsafe { &mut *s };
     with_status("bmk_stmt_execute", s.kind, || execute(s))
@@ -1040,29 +1044,17 @@ pub unsafe extern "C" fn bmk_rs_free(rs: *mut c_void) -> c_int {
 const FREE_INVALID: &str = "ALERT: attempt to free an invalid result set";
 
 /// Addresses of the `bmk_*` entry points, for [`crate::ffi::ensure_ffi_linked`].
-pub(crate) fn entry_points() -> [usize; 23] {
+pub(crate) fn entry_points() -> [usize; 11] {
     [
-        bmk_conn_insert_generated as *const () as usize,
         bmk_conn_free as *const () as usize,
-        bmk_conn_query as *const () as usize,
-        bmk_conn_prepare as *const () as usize,
-        bmk_conn_bulk_init as *const () as usize,
-        bmk_conn_bulk_next as *const () as usize,
-        bmk_conn_bulk_done as *const () as usize,
-        bmk_conn_load_text as *const () as usize,
-        bmk_conn_reconnect as *const () as usize,
-        bmk_conn_disconnect as *const () as usize,
         bmk_conn_more_results as *const () as usize,
-        bmk_conn_next_result as *const () as usize,
         bmk_stmt_free as *const () as usize,
-        bmk_stmt_close as *const () as usize,
         bmk_stmt_bind_reset as *const () as usize,
         bmk_stmt_bind_add as *const () as usize,
         bmk_stmt_set_null as *const () as usize,
         bmk_stmt_set_int as *const () as usize,
         bmk_stmt_set_number as *const () as usize,
         bmk_stmt_set_text as *const () as usize,
-        bmk_stmt_execute as *const () as usize,
         bmk_rs_cell as *const () as usize,
         bmk_rs_free as *const () as usize,
     ]

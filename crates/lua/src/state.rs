@@ -1,10 +1,12 @@
 //! One Lua state with the whole sysbench API installed, and the script loaded in it.
 //!
-//! [`install`] is the single place where the API is registered: standard libraries
-//! (with `ffi`, `bit`, `jit`), `package.path` and the built-in module searcher, the
-//! Rust-backed functions, then the Lua prelude that builds the `sysbench` table on top
-//! of them. Every state — the main one and each worker's — is made by
-//! [`ScriptState::new`]; states are not `Send` and live on the thread that made them.
+//! The API is registered from the parts here: standard libraries (with `ffi`, `bit`,
+//! `jit`, [`new_lua`]), `package.path`, the built-in module searcher and `print`
+//! ([`prepare_state`]), the Rust-backed functions ([`shared_host`], [`lazy_libs`]), then
+//! the Lua prelude ([`prelude`]) that builds the `sysbench` table on top of them. The
+//! main state and a parallel command's states are made by [`ScriptState::new`]
+//! ([`install`]); the state a thread's workers share, by `loop_state.rs` from the same
+//! parts. States are not `Send` and live on the thread that made them.
 
 use std::collections::HashMap;
 use std::path::Path;
@@ -97,6 +99,9 @@ fn api(lua: &Lua, name: &str, argv: &[String]) -> mlua::Result<Value> {
             return Ok(Value::Table(t));
         }
         "sql_raw" => return Ok(Value::Table(crate::sql::raw_api(lua)?)),
+        "sql_waits" => return Ok(Value::Table(crate::sql_waits::table(lua)?)),
+        // SAFETY: a Lua C function that takes and returns nothing.
+        "yield_slice" => unsafe { lua.create_c_function(crate::ffi::yield_slice)? },
         "abandon_event_if_stopping" => lua.create_function(|_, ()| {
             Ok(bmk_engine::with_current(|ctx| ctx.abandon_event_if_stopping()).unwrap_or(false))
         })?,
@@ -153,7 +158,7 @@ impl BytecodeCache {
 }
 
 /// Bytecode of bmk's own chunks (prelude, `sql.lua`), stripped, shared by every state.
-fn shared_cache() -> &'static BytecodeCache {
+pub(crate) fn shared_cache() -> &'static BytecodeCache {
     static CACHE: OnceLock<BytecodeCache> = OnceLock::new();
     CACHE.get_or_init(|| BytecodeCache {
         strip: true,
@@ -250,9 +255,8 @@ pub(crate) struct CommandInfo {
 pub(crate) struct ScriptState {
     pub lua: Lua,
     internal: Table,
-    pub tid: u32,
     /// Declared last: closes the state after the handles above are dropped.
-    raw: OwnedState,
+    _raw: OwnedState,
 }
 
 impl ScriptState {
@@ -263,19 +267,13 @@ impl ScriptState {
         let state = ScriptState {
             lua,
             internal,
-            tid,
-            raw,
+            _raw: raw,
         };
         state.load_script(env)?;
         if env.legacy_options && env.legacy_api() != "off" {
             state.export_options()?;
         }
         Ok(state)
-    }
-
-    /// Lets other states reuse the memory this one freed while loading.
-    pub(crate) fn trim_heap(&self) {
-        self.raw.trim();
     }
 
     fn load_script(&self, env: &ScriptEnv) -> Result<(), LuaError> {
@@ -339,14 +337,6 @@ impl ScriptState {
                 .map_err(|e| e.in_function(name)),
             None => Ok(None),
         }
-    }
-
-    /// The worker event loop: the script's `thread_run` or the default one.
-    pub(crate) fn thread_run(&self) -> Result<(), LuaError> {
-        let f: Function = self.internal.get("thread_run")?;
-        self.pcall(f, self.tid)
-            .map(|_| ())
-            .map_err(|e| e.in_function("thread_run"))
     }
 
     /// How the script defines a command name.
@@ -421,7 +411,7 @@ impl ScriptState {
 
 /// A state on a [`StateHeap`](crate::heap::StateHeap) with every standard library,
 /// as `Lua::unsafe_new_with(StdLib::ALL, ..)` would make it on the C allocator.
-fn new_lua() -> Result<(OwnedState, Lua), LuaError> {
+pub(crate) fn new_lua() -> Result<(OwnedState, Lua), LuaError> {
     let raw = OwnedState::new().ok_or_else(|| LuaError::runtime("cannot create a Lua state"))?;
     // SAFETY: a fresh state that lives until `raw` is dropped, which the caller does
     // after every handle derived from the returned Lua.
@@ -458,6 +448,28 @@ fn strip_shebang(text: &str) -> std::borrow::Cow<'_, str> {
 
 /// Registers the whole API in `lua` and returns the prelude's internal functions.
 fn install(lua: &Lua, env: &ScriptEnv, tid: u32) -> Result<Table, LuaError> {
+    prepare_state(lua, env)?;
+    let host = shared_host(lua, env)?;
+    host.set("tid", tid)?;
+    // `sysbench.opt` holds a value once a script reads it (the prelude's __index asks
+    // `opt_source`): every option of the command line as a Lua value in every worker
+    // state would be a tenth of the state, and scripts read a handful.
+    host.set("opt", lua.create_table()?)?;
+    host.set("lazy_libs", lazy_libs(lua)?)?;
+    let internal: Table = prelude(lua)?.call(host)?;
+    Ok(internal)
+}
+
+/// The prelude's function, which makes a worker's (or the state's) API from a `host`
+/// table.
+pub(crate) fn prelude(lua: &Lua) -> mlua::Result<Function> {
+    shared_cache().load(lua, "@<bmk>/prelude.lua", PRELUDE)
+}
+
+/// What a state holds before any prelude runs in it, the same for all its workers:
+/// the data the Rust callbacks read, `package.path` and the built-in module searcher,
+/// and `print`.
+pub(crate) fn prepare_state(lua: &Lua, env: &ScriptEnv) -> Result<(), LuaError> {
     lua.set_app_data(StateData {
         options: env.options.clone(),
         script_kinds: env.script_kinds.clone(),
@@ -471,15 +483,28 @@ fn install(lua: &Lua, env: &ScriptEnv, tid: u32) -> Result<Table, LuaError> {
         builtin_main.then(|| format!("@{}", env.src.display_name()))
     });
     install_searcher(lua, env.library.clone(), restrict)?;
-
     lua.globals()
         .set("print", lua.create_function(report::print)?)?;
+    Ok(())
+}
 
+/// The state's openers of the libraries a state opens on first use ([`LAZY_LIBS`]).
+pub(crate) fn lazy_libs(lua: &Lua) -> mlua::Result<Table> {
+    let lazy_libs = lua.create_table()?;
+    for (name, open) in LAZY_LIBS {
+        // SAFETY: `luaopen_*` are LuaJIT's own library openers, valid C functions.
+        lazy_libs.raw_set(name, unsafe { lua.create_c_function(open) }?)?;
+    }
+    Ok(lazy_libs)
+}
+
+/// The `host` table the prelude builds on, but for what is a worker's own (`tid`,
+/// `opt`, `lazy_libs`): the same for every worker of a state.
+pub(crate) fn shared_host(lua: &Lua, env: &ScriptEnv) -> Result<Table, LuaError> {
     let host = lua.create_table()?;
     host.set("version", env.api.version())?;
     host.set("api_1_0", env.api == crate::ApiLevel::V1_0)?;
     host.set("version_string", env.version_string.as_str())?;
-    host.set("tid", tid)?;
     // No command (a script run as a plain program) reads as nil.
     if !env.command.is_empty() {
         host.set("command", env.command.as_str())?;
@@ -493,10 +518,6 @@ fn install(lua: &Lua, env: &ScriptEnv, tid: u32) -> Result<Table, LuaError> {
             Ok(())
         })?,
     )?;
-    // `sysbench.opt` holds a value once a script reads it (the prelude's __index asks
-    // `opt_source`): every option of the command line as a Lua value in every worker
-    // state would be a tenth of the state, and scripts read a handful.
-    host.set("opt", lua.create_table()?)?;
     host.set(
         "opt_source",
         lua.create_function(|lua, key: Option<String>| {
@@ -512,12 +533,6 @@ fn install(lua: &Lua, env: &ScriptEnv, tid: u32) -> Result<Table, LuaError> {
             }
         })?,
     )?;
-    let lazy_libs = lua.create_table()?;
-    for (name, open) in LAZY_LIBS {
-        // SAFETY: `luaopen_*` are LuaJIT's own library openers, valid C functions.
-        lazy_libs.raw_set(name, unsafe { lua.create_c_function(open) }?)?;
-    }
-    host.set("lazy_libs", lazy_libs)?;
     host.set(
         "section",
         lua.create_function(|lua, name: String| {
@@ -531,10 +546,7 @@ fn install(lua: &Lua, env: &ScriptEnv, tid: u32) -> Result<Table, LuaError> {
         "api",
         lua.create_function(move |lua, name: String| api(lua, &name, &argv))?,
     )?;
-
-    let prelude = shared_cache().load(lua, "@<bmk>/prelude.lua", PRELUDE)?;
-    let internal: Table = prelude.call(host)?;
-    Ok(internal)
+    Ok(host)
 }
 
 /// `sysbench.cmdline.read_cmdline_options()`: fills `sysbench.opt` for the options the
@@ -586,21 +598,30 @@ fn set_package_path(lua: &Lua, script: Option<&Path>) -> mlua::Result<()> {
 const BUILTIN_CHUNK: &str = "@[built-in]/";
 
 /// Whether the Lua function that called `require` (the first Lua frame above the
-/// searcher) is one of bmk's built-in scripts.
+/// searcher that is not bmk's own `require` of a worker sharing its state) is one of
+/// bmk's built-in scripts.
 fn required_by_builtin(lua: &Lua, builtin_main: Option<&str>) -> bool {
-    for level in 1..8 {
+    for level in 1..10 {
         let Some(source) = lua.inspect_stack(level, |d| {
             let s = d.source();
             (s.what != "C").then(|| s.source.map(|x| x.to_string()).unwrap_or_default())
         }) else {
             return false;
         };
-        if let Some(source) = source {
-            return source.starts_with(BUILTIN_CHUNK) || builtin_main.is_some_and(|m| source == m);
+        match source {
+            Some(source) if source.starts_with(OWN_CHUNK) => continue,
+            Some(source) => {
+                return source.starts_with(BUILTIN_CHUNK)
+                    || builtin_main.is_some_and(|m| source == m)
+            }
+            None => {}
         }
     }
     false
 }
+
+/// The chunk names of bmk's own Lua code (prelude, API sections) start with this.
+const OWN_CHUNK: &str = "@<bmk>/";
 
 fn install_searcher(
     lua: &Lua,

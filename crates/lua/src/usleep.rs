@@ -36,3 +36,24 @@ pub extern "C" fn usleep(usec: c_uint) -> c_int {
         -1
     }
 }
+
+/// `usleep(usec)` as a Lua C function: what `ffi.C.usleep` is for a worker that shares
+/// its Lua state with the other workers of its event loop (see `loop_state.rs`). The
+/// FFI call could not let the others run: another Lua thread of the state may not
+/// enter the VM beneath an FFI call.
+///
+/// # Safety
+/// Called by Lua with its argument on `l`'s stack.
+pub(crate) unsafe extern "C-unwind" fn lua_usleep(l: *mut mlua::ffi::lua_State) -> c_int {
+    // SAFETY: forwarded from the caller.
+    unsafe {
+        let usec = mlua::ffi::lua_tonumber(l, 1);
+        let usec = if usec.is_finite() && usec > 0.0 {
+            usec.min(f64::from(c_uint::MAX)) as c_uint
+        } else {
+            0
+        };
+        mlua::ffi::lua_pushinteger(l, usleep(usec).into());
+    }
+    1
+}

@@ -1,13 +1,14 @@
-//! The engine side of a script: [`ScriptWorkload`] builds one Lua state per worker
-//! (script loaded, `thread_init` called) and [`LuaWorker`] runs the event loop in it.
+//! The engine side of a script: [`ScriptWorkload`] makes each worker a Lua thread of the
+//! state its OS thread's workers share (`loop_state.rs`: script loaded, `thread_init`
+//! called) and [`LuaWorker`] runs the event loop in it.
 //!
 //! A worker runs on a thread of its own or as a coroutine of an event loop (see
-//! `bmk_engine::coop`); the script sees no difference. Its state, globals and hooks
-//! are its own either way, and everything the Rust side keeps for it between calls is
-//! keyed by worker, not by thread (`sql.rs`, `ffi_panic.rs`). On a loop it yields
-//! where it would block: in the drivers' socket reads, in `ffi.C.usleep` (`usleep.rs`),
-//! between events after a time slice (`ffi.rs`), and here, waiting for its turn to
-//! load. What blocks outside these (`os.execute`, `io.read`, a long computation) holds
+//! `bmk_engine::coop`); the script sees no difference. Its globals, `sysbench` table,
+//! hooks and modules are its own either way, and everything the Rust side keeps for it
+//! between calls is keyed by worker, not by thread (`sql.rs`, `ffi_panic.rs`). On a
+//! loop it yields where it would block: in the calls that wait for the server
+//! (`sql_waits.rs`), in `ffi.C.usleep` (`usleep.rs`), between events after a time
+//! slice (the prelude's `yield_slice`), and here, waiting for its turn to load. What blocks outside these (`os.execute`, `io.read`, a long computation) holds
 //! up the loop's other workers: the engine reports it, and
 //! [`ScriptWorkload::held_its_loop`] tells the user once.
 
@@ -18,9 +19,9 @@ use std::time::Duration;
 
 use bmk_engine::{EventFlow, Worker, WorkerContext, WorkerError, WorkerPhase, Workload};
 use bmk_sql::{Driver, DriverConfig, DriverKind};
-use mlua::Value;
 
-use crate::state::{ScriptEnv, ScriptState};
+use crate::loop_state::{LoopState, ThreadWorker};
+use crate::state::ScriptEnv;
 
 /// A script as an engine [`Workload`].
 pub(crate) struct ScriptWorkload {
@@ -87,27 +88,19 @@ impl Workload for ScriptWorkload {
     }
 
     fn create_worker(&self, tid: u32) -> Result<Box<dyn Worker>, WorkerError> {
-        let state = {
+        let worker = {
             let _turn = LOAD_GATE.enter();
-            let state =
-                ScriptState::new(&self.env, tid).map_err(|e| WorkerError::new(e.message))?;
-            // Loading leaves garbage (compiler temporaries, the source text); with
-            // thousands of workers a full collection keeps each state's resident
-            // memory close to what it really holds, and hands the freed blocks to the
-            // next state that loads.
-            let _ = state.lua.gc_collect();
-            let _ = state.lua.gc_collect();
-            state.trim_heap();
-            state
+            let legacy = self.env.legacy_options && self.env.legacy_api() != "off";
+            LoopState::for_this_thread(&self.env)
+                .and_then(|state| state.new_worker(tid, legacy))
+                .map_err(|e| WorkerError::new(e.message))?
         };
         // Outside the gate: thread_init may wait on the server (connecting) or on
         // other workers.
-        state
-            .call_global("thread_init", tid)
+        worker
+            .call_global("thread_init")
             .map_err(|e| WorkerError::new(e.message))?;
-        let _ = state.lua.gc_collect();
-        state.trim_heap();
-        Ok(Box::new(LuaWorker { state }))
+        Ok(Box::new(LuaWorker { worker }))
     }
 }
 
@@ -186,21 +179,18 @@ impl Drop for LoadTurn {
     }
 }
 
-/// One worker's Lua state.
+/// One worker: a Lua thread of the state its loop's workers share.
 pub(crate) struct LuaWorker {
-    state: ScriptState,
+    worker: ThreadWorker,
 }
 
 impl Worker for LuaWorker {
     fn event(&mut self, _ctx: &WorkerContext) -> Result<EventFlow, WorkerError> {
-        let ret = self
-            .state
-            .call_global("event", self.state.tid)
+        let stop = self
+            .worker
+            .call_global("event")
             .map_err(|e| WorkerError::new(e.message))?;
-        let stop = ret
-            .and_then(|mut r| r.pop_front())
-            .is_some_and(|v| !matches!(v, Value::Nil | Value::Boolean(false)));
-        Ok(if stop {
+        Ok(if stop == Some(true) {
             EventFlow::StopWorker
         } else {
             EventFlow::Continue
@@ -208,14 +198,14 @@ impl Worker for LuaWorker {
     }
 
     fn run(&mut self, _ctx: &WorkerContext) -> Result<(), WorkerError> {
-        self.state
+        self.worker
             .thread_run()
             .map_err(|e| WorkerError::new(e.message))
     }
 
     fn finish(&mut self, _ctx: &WorkerContext) -> Result<(), WorkerError> {
-        self.state
-            .call_global("thread_done", self.state.tid)
+        self.worker
+            .call_global("thread_done")
             .map(|_| ())
             .map_err(|e| WorkerError::new(e.message))
     }

@@ -559,3 +559,91 @@ fn top_level_code_that_sleeps_while_loading_does_not_stall_the_load_gate() {
     assert!(out.stdout.contains("total: events=6 "), "{}", out.stdout);
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[test]
+fn workers_sharing_a_state_keep_their_globals_options_hooks_and_modules() {
+    // Six workers on one loop share its Lua state; each asserts in every event that the
+    // globals, sysbench.opt values and hooks it set are its own, and at the end that a
+    // required module's locals and an FFI metatype declared by every worker's top level
+    // work for it. The same with a thread (and state) each.
+    let dir = scratch_dir("shared");
+    let out = same_both_ways(
+        &dir,
+        &args(&[
+            "--threads=6",
+            "--events=300",
+            "--time=0",
+            &script("shared_state.lua"),
+        ]),
+    );
+    assert_eq!(out.code, Some(0), "{}{}", out.stdout, out.stderr);
+    for tid in 0..6 {
+        assert!(
+            out.stdout.contains(&format!("worker {tid} kept its own\n")),
+            "{}",
+            out.stdout
+        );
+    }
+    assert!(out.stdout.contains("total: events=300 "), "{}", out.stdout);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn lua_workers_of_a_loop_cost_kilobytes_not_a_state_each() {
+    // The workers of a loop are Lua threads of one state: a no-op worker's resident
+    // memory is its globals, its `sysbench` table and its coroutine's stack pages
+    // (about 20 KiB when this was written), where a state each (a thread per worker)
+    // costs about 95 KiB.
+    let dir = scratch_dir("small");
+    let peak = |threads: u32, loops: &str| {
+        let (out, kib) = host_peak_rss(
+            &dir,
+            &args(&[
+                &format!("--event-loops={loops}"),
+                &format!("--threads={threads}"),
+                "--events=20000",
+                "--time=0",
+                &script("noop.lua"),
+            ]),
+        );
+        assert_eq!(out.code, Some(0), "{}{}", out.stdout, out.stderr);
+        kib
+    };
+    let base = peak(1, "auto");
+    let per_worker = |total: i64| (total - base) / 1999;
+    let looped = per_worker(peak(2000, "auto"));
+    let threads = per_worker(peak(2000, "off"));
+    assert!(looped < 40, "a Lua worker on a loop costs {looped} KiB");
+    assert!(
+        threads > 2 * looped,
+        "a Lua worker costs {looped} KiB on a loop, {threads} KiB with a thread each"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn a_scripts_own_event_loop_that_only_computes_shares_its_loop() {
+    // Four workers of one loop run a script's own thread_run for a second; their events
+    // never wait, so each gets its turns only from the time slices its
+    // ffi.C.sb_more_events gives.
+    let dir = scratch_dir("own-loop");
+    let out = host_in(
+        &dir,
+        &args(&[
+            "--event-loops=1",
+            "--threads=4",
+            "--time=1",
+            &script("own_loop_slices.lua"),
+        ]),
+    );
+    assert_eq!(out.code, Some(0), "{}{}", out.stdout, out.stderr);
+    for tid in 0..4 {
+        assert!(
+            out.stdout
+                .contains(&format!("worker {tid} ran events: true\n")),
+            "{}",
+            out.stdout
+        );
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
