@@ -430,10 +430,11 @@ fn two_thousand_lua_workers_share_the_loops() {
     };
     let looped = run("auto");
     let threads = run("off");
-    // A worker is a Lua state (~80 KiB), a SQLite connection with its page cache
-    // (~190 KiB) and, on a loop, the stack pages its coroutine uses: 532 MiB for the
-    // 2000 when this was written, 572 MiB with a thread each. A worker that kept the
-    // stack pages of its creation, or a per-worker buffer, shows here.
+    // A worker is its Lua state (~80 KiB; on a loop a Lua thread of the loop's state,
+    // ~20 KiB), a SQLite connection with its page cache (~190 KiB) and, on a loop, the
+    // stack pages its coroutine uses: 532 MiB for the 2000 when this was written, 572
+    // MiB with a thread each. A worker that kept the stack pages of its creation, or a
+    // per-worker buffer, shows here.
     assert!(looped < 650, "2000 workers on loops peaked at {looped} MiB");
     assert!(
         looped < threads,
