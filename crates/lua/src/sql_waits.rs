@@ -74,28 +74,67 @@ unsafe fn status(l: *mut lua_State, status: ffi::lua_Integer) -> c_int {
     1
 }
 
+/// Pushes a handle just made as a light userdata, or nil for none; one result.
+///
+/// # Safety
+/// `l` must be a live Lua state with room for a value.
+unsafe fn push_made(l: *mut lua_State, made: *mut c_void) -> c_int {
+    // SAFETY: forwarded.
+    unsafe {
+        if made.is_null() {
+            ffi::lua_pushnil(l);
+        } else {
+            ffi::lua_pushlightuserdata(l, made);
+        }
+    }
+    1
+}
+
+/// The call of entry point `f` on the handle at index 1: its status, or
+/// [`BAD_ARGUMENT`].
+///
+/// # Safety
+/// As [`handle`]; `f` must accept any live handle of its type.
+unsafe fn on_handle<T>(l: *mut lua_State, f: unsafe extern "C" fn(*mut T) -> c_int) -> c_int {
+    // SAFETY: forwarded; the handle is checked to be a pointer cdata first.
+    unsafe {
+        let h = handle::<T>(l, 1);
+        if h.is_null() {
+            return status(l, BAD_ARGUMENT);
+        }
+        status(l, f(h).into())
+    }
+}
+
+/// The call of entry point `f` on the connection at index 1 and the text at index 2:
+/// its status, or [`BAD_ARGUMENT`].
+///
+/// # Safety
+/// As [`on_handle`].
+unsafe fn on_text(
+    l: *mut lua_State,
+    f: unsafe extern "C" fn(*mut BmkConn, *const c_char, usize) -> c_int,
+) -> c_int {
+    // SAFETY: forwarded; the text stays on the stack for the call.
+    unsafe {
+        let c = handle::<BmkConn>(l, 1);
+        match (c.is_null(), string_arg(l, 2)) {
+            (false, Some((p, n))) => status(l, f(c, p, n).into()),
+            _ => status(l, BAD_ARGUMENT),
+        }
+    }
+}
+
 /// `execute(stmt)`: the status of `bmk_stmt_execute`.
 unsafe extern "C-unwind" fn execute(l: *mut lua_State) -> c_int {
     // SAFETY: called by Lua with its arguments on `l`'s stack.
-    unsafe {
-        let s = handle::<BmkStmt>(l, 1);
-        if s.is_null() {
-            return status(l, BAD_ARGUMENT);
-        }
-        status(l, sql::bmk_stmt_execute(s).into())
-    }
+    unsafe { on_handle(l, sql::bmk_stmt_execute) }
 }
 
 /// `query(conn, text)`: the status of `bmk_conn_query`.
 unsafe extern "C-unwind" fn query(l: *mut lua_State) -> c_int {
     // SAFETY: called by Lua with its arguments on `l`'s stack.
-    unsafe {
-        let c = handle::<BmkConn>(l, 1);
-        match (c.is_null(), string_arg(l, 2)) {
-            (false, Some((p, n))) => status(l, sql::bmk_conn_query(c, p, n).into()),
-            _ => status(l, BAD_ARGUMENT),
-        }
-    }
+    unsafe { on_text(l, sql::bmk_conn_query) }
 }
 
 /// `prepare(conn, text)`: the new statement as a light userdata, or nil (the error for
@@ -108,99 +147,64 @@ unsafe extern "C-unwind" fn prepare(l: *mut lua_State) -> c_int {
             (false, Some((p, n))) => sql::bmk_conn_prepare(c, p, n),
             _ => std::ptr::null_mut(),
         };
-        if made.is_null() {
-            ffi::lua_pushnil(l);
-        } else {
-            ffi::lua_pushlightuserdata(l, made.cast::<c_void>());
-        }
-        1
+        push_made(l, made.cast::<c_void>())
     }
 }
 
 /// `next_result(conn)`: the status of `bmk_conn_next_result`.
 unsafe extern "C-unwind" fn next_result(l: *mut lua_State) -> c_int {
     // SAFETY: called by Lua with its arguments on `l`'s stack.
-    unsafe {
-        let c = handle::<BmkConn>(l, 1);
-        if c.is_null() {
-            return status(l, BAD_ARGUMENT);
-        }
-        status(l, sql::bmk_conn_next_result(c).into())
-    }
+    unsafe { on_handle(l, sql::bmk_conn_next_result) }
 }
 
 /// `reconnect(conn)`: the status of `bmk_conn_reconnect`.
 unsafe extern "C-unwind" fn reconnect(l: *mut lua_State) -> c_int {
     // SAFETY: called by Lua with its arguments on `l`'s stack.
-    unsafe {
-        let c = handle::<BmkConn>(l, 1);
-        if c.is_null() {
-            return status(l, BAD_ARGUMENT);
-        }
-        status(l, sql::bmk_conn_reconnect(c).into())
-    }
+    unsafe { on_handle(l, sql::bmk_conn_reconnect) }
+}
+
+/// `bmk_conn_disconnect` with a status: `0`.
+unsafe extern "C" fn disconnect_status(c: *mut BmkConn) -> c_int {
+    // SAFETY: forwarded from `on_handle`, which checked the handle.
+    unsafe { sql::bmk_conn_disconnect(c) };
+    0
+}
+
+/// `bmk_stmt_close` with a status: `0`.
+unsafe extern "C" fn close_status(s: *mut BmkStmt) -> c_int {
+    // SAFETY: forwarded from `on_handle`, which checked the handle.
+    unsafe { sql::bmk_stmt_close(s) };
+    0
 }
 
 /// `disconnect(conn)`: `0`, or [`BAD_ARGUMENT`].
 unsafe extern "C-unwind" fn disconnect(l: *mut lua_State) -> c_int {
     // SAFETY: called by Lua with its arguments on `l`'s stack.
-    unsafe {
-        let c = handle::<BmkConn>(l, 1);
-        if c.is_null() {
-            return status(l, BAD_ARGUMENT);
-        }
-        sql::bmk_conn_disconnect(c);
-        status(l, 0)
-    }
+    unsafe { on_handle(l, disconnect_status) }
 }
 
 /// `close(stmt)`: `0`, or [`BAD_ARGUMENT`].
 unsafe extern "C-unwind" fn close(l: *mut lua_State) -> c_int {
     // SAFETY: called by Lua with its arguments on `l`'s stack.
-    unsafe {
-        let s = handle::<BmkStmt>(l, 1);
-        if s.is_null() {
-            return status(l, BAD_ARGUMENT);
-        }
-        sql::bmk_stmt_close(s);
-        status(l, 0)
-    }
+    unsafe { on_handle(l, close_status) }
 }
 
 /// `bulk_init(conn, prefix)`: the status of `bmk_conn_bulk_init`.
 unsafe extern "C-unwind" fn bulk_init(l: *mut lua_State) -> c_int {
     // SAFETY: called by Lua with its arguments on `l`'s stack.
-    unsafe {
-        let c = handle::<BmkConn>(l, 1);
-        match (c.is_null(), string_arg(l, 2)) {
-            (false, Some((p, n))) => status(l, sql::bmk_conn_bulk_init(c, p, n).into()),
-            _ => status(l, BAD_ARGUMENT),
-        }
-    }
+    unsafe { on_text(l, sql::bmk_conn_bulk_init) }
 }
 
 /// `bulk_next(conn, tuple)`: the status of `bmk_conn_bulk_next`.
 unsafe extern "C-unwind" fn bulk_next(l: *mut lua_State) -> c_int {
     // SAFETY: called by Lua with its arguments on `l`'s stack.
-    unsafe {
-        let c = handle::<BmkConn>(l, 1);
-        match (c.is_null(), string_arg(l, 2)) {
-            (false, Some((p, n))) => status(l, sql::bmk_conn_bulk_next(c, p, n).into()),
-            _ => status(l, BAD_ARGUMENT),
-        }
-    }
+    unsafe { on_text(l, sql::bmk_conn_bulk_next) }
 }
 
 /// `bulk_done(conn)`: the status of `bmk_conn_bulk_done`.
 unsafe extern "C-unwind" fn bulk_done(l: *mut lua_State) -> c_int {
     // SAFETY: called by Lua with its arguments on `l`'s stack.
-    unsafe {
-        let c = handle::<BmkConn>(l, 1);
-        if c.is_null() {
-            return status(l, BAD_ARGUMENT);
-        }
-        status(l, sql::bmk_conn_bulk_done(c).into())
-    }
+    unsafe { on_handle(l, sql::bmk_conn_bulk_done) }
 }
 
 /// `load_text(conn, table, columns, data, len)`: the status of `bmk_conn_load_text`
@@ -268,12 +272,7 @@ unsafe extern "C-unwind" fn connect(l: *mut lua_State) -> c_int {
         } else {
             std::ptr::null_mut()
         };
-        if made.is_null() {
-            ffi::lua_pushnil(l);
-        } else {
-            ffi::lua_pushlightuserdata(l, made.cast::<c_void>());
-        }
-        1
+        push_made(l, made.cast::<c_void>())
     }
 }
 
