@@ -8,15 +8,16 @@
 //! state: each is a Lua thread with a global table of its own (Lua 5.1's per-thread
 //! globals), in which the prelude and the script run once per worker over prototypes
 //! compiled once per state (`shared_state.lua` says what is whose). A worker then costs
-//! its own tables and closures and its coroutine's stack, a few KiB.
+//! its own tables and closures and its coroutine's stack pages: about 20 KiB for a
+//! no-op script (BENCHMARKS.md).
 //!
 //! What makes sharing safe is where a worker waits: only inside a classic Lua C
-//! function (`sql_waits.rs`, the prelude's `yield_slice`, the `usleep` of
-//! `shared_state.lua`), where the VM has saved the calling thread's registers and
-//! another thread may run. All of a worker's Lua code runs on its own thread, called
-//! from here with the raw API, never through `mlua::Function::call`, which runs on the
-//! state's main thread; and no mlua callback waits, as mlua's record of the running
-//! thread assumes callbacks nest.
+//! function (`sql_waits.rs`, the prelude's `yield_slice`, a worker's `ffi.C.usleep` and
+//! `ffi.C.sb_more_events` from `shared_state.lua`), where the VM has saved the calling
+//! thread's registers and another thread may run. All of a worker's Lua code runs on
+//! its own thread, called from here with the raw API, never through
+//! `mlua::Function::call`, which runs on the state's main thread; and no mlua callback
+//! waits, as mlua's record of the running thread assumes callbacks nest.
 //!
 //! The main state (`init`, `done`, commands, report hooks) and the states of a
 //! parallel command's threads are not shared: `state.rs` makes them.
