@@ -134,14 +134,7 @@ pub fn slice_due() -> bool {
 /// worker yielded (never outside an event loop).
 #[inline]
 pub fn yield_if_due() -> bool {
-    if !active() {
-        return false;
-    }
-    let resumed = RESUMED_AT.with(|r| r.get());
-    if coarse_now_ns().saturating_sub(resumed) < TIME_SLICE_NS {
-        return false;
-    }
-    suspend(Suspend::Slice)
+    slice_due() && suspend(Suspend::Slice)
 }
 
 /// The monotonic clock at tick resolution (a few ms), which costs no more than a

@@ -76,21 +76,24 @@ ffi.C = setmetatable({}, {
 local host = setup.host
 host.real_C = real_C
 local make_section, sections = host.section, {}
-local sql_module
+-- Sections whose value is the state's: run by the first worker that asks.
+local state_wide, state_values = { sql = true }, {}
 host.section = function(name)
-  if name == "sql" then
-    return function(core)
-      if sql_module == nil then
-        local f = make_section(name)
-        sql_module = f(core)
-      end
-      return sql_module
-    end
-  end
   local f = sections[name]
   if f == nil then
     f = make_section(name)
     sections[name] = f
+  end
+  if state_wide[name] then
+    return function(core)
+      local value = state_values[name]
+      if value == nil then
+        setfenv(f, getfenv(0))
+        value = f(core)
+        state_values[name] = value
+      end
+      return value
+    end
   end
   setfenv(f, getfenv(0))
   return f

@@ -78,14 +78,12 @@ impl LoopState {
         setup.set("lazy_libs", state::lazy_libs(&lua)?)?;
         setup.set("prelude", state::prelude(&lua)?)?;
         let name = format!("@{}", env.src.display_name());
-        setup.set("script", env.script_cache.load(&lua, &name, &env.src.text)?)?;
         let source = env.clone();
-        setup.set(
-            "compile_script",
-            lua.create_function(move |lua, ()| {
-                source.script_cache.load(lua, &name, &source.src.text)
-            })?,
-        )?;
+        let compile_script = lua.create_function(move |lua, ()| {
+            source.script_cache.load(lua, &name, &source.src.text)
+        })?;
+        setup.set("script", compile_script.call::<Function>(())?)?;
+        setup.set("compile_script", compile_script)?;
         // SAFETY: Lua C functions that read at most a number and push one value.
         unsafe {
             setup.set("usleep", lua.create_c_function(crate::usleep::lua_usleep)?)?;
