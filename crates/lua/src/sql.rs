@@ -332,6 +332,18 @@ impl RsPart {
         }
     }
 
+    /// The status for Lua after a query wrote its first result set into `self.rs`.
+    fn filled(&mut self, r: Result<bool, SqlError>) -> c_int {
+        match r {
+            Ok(has_rows) => self.sync(has_rows),
+            Err(e) => {
+                self.rs.clear();
+                self.sync(false);
+                fail(e)
+            }
+        }
+    }
+
     fn take(&mut self, r: Result<Option<ResultSet>, SqlError>) -> c_int {
         match r {
             Ok(Some(rs)) => {
@@ -503,16 +515,18 @@ pub(crate) unsafe extern "C" fn bmk_conn_query(
     let (c, sql) = unsafe { (&mut *c, text(sql, len)) };
     with_status("bmk_conn_query", c.kind, || {
         let status = c.with(|conn, rs| {
-            let r = conn.query(&sql);
+            // Into the connection's own result set: its buffers, grown by earlier
+            // queries, are reused instead of a new set allocated and grown per query.
+            let r = conn.query_into(&sql, &mut rs.rs);
             let kind = r
                 .as_ref()
                 .ok()
-                .map(|set| counted_as(set.is_some(), conn.affected_rows()));
+                .map(|&has_rows| counted_as(has_rows, conn.affected_rows()));
             if let Some(k) = kind {
                 count(k);
                 crate::load_progress::after_query(&sql);
             }
-            let status = rs.take(r);
+            let status = rs.filled(r);
             if kind == Some(QueryKind::Read) {
                 count_rows(rs.nrows);
             }
