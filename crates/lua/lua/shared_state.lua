@@ -75,15 +75,23 @@ ffi.C = setmetatable({}, {
 -- look up what is a worker's own (hooks, `sysbench.rand`) from the running thread.
 local host = setup.host
 host.real_C = real_C
-local make_section, sections = host.section, {}
+-- What `make` gives for a name, made once per state.
+local function made_once(make)
+  local values = {}
+  return function(name)
+    local value = values[name]
+    if value == nil then
+      value = make(name)
+      values[name] = value
+    end
+    return value
+  end
+end
+local section_of = made_once(host.section)
 -- Sections whose value is the state's: run by the first worker that asks.
 local state_wide, state_values = { sql = true }, {}
 host.section = function(name)
-  local f = sections[name]
-  if f == nil then
-    f = make_section(name)
-    sections[name] = f
-  end
+  local f = section_of(name)
   if state_wide[name] then
     return function(core)
       local value = state_values[name]
@@ -122,15 +130,7 @@ do
   lib.getmetatable = completing(lib.getmetatable)
   lib.setmetatable = completing(lib.setmetatable)
 end
-local make_api, api_values = host.api, {}
-host.api = function(name)
-  local value = api_values[name]
-  if value == nil then
-    value = make_api(name)
-    api_values[name] = value
-  end
-  return value
-end
+host.api = made_once(host.api)
 
 -- require ------------------------------------------------------------------------------
 -- Each worker loads a Lua module for itself, as each sysbench thread does (a module's

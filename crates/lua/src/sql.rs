@@ -344,22 +344,19 @@ impl RsPart {
         }
     }
 
+    /// As [`filled`](Self::filled), for a call that made a result set of its own.
     fn take(&mut self, r: Result<Option<ResultSet>, SqlError>) -> c_int {
-        match r {
-            Ok(Some(rs)) => {
+        let r = r.map(|set| match set {
+            Some(rs) => {
                 self.rs = rs;
-                self.sync(true)
+                true
             }
-            Ok(None) => {
+            None => {
                 self.rs.clear();
-                self.sync(false)
+                false
             }
-            Err(e) => {
-                self.rs.clear();
-                self.sync(false);
-                fail(e)
-            }
-        }
+        });
+        self.filled(r)
     }
 }
 

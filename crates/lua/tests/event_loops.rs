@@ -137,6 +137,13 @@ fn same_both_ways(dir: &Path, list: &[String]) -> Output {
     looped
 }
 
+/// Asserts that the standard output of `out` holds `line(tid)` for each of `workers`.
+fn each_worker_printed(out: &Output, workers: u32, line: impl Fn(u32) -> String) {
+    for tid in 0..workers {
+        assert!(out.stdout.contains(&line(tid)), "{}", out.stdout);
+    }
+}
+
 fn scratch_dir(test: &str) -> PathBuf {
     let dir = std::env::temp_dir().join(format!("bmk-lua-loops-{test}-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
@@ -503,13 +510,7 @@ fn ffi_usleep_lets_the_other_workers_of_the_loop_run() {
         ]),
     );
     assert_eq!(out.code, Some(0), "{}{}", out.stdout, out.stderr);
-    for tid in 0..3 {
-        assert!(
-            out.stdout.contains(&format!("worker {tid} passed")),
-            "{}",
-            out.stdout
-        );
-    }
+    each_worker_printed(&out, 3, |tid| format!("worker {tid} passed"));
     assert!(!out.stderr.contains("WARNING"), "{}", out.stderr);
     let _ = std::fs::remove_dir_all(&dir);
 }
@@ -578,13 +579,7 @@ fn workers_sharing_a_state_keep_their_globals_options_hooks_and_modules() {
         ]),
     );
     assert_eq!(out.code, Some(0), "{}{}", out.stdout, out.stderr);
-    for tid in 0..6 {
-        assert!(
-            out.stdout.contains(&format!("worker {tid} kept its own\n")),
-            "{}",
-            out.stdout
-        );
-    }
+    each_worker_printed(&out, 6, |tid| format!("worker {tid} kept its own\n"));
     assert!(out.stdout.contains("total: events=300 "), "{}", out.stdout);
     let _ = std::fs::remove_dir_all(&dir);
 }
@@ -638,13 +633,6 @@ fn a_scripts_own_event_loop_that_only_computes_shares_its_loop() {
         ]),
     );
     assert_eq!(out.code, Some(0), "{}{}", out.stdout, out.stderr);
-    for tid in 0..4 {
-        assert!(
-            out.stdout
-                .contains(&format!("worker {tid} ran events: true\n")),
-            "{}",
-            out.stdout
-        );
-    }
+    each_worker_printed(&out, 4, |tid| format!("worker {tid} ran events: true\n"));
     let _ = std::fs::remove_dir_all(&dir);
 }
